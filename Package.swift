@@ -1,0 +1,72 @@
+// swift-tools-version:6.0
+// Orchard: Apple Pay, end to end, that a merchant runs on their own machines.
+
+import PackageDescription
+
+let package = Package(
+    name: "Orchard",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "ApplePayModel", targets: ["ApplePayModel"]),
+        .library(name: "ApplePayToken", targets: ["ApplePayToken"]),
+        .library(name: "ApplePaySandbox", targets: ["ApplePaySandbox"]),
+        .library(name: "Gateway", targets: ["Gateway"]),
+        .library(name: "GatewaySQLite", targets: ["GatewaySQLite"]),
+        .library(name: "GatewayCurl", targets: ["GatewayCurl"]),
+        .library(name: "GatewayHTTP", targets: ["GatewayHTTP"]),
+        .executable(name: "orchard", targets: ["orchard"]),
+    ],
+    targets: [
+        // MARK: C system libraries (Debian packages; Homebrew on macOS)
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        .systemLibrary(
+            name: "CPostgres", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
+
+        // MARK: Libraries
+        // Foundation only: must also compile for iOS.
+        .target(name: "ApplePayModel"),
+        // OpenSSL wrappers shared by the token library and the gateway: owned pointers,
+        // secure bytes, digests, HMAC, AES-GCM, randomness, the OpenSSL error queue.
+        .target(name: "OrchardCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "ApplePayModel"]),
+        .target(name: "ApplePaySandbox", dependencies: ["ApplePayToken", "OrchardCrypto", "COpenSSL"]),
+        // The payment domain: services over protocols (Store, Processor, Clock, WebhookSender).
+        .target(name: "Gateway", dependencies: ["ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
+        // The embedded default Store.
+        .target(name: "GatewaySQLite", dependencies: ["Gateway", "CSQLite"]),
+        // Outbound HTTP (webhook delivery, merchant validation) on libcurl.
+        .target(name: "GatewayCurl", dependencies: ["Gateway", "CCurl"]),
+        .target(name: "GatewayHTTP", dependencies: ["Gateway", "CMicroHTTPD"]),
+        .target(
+            name: "OrchardCLI",
+            dependencies: [
+                "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewaySQLite", "GatewayCurl",
+                "GatewayHTTP",
+            ]),
+        .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
+
+        // MARK: Tests (Swift Testing)
+        .testTarget(
+            name: "SystemLibrariesTests",
+            dependencies: ["COpenSSL", "CSQLite", "CPostgres", "CCurl", "CMicroHTTPD"]),
+        .testTarget(name: "ApplePayModelTests", dependencies: ["ApplePayModel"]),
+        .testTarget(name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox"]),
+        .testTarget(name: "OrchardCryptoTests", dependencies: ["OrchardCrypto"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "GatewaySQLite", "GatewayCurl", "ApplePaySandbox"]),
+        .testTarget(name: "GatewayHTTPTests", dependencies: ["GatewayHTTP", "Gateway", "GatewaySQLite", "CCurl"]),
+        .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

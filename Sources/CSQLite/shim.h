@@ -1,0 +1,15 @@
+#ifndef ORCHARD_CSQLITE_SHIM_H
+#define ORCHARD_CSQLITE_SHIM_H
+
+#include <sqlite3.h>
+
+/// SQLITE_TRANSIENT is a macro casting -1 to a function pointer; Swift cannot
+/// import it, so text and blob binds that copy their argument go through these.
+static inline int orchard_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int length) {
+    return sqlite3_bind_text(stmt, index, text, length, SQLITE_TRANSIENT);
+}
+static inline int orchard_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *blob, int length) {
+    return sqlite3_bind_blob(stmt, index, blob, length, SQLITE_TRANSIENT);
+}
+
+#endif

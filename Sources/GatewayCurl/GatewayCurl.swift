@@ -1,0 +1,1 @@
+// The GatewayCurl module. See ../shared/DESIGN.md for where it sits among Orchard's layers.

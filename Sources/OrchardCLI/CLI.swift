@@ -1,0 +1,104 @@
+import Foundation
+
+/// The `orchard` command line: a table of subcommands, each a function of its
+/// arguments and an output sink that returns the process exit status.
+///
+/// Exit statuses are part of the interface that operators' scripts rely on:
+/// 0 success, 1 a rejection the command reports (invalid request, refused token …),
+/// 2 bad usage or unreadable input.
+public enum CLI {
+    /// A subcommand: `orchard NAME …`.
+    public struct Command: Sendable {
+        /// The word after `orchard`.
+        public var name: String
+        /// One line for `orchard help`.
+        public var summary: String
+        /// Runs the subcommand with the arguments after its name.
+        public var run: @Sendable ([String], CLIOutput) -> Int32
+    }
+
+    /// Every subcommand, in the order `orchard help` lists them.
+    static let commands: [Command] = [
+        Command(name: "version", summary: "print Orchard's version and its C libraries' versions") { _, io in
+            io.out("orchard \(orchardVersion)")
+            return 0
+        }
+    ]
+
+    /// Orchard's version.
+    public static let orchardVersion = "0.1.0"
+
+    /// Runs `orchard` with `arguments` (without the program name) and returns the exit status.
+    public static func run(_ arguments: [String], output: CLIOutput = .standard) -> Int32 {
+        guard let name = arguments.first, !["help", "--help", "-h"].contains(name) else {
+            output.out(usage)
+            return arguments.isEmpty ? 2 : 0
+        }
+        guard let command = commands.first(where: { $0.name == name }) else {
+            output.err("orchard: unknown command '\(name)'\n\n\(usage)")
+            return 2
+        }
+        return command.run(Array(arguments.dropFirst()), output)
+    }
+
+    static var usage: String {
+        let width = commands.map(\.name.count).max() ?? 0
+        let lines = commands.map { "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
+        return "usage: orchard <command> [options]\n\ncommands:\n" + lines.joined(separator: "\n")
+    }
+}
+
+/// Where a command writes: standard output and standard error, or buffers in tests.
+public final class CLIOutput: @unchecked Sendable {
+    private let lock = NSLock()
+    private let writeOut: (String) -> Void
+    private let writeErr: (String) -> Void
+
+    /// An output that calls the given functions with each line (a trailing newline included).
+    public init(out: @escaping (String) -> Void, err: @escaping (String) -> Void) {
+        self.writeOut = out
+        self.writeErr = err
+    }
+
+    /// The process's standard output and standard error.
+    public static var standard: CLIOutput {
+        CLIOutput(
+            out: { FileHandle.standardOutput.write(Data($0.utf8)) },
+            err: { FileHandle.standardError.write(Data($0.utf8)) })
+    }
+
+    /// Writes `text` and a newline to standard output.
+    public func out(_ text: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        writeOut(text + "\n")
+    }
+
+    /// Writes `text` and a newline to standard error.
+    public func err(_ text: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        writeErr(text + "\n")
+    }
+}
+
+/// A buffer that captures a command's output, for tests and in-process callers.
+public final class CapturedOutput: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outText = ""
+    private var errText = ""
+
+    public init() {}
+
+    /// The sink to pass to ``CLI/run(_:output:)``.
+    public var output: CLIOutput {
+        CLIOutput(
+            out: { [self] text in lock.withLock { outText += text } },
+            err: { [self] text in lock.withLock { errText += text } })
+    }
+
+    /// Everything written to standard output so far.
+    public var stdout: String { lock.withLock { outText } }
+    /// Everything written to standard error so far.
+    public var stderr: String { lock.withLock { errText } }
+}
