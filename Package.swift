@@ -64,7 +64,8 @@ let package = Package(
         .testTarget(name: "ApplePayModelTests", dependencies: ["ApplePayModel"]),
         .testTarget(name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox"]),
         .testTarget(name: "OrchardCryptoTests", dependencies: ["OrchardCrypto"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "GatewaySQLite", "GatewayCurl", "ApplePaySandbox"]),
+        .testTarget(
+            name: "GatewayTests", dependencies: ["Gateway", "GatewaySQLite", "GatewayCurl", "ApplePaySandbox"]),
         .testTarget(name: "GatewayHTTPTests", dependencies: ["GatewayHTTP", "Gateway", "GatewaySQLite", "CCurl"]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI"]),
     ],

@@ -1,1 +1,0 @@
-// The OrchardCrypto module. See ../shared/DESIGN.md for where it sits among Orchard's layers.
