@@ -1,0 +1,101 @@
+import Foundation
+
+/// An event the gateway reports to a merchant's webhook endpoint. It is written to the outbox in the
+/// same database transaction as the state change it reports, then delivered at least once.
+public struct WebhookEvent: Sendable, Hashable, Codable {
+    /// The event id (`evt_…`), sent in the body for deduplication.
+    public var id: String
+    /// The merchant the event belongs to.
+    public var merchantID: String
+    /// The event type, e.g. `payment.succeeded`.
+    public var type: String
+    /// The JSON body delivered, exactly as signed.
+    public var payload: Data
+    /// When the event was created (the state change's time).
+    public var createdAt: Date
+
+    public init(id: String, merchantID: String, type: String, payload: Data, createdAt: Date) {
+        self.id = id
+        self.merchantID = merchantID
+        self.type = type
+        self.payload = payload
+        self.createdAt = createdAt
+    }
+}
+
+/// Event types the gateway emits.
+public enum WebhookEventType {
+    public static let paymentSucceeded = "payment.succeeded"
+    public static let paymentFailed = "payment.failed"
+    public static let paymentCaptured = "payment.captured"
+    public static let paymentRefunded = "payment.refunded"
+    public static let paymentVoided = "payment.voided"
+    public static let paymentUnknownResolved = "payment.unknown_resolved"
+    public static let sessionCompleted = "session.completed"
+}
+
+/// Where an event's delivery stands.
+public enum WebhookDeliveryState: String, Sendable, Codable, CaseIterable {
+    /// Waiting for its next attempt.
+    case pending
+    /// A 2xx answer ended delivery.
+    case delivered
+    /// Every attempt of the retry schedule failed; only a manual redelivery sends it again.
+    case dead
+}
+
+/// One event due for delivery, with what is needed to send it.
+public struct DueWebhook: Sendable {
+    public var event: WebhookEvent
+    /// The merchant's endpoint URL at the time of delivery.
+    public var url: String
+    /// The signing secrets in force (several during a rotation; each gives a `v1=` signature).
+    public var secrets: [String]
+    /// Attempts already made.
+    public var attempts: Int
+
+    public init(event: WebhookEvent, url: String, secrets: [String], attempts: Int) {
+        self.event = event
+        self.url = url
+        self.secrets = secrets
+        self.attempts = attempts
+    }
+}
+
+/// The outcome of one delivery attempt, as the dispatcher records it.
+public struct WebhookAttempt: Sendable, Hashable, Codable {
+    public var eventID: String
+    public var attemptedAt: Date
+    /// The HTTP status answered, if the request got an answer.
+    public var httpStatus: Int?
+    /// A short transport error (no secrets, no body), if the request failed.
+    public var error: String?
+    /// The state after this attempt.
+    public var state: WebhookDeliveryState
+    /// When to try again, for `pending`.
+    public var nextAttemptAt: Date?
+
+    public init(
+        eventID: String, attemptedAt: Date, httpStatus: Int?, error: String?, state: WebhookDeliveryState,
+        nextAttemptAt: Date?
+    ) {
+        self.eventID = eventID
+        self.attemptedAt = attemptedAt
+        self.httpStatus = httpStatus
+        self.error = error
+        self.state = state
+        self.nextAttemptAt = nextAttemptAt
+    }
+}
+
+/// The storage side of webhook delivery. The gateway's Store implements it.
+public protocol WebhookOutbox: Sendable {
+    /// Pending events whose next attempt is due at `now` and whose merchant has an endpoint, oldest first.
+    func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook]
+    /// Records an attempt and moves the event to the attempt's state, atomically.
+    func recordWebhookAttempt(_ attempt: WebhookAttempt) throws
+    /// Makes an event (delivered or dead) pending again, due at `now`: a manual redelivery.
+    func scheduleRedelivery(eventID: String, merchantID: String, now: Date) throws
+    /// The number of pending events (the webhook backlog metric).
+    func pendingWebhookCount() throws -> Int
+}
