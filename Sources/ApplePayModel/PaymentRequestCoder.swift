@@ -25,6 +25,8 @@ package struct ShapePaths: Sendable {
     package var lineItemIndices: [Int]?
     /// The JSON index of each shipping method of the model.
     package var shippingMethodIndices: [Int]?
+    /// Whether the W3C form had no Apple Pay method data (its rules are then not checked).
+    package var applePayDataMissing = false
 
     package init(format: PaymentRequestFormat) { self.format = format }
 
@@ -330,6 +332,7 @@ public enum PaymentRequestCoder {
         }
         let dataPath = paths.data
         let data_ = data ?? [:]
+        paths.applePayDataMissing = data == nil
         let details = reader.object(root, "details", "$", required: true) ?? [:]
         let options = reader.object(root, "options", "$") ?? [:]
 

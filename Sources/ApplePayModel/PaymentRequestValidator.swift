@@ -147,6 +147,7 @@ private struct Rules {
     }
 
     mutating func checkNetworksAndCapabilities(_ request: PaymentRequest) {
+        guard !paths.applePayDataMissing else { return }
         if request.supportedNetworks.isEmpty, !issues.contains(where: { $0.path == paths.supportedNetworks }) {
             report("missing_networks", "supportedNetworks must name at least one network", at: paths.supportedNetworks)
         }
