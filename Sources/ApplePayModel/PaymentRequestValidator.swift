@@ -87,6 +87,19 @@ public enum PaymentRequestValidator {
             isDeferred: request.isDeferred, format: decoded.format, request: request)
     }
 
+    /// Every code an issue can carry, documented in docs/payment-request.md.
+    public static let issueCodes: [String] = [
+        "88013", "88014", "88015", "88016", "missing_field", "invalid_type", "invalid_amount", "too_many_decimals",
+        "amount_out_of_range", "negative_amount", "missing_currency", "unknown_currency", "currency_mismatch",
+        "missing_country_code", "invalid_country_code", "country_code_mismatch", "missing_merchant_identifier",
+        "invalid_merchant_identifier", "merchant_identifier_mismatch", "zero_amount_item", "total_mismatch",
+        "missing_networks", "unsupported_network", "duplicate_network", "missing_supports_3ds",
+        "unknown_merchant_capability", "unsupported_method", "unsupported_version", "duplicate_shipping_method",
+        "unknown_shipping_type", "unknown_contact_field", "unknown_value", "recurring_with_automatic_reload",
+        "recurring_with_multi_token_contexts", "invalid_url", "invalid_date", "invalid_interval",
+        "duplicate_external_identifier", "invalid_application_data",
+    ]
+
     /// Whether `identifier` looks like an Apple merchant identifier: `merchant.` followed by a
     /// reverse-domain name of letters, digits, `.`, `-` and `_`, at most 255 characters.
     public static func isValidMerchantIdentifier(_ identifier: String) -> Bool {

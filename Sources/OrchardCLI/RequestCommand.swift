@@ -116,10 +116,17 @@ public enum RequestCommand {
     private static func convert(
         _ validation: PaymentRequestValidation, to target: PaymentRequestFormat, output: CLIOutput
     ) -> Int32 {
-        guard validation.isValid, let request = validation.request else {
+        guard validation.isValid, var request = validation.request else {
             output.err("orchard request: the request is invalid; nothing converted")
             output.err(String(decoding: validationReport(validation).serialized(), as: UTF8.self))
             return 1
+        }
+        if validation.format == .tapPayWeb, target != .tapPayWeb, request.merchantCapabilities.isEmpty {
+            request.merchantCapabilities = [.supports3DS]
+            output.err("note: merchantCapabilities set to [\"supports3DS\"], as TapPay's SDK sets them")
+        }
+        if target == .w3c, request.merchantIdentifier == nil {
+            output.err("note: the W3C form needs a merchant identifier; give --merchant-identifier")
         }
         for loss in PaymentRequestCoder.losses(converting: request, to: target) {
             output.err("note: \(target.rawValue) does not carry \(loss)")

@@ -381,3 +381,27 @@ struct ValidationRuleTests {
         for name in passKit { #expect(PaymentNetwork(rawValue: name).isKnown, "\(name)") }
     }
 }
+
+@Suite("Error code documentation")
+struct ErrorCodeDocumentationTests {
+    @Test("every issue code the sources report is listed, and docs/payment-request.md documents each")
+    func documented() throws {
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let docs = try String(contentsOf: packageRoot.appendingPathComponent("docs/payment-request.md"), encoding: .utf8)
+        let sources = try FileManager.default.contentsOfDirectory(
+            at: packageRoot.appendingPathComponent("Sources/ApplePayModel"), includingPropertiesForKeys: nil)
+        var reported: Set<String> = []
+        for file in sources where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            let pattern = try NSRegularExpression(pattern: #"(?:report|code:)\(?\s*"([a-z0-9_]+)""#)
+            for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                reported.insert(String(text[Range(match.range(at: 1), in: text)!]))
+            }
+        }
+        #expect(reported.isSubset(of: Set(PaymentRequestValidator.issueCodes)), "\(reported.subtracting(PaymentRequestValidator.issueCodes))")
+        for code in PaymentRequestValidator.issueCodes {
+            #expect(docs.contains("| `\(code)` |"), "\(code) is in the docs' table")
+        }
+    }
+}
