@@ -12,7 +12,9 @@ extension JSONReader {
             if let known = SummaryItemType(rawValue: text) {
                 type = known
             } else {
-                report("unknown_value", "type must be \"final\" or \"pending\", not '\(text.prefix(32))'", at: path + ".type")
+                report(
+                    "unknown_value", "type must be \"final\" or \"pending\", not '\(text.prefix(32))'",
+                    at: path + ".type")
             }
         }
         guard let label, let amount else { return nil }
@@ -55,7 +57,9 @@ extension JSONReader {
             end: dateComponents(end, rangePath + ".endDateComponents"))
     }
 
-    mutating func appleShippingMethod(_ fields: [String: JSONValue], _ path: String, currency: Currency?)
+    mutating func appleShippingMethod(
+        _ fields: [String: JSONValue], _ path: String, currency: Currency?
+    )
         -> ShippingMethod?
     {
         let identifier = string(fields, "identifier", path, required: true)

@@ -19,7 +19,9 @@ struct JSONReader {
         return value
     }
 
-    mutating func object(_ object: [String: JSONValue], _ key: String, _ path: String, required: Bool = false)
+    mutating func object(
+        _ object: [String: JSONValue], _ key: String, _ path: String, required: Bool = false
+    )
         -> [String: JSONValue]?
     {
         guard let value = value(object, key, path, required: required) else { return nil }
@@ -30,7 +32,9 @@ struct JSONReader {
         return found
     }
 
-    mutating func array(_ object: [String: JSONValue], _ key: String, _ path: String, required: Bool = false)
+    mutating func array(
+        _ object: [String: JSONValue], _ key: String, _ path: String, required: Bool = false
+    )
         -> [JSONValue]?
     {
         guard let value = value(object, key, path, required: required) else { return nil }
@@ -42,7 +46,9 @@ struct JSONReader {
     }
 
     /// The elements of an array that are objects, with their paths.
-    mutating func objects(_ object: [String: JSONValue], _ key: String, _ path: String, required: Bool = false)
+    mutating func objects(
+        _ object: [String: JSONValue], _ key: String, _ path: String, required: Bool = false
+    )
         -> [(fields: [String: JSONValue], path: String)]?
     {
         guard let elements = array(object, key, path, required: required) else { return nil }
@@ -58,7 +64,9 @@ struct JSONReader {
         return found
     }
 
-    mutating func string(_ object: [String: JSONValue], _ key: String, _ path: String, required: Bool = false)
+    mutating func string(
+        _ object: [String: JSONValue], _ key: String, _ path: String, required: Bool = false
+    )
         -> String?
     {
         guard let value = value(object, key, path, required: required) else { return nil }
@@ -89,7 +97,9 @@ struct JSONReader {
         return found
     }
 
-    mutating func strings(_ object: [String: JSONValue], _ key: String, _ path: String, required: Bool = false)
+    mutating func strings(
+        _ object: [String: JSONValue], _ key: String, _ path: String, required: Bool = false
+    )
         -> [String]?
     {
         guard let elements = array(object, key, path, required: required) else { return nil }
@@ -124,7 +134,9 @@ struct JSONReader {
     }
 
     /// An Apple Pay JS amount string (`"amount": "12.75"`).
-    mutating func appleAmount(_ object: [String: JSONValue], _ key: String, _ path: String, currency: Currency?)
+    mutating func appleAmount(
+        _ object: [String: JSONValue], _ key: String, _ path: String, currency: Currency?
+    )
         -> Money?
     {
         guard let value = value(object, key, path, required: true) else {
@@ -133,7 +145,9 @@ struct JSONReader {
         }
         guard case .string(let text) = value else {
             amountsIncomplete = true
-            report("invalid_amount", "\(key) must be a decimal string such as \"12.75\", not \(value.typeName)", at: path + "." + key)
+            report(
+                "invalid_amount", "\(key) must be a decimal string such as \"12.75\", not \(value.typeName)",
+                at: path + "." + key)
             return nil
         }
         return money(text, currency: currency, at: path + "." + key)
@@ -161,7 +175,9 @@ struct JSONReader {
         }
         guard case .string(let text) = raw else {
             amountsIncomplete = true
-            report("invalid_amount", "value must be a decimal string such as \"12.75\", not \(raw.typeName)", at: amountPath + ".value")
+            report(
+                "invalid_amount", "value must be a decimal string such as \"12.75\", not \(raw.typeName)",
+                at: amountPath + ".value")
             return nil
         }
         return money(text, currency: currency, at: amountPath + ".value")

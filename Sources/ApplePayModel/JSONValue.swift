@@ -47,7 +47,8 @@ package enum JSONValue: Hashable, Sendable, Codable {
     /// Pretty, key-sorted JSON text without escaped slashes.
     package func serialized(pretty: Bool = true) -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting =
+            pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(self)) ?? Data("null".utf8)
     }
 

@@ -78,7 +78,8 @@ public struct Money: Hashable, Sendable, CustomStringConvertible {
         get throws(MoneyError) {
             let digits = minorUnitDigits
             guard let value = Int64(digits) else {
-                throw MoneyError(.amountOutOfRange, "\(decimalString) \(currency.code) does not fit in 64-bit minor units")
+                throw MoneyError(
+                    .amountOutOfRange, "\(decimalString) \(currency.code) does not fit in 64-bit minor units")
             }
             return value
         }

@@ -268,11 +268,11 @@ public struct PaymentContact: Hashable, Sendable {
 
     static var stringKeys: [(String, WritableKeyPath<PaymentContact, String?>)] {
         [
-        ("phoneNumber", \.phoneNumber), ("emailAddress", \.emailAddress), ("givenName", \.givenName),
-        ("familyName", \.familyName), ("phoneticGivenName", \.phoneticGivenName),
-        ("phoneticFamilyName", \.phoneticFamilyName), ("subLocality", \.subLocality), ("locality", \.locality),
-        ("postalCode", \.postalCode), ("subAdministrativeArea", \.subAdministrativeArea),
-        ("administrativeArea", \.administrativeArea), ("country", \.country), ("countryCode", \.countryCode),
+            ("phoneNumber", \.phoneNumber), ("emailAddress", \.emailAddress), ("givenName", \.givenName),
+            ("familyName", \.familyName), ("phoneticGivenName", \.phoneticGivenName),
+            ("phoneticFamilyName", \.phoneticFamilyName), ("subLocality", \.subLocality), ("locality", \.locality),
+            ("postalCode", \.postalCode), ("subAdministrativeArea", \.subAdministrativeArea),
+            ("administrativeArea", \.administrativeArea), ("country", \.country), ("countryCode", \.countryCode),
         ]
     }
 }

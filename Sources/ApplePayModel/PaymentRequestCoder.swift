@@ -59,7 +59,8 @@ package struct ShapePaths: Sendable {
     }
     package func shippingMethod(_ modelIndex: Int) -> String {
         let index = shippingMethodIndices?[modelIndex] ?? modelIndex
-        return format == .applePayJS ? "$.shippingMethods[\(index)]" : "\(format == .w3c ? "$.details" : "$").shippingOptions[\(index)]"
+        return format == .applePayJS
+            ? "$.shippingMethods[\(index)]" : "\(format == .w3c ? "$.details" : "$").shippingOptions[\(index)]"
     }
     package var shippingMethodIdentifierKey: String { format == .applePayJS ? "identifier" : "id" }
     package var shippingType: String {
@@ -172,7 +173,8 @@ public enum PaymentRequestCoder {
             do {
                 decoded.request?.countryCode = try CountryCode(code)
             } catch {
-                decoded.issues.append(ValidationIssue(code: error.code.rawValue, message: error.reason, path: paths.countryCode))
+                decoded.issues.append(
+                    ValidationIssue(code: error.code.rawValue, message: error.reason, path: paths.countryCode))
             }
         case .applePayJS, .w3c:
             if let merchantIdentifier {
@@ -319,12 +321,15 @@ public enum PaymentRequestCoder {
                 paths.data = apple.path + ".data"
                 data = reader.object(apple.fields, "data", apple.path, required: true)
             } else {
-                reader.report("unsupported_method", "no methodData entry has supportedMethods \"\(applePayMethod)\"", at: "$.methodData")
+                reader.report(
+                    "unsupported_method", "no methodData entry has supportedMethods \"\(applePayMethod)\"",
+                    at: "$.methodData")
             }
         } else if root["supportedMethods"] != nil {
             paths.data = "$.data"
             if root["supportedMethods"]?.stringValue != applePayMethod {
-                reader.report("unsupported_method", "supportedMethods must be \"\(applePayMethod)\"", at: "$.supportedMethods")
+                reader.report(
+                    "unsupported_method", "supportedMethods must be \"\(applePayMethod)\"", at: "$.supportedMethods")
             }
             data = reader.object(root, "data", "$", required: true)
         } else {
@@ -339,7 +344,8 @@ public enum PaymentRequestCoder {
         let version = reader.int(data_, "version", dataPath, required: data != nil)
         let merchantIdentifier = reader.string(data_, "merchantIdentifier", dataPath)
         if data != nil, merchantIdentifier == nil, data_["merchantIdentifier"] == nil {
-            reader.report("missing_merchant_identifier", "merchantIdentifier is required", at: dataPath + ".merchantIdentifier")
+            reader.report(
+                "missing_merchant_identifier", "merchantIdentifier is required", at: dataPath + ".merchantIdentifier")
         }
         let country = reader.string(data_, "countryCode", dataPath)
         if data != nil, country == nil, data_["countryCode"] == nil {
@@ -394,7 +400,9 @@ public enum PaymentRequestCoder {
         return total == nil ? nil : request
     }
 
-    private static func readW3CItem(_ fields: [String: JSONValue], _ path: String, _ reader: inout JSONReader)
+    private static func readW3CItem(
+        _ fields: [String: JSONValue], _ path: String, _ reader: inout JSONReader
+    )
         -> SummaryItem?
     {
         let label = reader.string(fields, "label", path, required: true)
@@ -451,7 +459,9 @@ public enum PaymentRequestCoder {
         ("requestPayerPhone", .phone),
     ]
 
-    private static func readOptions(_ options: [String: JSONValue], _ reader: inout JSONReader)
+    private static func readOptions(
+        _ options: [String: JSONValue], _ reader: inout JSONReader
+    )
         -> ([ContactField], ShippingType?)
     {
         var fields: [ContactField] = []
@@ -519,8 +529,10 @@ public enum PaymentRequestCoder {
         _ root: [String: JSONValue], _ reader: inout JSONReader, _ paths: inout ShapePaths
     ) -> PaymentRequest? {
         let networks = reader.strings(root, "supportedNetworks", "$", required: true) ?? []
-        if let methods = reader.strings(root, "supportedMethods", "$", required: true), !methods.contains(tapPayMethod) {
-            reader.report("unsupported_method", "supportedMethods must include \"\(tapPayMethod)\"", at: "$.supportedMethods")
+        if let methods = reader.strings(root, "supportedMethods", "$", required: true), !methods.contains(tapPayMethod)
+        {
+            reader.report(
+                "unsupported_method", "supportedMethods must include \"\(tapPayMethod)\"", at: "$.supportedMethods")
         }
         var total: SummaryItem?
         var isAmountPending = false
@@ -529,7 +541,9 @@ public enum PaymentRequestCoder {
             let amount = reader.amountObject(fields, "amount", "$.total")
             isAmountPending = reader.bool(fields, "isAmountPending", "$.total") ?? false
             let shown = reader.bool(fields, "isShowTotalAmount", "$.total") ?? true
-            if let label, let amount { total = SummaryItem(label: label, amount: amount, type: shown ? .final : .pending) }
+            if let label, let amount {
+                total = SummaryItem(label: label, amount: amount, type: shown ? .final : .pending)
+            }
         }
         let (items, itemIndices) = indexed(reader.objects(root, "displayItems", "$")) { fields, path -> SummaryItem? in
             let label = reader.string(fields, "label", path, required: true)
@@ -646,7 +660,8 @@ public enum PaymentRequestCoder {
         }
         if request.amountForApple != request.total.amount, format != .tapPayWeb {
             losses.append(
-                "the pending total is handed to Apple as \(request.amountForApple.decimalString) (older iOS and macOS refuse 0)")
+                "the pending total is handed to Apple as \(request.amountForApple.decimalString) (older iOS and macOS refuse 0)"
+            )
         }
         return losses
     }

@@ -59,7 +59,9 @@ public enum PaymentRequestValidator {
     }
 
     /// Validates a request built in code, as it would be sent in `format`.
-    public static func validate(_ request: PaymentRequest, as format: PaymentRequestFormat = .applePayJS)
+    public static func validate(
+        _ request: PaymentRequest, as format: PaymentRequestFormat = .applePayJS
+    )
         -> PaymentRequestValidation
     {
         validate(
@@ -139,7 +141,9 @@ private struct Rules {
             report("invalid_application_data", "applicationData must be Base64", at: paths.applicationData)
         }
         if let mode = request.shippingContactEditingMode, !mode.isKnown {
-            report("unknown_value", "unknown shippingContactEditingMode '\(mode.rawValue.prefix(32))'", at: paths.shippingContactEditingMode)
+            report(
+                "unknown_value", "unknown shippingContactEditingMode '\(mode.rawValue.prefix(32))'",
+                at: paths.shippingContactEditingMode)
         }
         return (total, ())
     }
@@ -171,7 +175,9 @@ private struct Rules {
                     "unsupported_network", "'\(network.rawValue.prefix(32))' is not an Apple Pay payment network",
                     at: "\(paths.supportedNetworks)[\(index)]")
             } else if !seen.insert(network).inserted {
-                report("duplicate_network", "\(network.rawValue) is listed twice", at: "\(paths.supportedNetworks)[\(index)]")
+                report(
+                    "duplicate_network", "\(network.rawValue) is listed twice",
+                    at: "\(paths.supportedNetworks)[\(index)]")
             }
         }
         guard paths.format != .tapPayWeb else { return }
@@ -181,7 +187,8 @@ private struct Rules {
                 at: "\(paths.merchantCapabilities)[\(index)]")
         }
         if !request.merchantCapabilities.contains(.supports3DS) {
-            report("missing_supports_3ds", "merchantCapabilities must include supports3DS", at: paths.merchantCapabilities)
+            report(
+                "missing_supports_3ds", "merchantCapabilities must include supports3DS", at: paths.merchantCapabilities)
         }
     }
 
@@ -204,7 +211,9 @@ private struct Rules {
         }
         let totalAmountPath = paths.amount(of: paths.total)
         if request.total.label.isEmpty {
-            report("missing_field", "the total's label (the merchant's name) must not be empty", at: paths.total + ".label")
+            report(
+                "missing_field", "the total's label (the merchant's name) must not be empty", at: paths.total + ".label"
+            )
         }
 
         let shownItems = request.lineItems.filter { $0.type == .final }
@@ -229,9 +238,13 @@ private struct Rules {
         case (false, false, _):
             report("88013", "a total that is neither pending nor shown is not supported", at: paths.total)
         case (true, true, .allPending):
-            report("88014", "every item is pending, so the total cannot be shown; set isShowTotalAmount to false", at: paths.total)
+            report(
+                "88014", "every item is pending, so the total cannot be shown; set isShowTotalAmount to false",
+                at: paths.total)
         case (false, true, .allPending), (false, true, .mixed):
-            report("88015", "pending items need a pending (deferred) payment: set isAmountPending to true", at: paths.total)
+            report(
+                "88015", "pending items need a pending (deferred) payment: set isAmountPending to true", at: paths.total
+            )
         default:
             tableFailed = false
         }
@@ -277,7 +290,8 @@ private struct Rules {
         }
         if let type = request.shippingType, !type.isKnown {
             report(
-                "unknown_shipping_type", "'\(type.rawValue.prefix(32))' is not shipping, delivery, storePickup or servicePickup",
+                "unknown_shipping_type",
+                "'\(type.rawValue.prefix(32))' is not shipping, delivery, storePickup or servicePickup",
                 at: paths.shippingType)
         }
     }
@@ -297,7 +311,8 @@ private struct Rules {
 
     mutating func checkItemSchedule(_ item: SummaryItem, at path: String, currency: Currency) {
         if let timing = item.paymentTiming, !timing.isKnown {
-            report("unknown_value", "unknown paymentTiming '\(timing.rawValue.prefix(32))'", at: path + ".paymentTiming")
+            report(
+                "unknown_value", "unknown paymentTiming '\(timing.rawValue.prefix(32))'", at: path + ".paymentTiming")
         }
         if let unit = item.recurringPaymentIntervalUnit, !unit.isKnown {
             report(
@@ -305,11 +320,14 @@ private struct Rules {
                 at: path + ".recurringPaymentIntervalUnit")
         }
         if let count = item.recurringPaymentIntervalCount, count < 1 {
-            report("invalid_interval", "recurringPaymentIntervalCount must be 1 or more", at: path + ".recurringPaymentIntervalCount")
+            report(
+                "invalid_interval", "recurringPaymentIntervalCount must be 1 or more",
+                at: path + ".recurringPaymentIntervalCount")
         }
         for (key, date) in [
             ("recurringPaymentStartDate", item.recurringPaymentStartDate),
-            ("recurringPaymentEndDate", item.recurringPaymentEndDate), ("deferredPaymentDate", item.deferredPaymentDate),
+            ("recurringPaymentEndDate", item.recurringPaymentEndDate),
+            ("deferredPaymentDate", item.deferredPaymentDate),
         ] {
             if let date, !isISO8601(date) {
                 report("invalid_date", "\(key) must be an ISO 8601 date", at: path + "." + key)
@@ -333,7 +351,9 @@ private struct Rules {
         if let recurring = request.recurringPaymentRequest {
             let path = base + ".recurringPaymentRequest"
             checkItemSchedule(recurring.regularBilling, at: path + ".regularBilling", currency: currency)
-            if let trial = recurring.trialBilling { checkItemSchedule(trial, at: path + ".trialBilling", currency: currency) }
+            if let trial = recurring.trialBilling {
+                checkItemSchedule(trial, at: path + ".trialBilling", currency: currency)
+            }
             checkURL(recurring.managementURL, at: path + ".managementURL")
             checkURL(recurring.tokenNotificationURL, at: path + ".tokenNotificationURL")
             if request.automaticReloadPaymentRequest != nil {
@@ -359,10 +379,13 @@ private struct Rules {
             checkURL(deferred.managementURL, at: path + ".managementURL")
             checkURL(deferred.tokenNotificationURL, at: path + ".tokenNotificationURL")
             if let date = deferred.freeCancellationDate, !isISO8601(date) {
-                report("invalid_date", "freeCancellationDate must be an ISO 8601 date", at: path + ".freeCancellationDate")
+                report(
+                    "invalid_date", "freeCancellationDate must be an ISO 8601 date", at: path + ".freeCancellationDate")
             }
             if let zone = deferred.freeCancellationDateTimeZone, TimeZone(identifier: zone) == nil {
-                report("unknown_value", "unknown time zone '\(zone.prefix(40))'", at: path + ".freeCancellationDateTimeZone")
+                report(
+                    "unknown_value", "unknown time zone '\(zone.prefix(40))'",
+                    at: path + ".freeCancellationDateTimeZone")
             }
         }
         for (index, item) in request.lineItems.enumerated() {
@@ -375,7 +398,9 @@ private struct Rules {
                 report("invalid_merchant_identifier", "not a merchant identifier", at: path + ".merchantIdentifier")
             }
             if !externalIdentifiers.insert(context.externalIdentifier).inserted {
-                report("duplicate_external_identifier", "externalIdentifier is used twice", at: path + ".externalIdentifier")
+                report(
+                    "duplicate_external_identifier", "externalIdentifier is used twice",
+                    at: path + ".externalIdentifier")
             }
             if context.amount.currency != currency {
                 report("currency_mismatch", "the context is in \(context.amount.currency.code)", at: path + ".amount")

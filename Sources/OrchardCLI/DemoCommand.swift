@@ -36,7 +36,8 @@ public enum RequestModelDemo {
                 output.out("  shipping option \(method.identifier): \(method.label) \(method.amount.decimalString)")
             }
             let total = validation.total.map(\.description) ?? "?"
-            output.out("  total: \(total), sheet shows: \(validation.totalDisplay == .amount ? total : "amount pending")")
+            output.out(
+                "  total: \(total), sheet shows: \(validation.totalDisplay == .amount ? total : "amount pending")")
             output.out("  handed to Apple: \(validation.amountForApple?.description ?? "?")")
             output.out(
                 "  valid: \(validation.isValid), deferred: \(validation.isDeferred), prime lifetime: "
@@ -78,7 +79,9 @@ public enum RequestModelDemo {
                 json: Data(invalid.utf8), merchantIdentifier: "merchant.tw.orchard.coffee")
             output.out("  valid: \(validation.isValid)")
             for issue in validation.issues {
-                output.out("  \(issue.code.padding(toLength: 20, withPad: " ", startingAt: 0)) \(issue.path): \(issue.message)")
+                output.out(
+                    "  \(issue.code.padding(toLength: 20, withPad: " ", startingAt: 0)) \(issue.path): \(issue.message)"
+                )
             }
             ok = ok && !validation.isValid
         } catch {

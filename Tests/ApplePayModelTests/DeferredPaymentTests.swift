@@ -26,18 +26,30 @@ struct DeferredPaymentTests {
 
     static let rows: [Row] = [
         // all items show amounts: 100.00 + 50.00
-        Row(items: .allShown, isAmountPending: true, isShowTotalAmount: true, display: .amount, total: "150.00", lifetime: thirtyDays),
-        Row(items: .allShown, isAmountPending: true, isShowTotalAmount: false, display: .pending, total: "150.00", lifetime: thirtyDays),
-        Row(items: .allShown, isAmountPending: false, isShowTotalAmount: true, display: .amount, total: "150.00", lifetime: 90),
+        Row(
+            items: .allShown, isAmountPending: true, isShowTotalAmount: true, display: .amount, total: "150.00",
+            lifetime: thirtyDays),
+        Row(
+            items: .allShown, isAmountPending: true, isShowTotalAmount: false, display: .pending, total: "150.00",
+            lifetime: thirtyDays),
+        Row(
+            items: .allShown, isAmountPending: false, isShowTotalAmount: true, display: .amount, total: "150.00",
+            lifetime: 90),
         Row(items: .allShown, isAmountPending: false, isShowTotalAmount: false, code: "88013", display: .pending),
         // all items pending
         Row(items: .allPending, isAmountPending: true, isShowTotalAmount: true, code: "88014", display: .amount),
-        Row(items: .allPending, isAmountPending: true, isShowTotalAmount: false, display: .pending, total: "0.00", lifetime: thirtyDays),
+        Row(
+            items: .allPending, isAmountPending: true, isShowTotalAmount: false, display: .pending, total: "0.00",
+            lifetime: thirtyDays),
         Row(items: .allPending, isAmountPending: false, isShowTotalAmount: true, code: "88015", display: .amount),
         Row(items: .allPending, isAmountPending: false, isShowTotalAmount: false, code: "88013", display: .pending),
         // a mix: 100.00 shown, one item pending
-        Row(items: .mixed, isAmountPending: true, isShowTotalAmount: true, display: .amount, total: "100.00", lifetime: thirtyDays),
-        Row(items: .mixed, isAmountPending: true, isShowTotalAmount: false, display: .pending, total: "100.00", lifetime: thirtyDays),
+        Row(
+            items: .mixed, isAmountPending: true, isShowTotalAmount: true, display: .amount, total: "100.00",
+            lifetime: thirtyDays),
+        Row(
+            items: .mixed, isAmountPending: true, isShowTotalAmount: false, display: .pending, total: "100.00",
+            lifetime: thirtyDays),
         Row(items: .mixed, isAmountPending: false, isShowTotalAmount: true, code: "88015", display: .amount),
         Row(items: .mixed, isAmountPending: false, isShowTotalAmount: false, code: "88013", display: .pending),
     ]
@@ -49,7 +61,10 @@ struct DeferredPaymentTests {
         let total: String
         switch row.items {
         case .allShown:
-            items = [SummaryItem(label: "Room", amount: twd("100.00")), SummaryItem(label: "Breakfast", amount: twd("50.00"))]
+            items = [
+                SummaryItem(label: "Room", amount: twd("100.00")),
+                SummaryItem(label: "Breakfast", amount: twd("50.00")),
+            ]
             total = "150.00"
         case .allPending:
             items = [
@@ -143,15 +158,22 @@ struct DeferredPaymentTests {
     @Test(
         "88016: a total that must be shown and is not greater than 0",
         arguments: [
-            Case16(name: "items cancel out", items: ["50.00", "-50.00"], pending: 0, total: "0.00", isAmountPending: false),
+            Case16(
+                name: "items cancel out", items: ["50.00", "-50.00"], pending: 0, total: "0.00", isAmountPending: false),
             Case16(name: "no items, zero total", items: [], pending: 0, total: "0.00", isAmountPending: false),
             Case16(name: "no items, negative total", items: [], pending: 0, total: "-1.00", isAmountPending: true),
-            Case16(name: "deferred, shown items sum to 0", items: ["20.00", "-20.00"], pending: 1, total: "0.00", isAmountPending: true),
-            Case16(name: "discount larger than the goods", items: ["20.00", "-30.00"], pending: 0, total: "-10.00", isAmountPending: false),
+            Case16(
+                name: "deferred, shown items sum to 0", items: ["20.00", "-20.00"], pending: 1, total: "0.00",
+                isAmountPending: true),
+            Case16(
+                name: "discount larger than the goods", items: ["20.00", "-30.00"], pending: 0, total: "-10.00",
+                isAmountPending: false),
         ])
     func code88016(_ example: Case16) {
         var items = example.items.map { SummaryItem(label: "item", amount: Self.twd($0)) }
-        for _ in 0..<example.pending { items.append(SummaryItem(label: "later", amount: Self.twd("0.00"), type: .pending)) }
+        for _ in 0..<example.pending {
+            items.append(SummaryItem(label: "later", amount: Self.twd("0.00"), type: .pending))
+        }
         let request = PaymentRequest(
             merchantIdentifier: "merchant.tw.orchard.test", countryCode: .tw, supportedNetworks: [.visa],
             lineItems: items, total: SummaryItem(label: "Orchard", amount: Self.twd(example.total)),

@@ -93,7 +93,8 @@ struct MoneyTests {
         let thirty = String(repeating: "9", count: 28) + ".99"
         let big = try Money(thirty, currency: .usd)
         #expect(big.decimalString == thirty)
-        #expect(try (big + Money("0.01", currency: .usd)).decimalString == "1" + String(repeating: "0", count: 28) + ".00")
+        #expect(
+            try (big + Money("0.01", currency: .usd)).decimalString == "1" + String(repeating: "0", count: 28) + ".00")
         #expect(throws: MoneyError(.amountOutOfRange, "")) {
             try Money(String(repeating: "1", count: 31), currency: .jpy)
         }
@@ -172,7 +173,8 @@ struct CurrencyTests {
         }
     }
 
-    @Test("ISO 3166-1 alpha-2: the 249 assigned codes, nothing else", arguments: ["tw", "ZZ", "UK", "EU", "T", "TWN", ""])
+    @Test(
+        "ISO 3166-1 alpha-2: the 249 assigned codes, nothing else", arguments: ["tw", "ZZ", "UK", "EU", "T", "TWN", ""])
     func countries(_ bad: String) throws {
         #expect(CountryCode.assigned.count == 249)
         #expect(try CountryCode("TW").code == "TW")

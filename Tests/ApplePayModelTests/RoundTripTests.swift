@@ -127,7 +127,8 @@ struct RoundTripTests {
         later.paymentTiming = .deferred
         later.deferredPaymentDate = "2027-01-15T09:00:00Z"
         request.deferredPaymentRequest = DeferredPaymentRequest(
-            paymentDescription: "Boot fitting", deferredBilling: later, managementURL: "https://orchard.example/fitting",
+            paymentDescription: "Boot fitting", deferredBilling: later,
+            managementURL: "https://orchard.example/fitting",
             freeCancellationDate: "2027-01-10T00:00:00Z", freeCancellationDateTimeZone: "America/Los_Angeles")
         var reload = SummaryItem(label: "Gift card top-up", amount: Money(minorUnits: 2_500, currency: .usd))
         reload.paymentTiming = .automaticReload
@@ -196,8 +197,11 @@ struct RoundTripTests {
         let validation = try PaymentRequestValidator.validate(json: Data(json.utf8))
         #expect(validation.isValid)
         #expect(validation.request?.requiredShippingContactFields == [.email])
-        let bad = json.replacingOccurrences(of: "\"supportedNetworks\": [\"visa\"]", with: "\"supportedNetworks\": [\"visa\", \"x\"]")
-        #expect(try PaymentRequestValidator.validate(json: Data(bad.utf8)).issues.first?.path == "$.data.supportedNetworks[1]")
+        let bad = json.replacingOccurrences(
+            of: "\"supportedNetworks\": [\"visa\"]", with: "\"supportedNetworks\": [\"visa\", \"x\"]")
+        #expect(
+            try PaymentRequestValidator.validate(json: Data(bad.utf8)).issues.first?.path
+                == "$.data.supportedNetworks[1]")
     }
 
     @Test("TapPay's documented example reads as written")

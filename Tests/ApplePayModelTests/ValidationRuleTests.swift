@@ -49,7 +49,8 @@ struct ValidationRuleTests {
             path: "$.displayItems[1].amount.currency"),
         ModelCase(
             name: "a shipping option in another currency", format: .w3c, base: usCart,
-            change: { $0.shippingMethods[2].amount = Money(minorUnits: 0, currency: .eur) }, codes: ["currency_mismatch"],
+            change: { $0.shippingMethods[2].amount = Money(minorUnits: 0, currency: .eur) },
+            codes: ["currency_mismatch"],
             path: "$.details.shippingOptions[2].amount.currency"),
         ModelCase(
             name: "a shown display item of 0", format: .tapPayWeb, base: twdCart,
@@ -58,7 +59,8 @@ struct ValidationRuleTests {
             }, codes: ["zero_amount_item"], path: "$.displayItems[3].amount.value"),
         ModelCase(
             name: "an unsupported network", format: .applePayJS, base: twdCart,
-            change: { $0.supportedNetworks.append(PaymentNetwork(rawValue: "dinersClub")) }, codes: ["unsupported_network"],
+            change: { $0.supportedNetworks.append(PaymentNetwork(rawValue: "dinersClub")) },
+            codes: ["unsupported_network"],
             path: "$.supportedNetworks[3]"),
         ModelCase(
             name: "an unsupported network", format: .tapPayWeb, base: twdCart,
@@ -150,7 +152,8 @@ struct ValidationRuleTests {
             change: {
                 $0.recurringPaymentRequest = recurring
                 $0.recurringPaymentRequest?.regularBilling.recurringPaymentIntervalCount = 0
-            }, codes: ["invalid_interval"], path: "$.recurringPaymentRequest.regularBilling.recurringPaymentIntervalCount"),
+            }, codes: ["invalid_interval"],
+            path: "$.recurringPaymentRequest.regularBilling.recurringPaymentIntervalCount"),
         ModelCase(
             name: "application data that is not Base64", format: .applePayJS, base: twdCart,
             change: { $0.applicationData = "not base64!" }, codes: ["invalid_application_data"],
@@ -231,7 +234,8 @@ struct ValidationRuleTests {
                 total: #"{"label": "Orchard Tea", "amount": "120"}"#),
             codes: ["too_many_decimals"], path: "$.lineItems[0].amount"),
         JSONCase(
-            name: "an amount in exponent notation", json: appleJS(total: #"{"label": "Orchard Tea", "amount": "1.2e2"}"#),
+            name: "an amount in exponent notation",
+            json: appleJS(total: #"{"label": "Orchard Tea", "amount": "1.2e2"}"#),
             codes: ["invalid_amount"], path: "$.total.amount"),
         JSONCase(
             name: "an amount as a JSON number", json: appleJS(items: #"{"label": "Tea", "amount": 120}"#),
@@ -250,7 +254,8 @@ struct ValidationRuleTests {
         JSONCase(
             name: "a lower-case country", json: appleJS(country: #""countryCode": "tw","#),
             codes: ["invalid_country_code"], path: "$.countryCode"),
-        JSONCase(name: "no country", json: appleJS(country: ""), codes: ["missing_country_code"], path: "$.countryCode"),
+        JSONCase(
+            name: "no country", json: appleJS(country: ""), codes: ["missing_country_code"], path: "$.countryCode"),
         JSONCase(
             name: "a country other than the merchant's", json: appleJS(), countryCode: "JP",
             codes: ["country_code_mismatch"], path: "$.countryCode"),
@@ -261,11 +266,14 @@ struct ValidationRuleTests {
             name: "networks that are not a list", json: appleJS(networks: #""visa""#), codes: ["invalid_type"],
             path: "$.supportedNetworks"),
         JSONCase(
-            name: "no total", json: #"{"currencyCode": "TWD", "countryCode": "TW", "merchantCapabilities": ["supports3DS"], "supportedNetworks": ["visa"]}"#,
+            name: "no total",
+            json:
+                #"{"currencyCode": "TWD", "countryCode": "TW", "merchantCapabilities": ["supports3DS"], "supportedNetworks": ["visa"]}"#,
             codes: ["missing_field"], path: "$.total"),
         JSONCase(
             name: "an unknown item type",
-            json: appleJS(items: #"{"label": "Tea", "amount": "120.00", "type": "estimated"}"#), codes: ["unknown_value"],
+            json: appleJS(items: #"{"label": "Tea", "amount": "120.00", "type": "estimated"}"#),
+            codes: ["unknown_value"],
             path: "$.lineItems[0].type"),
         JSONCase(
             name: "W3C without a merchant identifier",
@@ -279,7 +287,8 @@ struct ValidationRuleTests {
             json: w3c.replacingOccurrences(of: #", "countryCode": "TW""#, with: ""), codes: ["missing_country_code"],
             path: "$.methodData[0].data.countryCode"),
         JSONCase(
-            name: "W3C without Apple Pay", json: w3c.replacingOccurrences(of: "https://apple.com/apple-pay", with: "basic-card"),
+            name: "W3C without Apple Pay",
+            json: w3c.replacingOccurrences(of: "https://apple.com/apple-pay", with: "basic-card"),
             codes: ["unsupported_method"], path: "$.methodData"),
         JSONCase(
             name: "W3C with an unknown currency", json: w3c.replacingOccurrences(of: "TWD", with: "NTD"),
@@ -288,7 +297,9 @@ struct ValidationRuleTests {
             name: "W3C version too low for a recurring payment",
             json: w3c.replacingOccurrences(
                 of: #""details": {"#,
-                with: #""details": {"modifiers": [{"supportedMethods": "https://apple.com/apple-pay", "data": {"recurringPaymentRequest": {"paymentDescription": "Tea club", "regularBilling": {"label": "Tea", "amount": "120.00", "paymentTiming": "recurring"}, "managementURL": "https://orchard.example/tea"}}}], "#),
+                with:
+                    #""details": {"modifiers": [{"supportedMethods": "https://apple.com/apple-pay", "data": {"recurringPaymentRequest": {"paymentDescription": "Tea club", "regularBilling": {"label": "Tea", "amount": "120.00", "paymentTiming": "recurring"}, "managementURL": "https://orchard.example/tea"}}}], "#
+            ),
             codes: ["unsupported_version"], path: "$.methodData[0].data.version"),
         JSONCase(
             name: "TapPay without a merchant identifier from setupApplePay", json: tapPay,
@@ -302,7 +313,11 @@ struct ValidationRuleTests {
             merchantIdentifier: "merchant.tw.orchard.tea", codes: ["unsupported_method"], path: "$.supportedMethods"),
         JSONCase(
             name: "TapPay with a display item of 0",
-            json: tapPay.replacingOccurrences(of: #""value": "120.00"}, "isAmountPending": false}"#, with: #""value": "0"}, "isAmountPending": false}, {"label": "Cup", "amount": {"currency": "TWD", "value": "120.00"}}"#),
+            json: tapPay.replacingOccurrences(
+                of: #""value": "120.00"}, "isAmountPending": false}"#,
+                with:
+                    #""value": "0"}, "isAmountPending": false}, {"label": "Cup", "amount": {"currency": "TWD", "value": "120.00"}}"#
+            ),
             merchantIdentifier: "merchant.tw.orchard.tea", codes: ["zero_amount_item"],
             path: "$.displayItems[0].amount.value"),
     ]
@@ -340,7 +355,9 @@ struct ValidationRuleTests {
             items: #"{"label": "Tea", "amount": "120.001"}, {"label": "Cake", "amount": "1,5"}"#)
         let validation = try PaymentRequestValidator.validate(json: Data(json.utf8))
         #expect(
-            Set(validation.codes) == ["invalid_country_code", "too_many_decimals", "invalid_amount", "unsupported_network"])
+            Set(validation.codes) == [
+                "invalid_country_code", "too_many_decimals", "invalid_amount", "unsupported_network",
+            ])
         #expect(validation.issues.contains { $0.path == "$.lineItems[1].amount" && $0.code == "invalid_amount" })
         #expect(validation.total == nil, "no total is claimed when an amount could not be read")
     }
@@ -356,11 +373,13 @@ struct ValidationRuleTests {
         #expect(throws: PaymentRequestInputError(.inputTooLarge, "")) { try PaymentRequestCoder.decode(big) }
     }
 
-    @Test("merchant identifiers", arguments: [
-        ("merchant.com.example", true), ("merchant.tw.orchard.coffee-shop", true), ("merchant.", false),
-        ("com.example", false), ("merchant.com..example", false), ("merchant.com.example.", false),
-        ("merchant.com.exa mple", false), ("merchant.測試", false),
-    ])
+    @Test(
+        "merchant identifiers",
+        arguments: [
+            ("merchant.com.example", true), ("merchant.tw.orchard.coffee-shop", true), ("merchant.", false),
+            ("com.example", false), ("merchant.com..example", false), ("merchant.com.example.", false),
+            ("merchant.com.exa mple", false), ("merchant.測試", false),
+        ])
     func merchantIdentifiers(_ identifier: String, _ valid: Bool) {
         #expect(PaymentRequestValidator.isValidMerchantIdentifier(identifier) == valid)
     }
@@ -388,7 +407,8 @@ struct ErrorCodeDocumentationTests {
     func documented() throws {
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let docs = try String(contentsOf: packageRoot.appendingPathComponent("docs/payment-request.md"), encoding: .utf8)
+        let docs = try String(
+            contentsOf: packageRoot.appendingPathComponent("docs/payment-request.md"), encoding: .utf8)
         let sources = try FileManager.default.contentsOfDirectory(
             at: packageRoot.appendingPathComponent("Sources/ApplePayModel"), includingPropertiesForKeys: nil)
         var reported: Set<String> = []
@@ -399,7 +419,9 @@ struct ErrorCodeDocumentationTests {
                 reported.insert(String(text[Range(match.range(at: 1), in: text)!]))
             }
         }
-        #expect(reported.isSubset(of: Set(PaymentRequestValidator.issueCodes)), "\(reported.subtracting(PaymentRequestValidator.issueCodes))")
+        #expect(
+            reported.isSubset(of: Set(PaymentRequestValidator.issueCodes)),
+            "\(reported.subtracting(PaymentRequestValidator.issueCodes))")
         for code in PaymentRequestValidator.issueCodes {
             #expect(docs.contains("| `\(code)` |"), "\(code) is in the docs' table")
         }

@@ -10,7 +10,8 @@ struct RequestCommandTests {
     final class Files {
         let directory: URL
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-request-\(UUID().uuidString)")
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "orchard-request-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }
         deinit { try? FileManager.default.removeItem(at: directory) }
@@ -83,12 +84,14 @@ struct RequestCommandTests {
         #expect(report["primeLifetimeSeconds"] is NSNull)
     }
 
-    @Test("validate: unreadable input and bad usage exit 2", arguments: [
-        ["request"], ["request", "validate"], ["request", "validate", "a.json", "b.json"],
-        ["request", "validate", "--format", "paypal", "x.json"], ["request", "validate", "--bogus", "x.json"],
-        ["request", "convert", "x.json"], ["request", "convert", "--to", "xml", "x.json"],
-        ["request", "validate", "/nonexistent/orchard/request.json"], ["request", "frobnicate"],
-    ])
+    @Test(
+        "validate: unreadable input and bad usage exit 2",
+        arguments: [
+            ["request"], ["request", "validate"], ["request", "validate", "a.json", "b.json"],
+            ["request", "validate", "--format", "paypal", "x.json"], ["request", "validate", "--bogus", "x.json"],
+            ["request", "convert", "x.json"], ["request", "convert", "--to", "xml", "x.json"],
+            ["request", "validate", "/nonexistent/orchard/request.json"], ["request", "frobnicate"],
+        ])
     func usage(_ arguments: [String]) {
         let result = run(arguments)
         #expect(result.status == 2)
@@ -96,7 +99,9 @@ struct RequestCommandTests {
         #expect(!result.stderr.isEmpty)
     }
 
-    @Test("validate: not JSON, or JSON of no known shape, exits 2", arguments: ["{not json", "[]", #"{"hello": "world"}"#])
+    @Test(
+        "validate: not JSON, or JSON of no known shape, exits 2",
+        arguments: ["{not json", "[]", #"{"hello": "world"}"#])
     func notARequest(_ text: String) throws {
         let files = try Files()
         let path = try files.write("x.json", Data(text.utf8))
@@ -115,9 +120,11 @@ struct RequestCommandTests {
         #expect(result.stdout.contains("missing_field"))
     }
 
-    @Test("convert: TapPay to W3C and Apple Pay JS, read back to the same request", arguments: [
-        PaymentRequestFormat.w3c, .applePayJS,
-    ])
+    @Test(
+        "convert: TapPay to W3C and Apple Pay JS, read back to the same request",
+        arguments: [
+            PaymentRequestFormat.w3c, .applePayJS,
+        ])
     func convert(_ target: PaymentRequestFormat) throws {
         let files = try Files()
         let request = PaymentRequestExamples.twdCartWithDebitDiscount
@@ -134,7 +141,9 @@ struct RequestCommandTests {
         #expect(converted.request?.countryCode == .tw)
         #expect(converted.request?.merchantCapabilities == [.supports3DS])
         #expect(PaymentRequestValidator.validate(converted).isValid)
-        if target == .applePayJS { #expect(result.stderr.contains("note: applepay-js does not carry merchantIdentifier")) }
+        if target == .applePayJS {
+            #expect(result.stderr.contains("note: applepay-js does not carry merchantIdentifier"))
+        }
     }
 
     @Test("convert: an invalid request is not converted and exits 1")
