@@ -44,12 +44,73 @@ package enum JSONValue: Hashable, Sendable, Codable {
         try JSONDecoder().decode(JSONValue.self, from: data)
     }
 
-    /// Pretty, key-sorted JSON text without escaped slashes.
+    /// Key-sorted JSON text, pretty printed with two-space indentation (`"key": value`) unless
+    /// `pretty` is false; the same bytes on every platform.
     package func serialized(pretty: Bool = true) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting =
-            pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(self)) ?? Data("null".utf8)
+        var text = ""
+        write(into: &text, indent: pretty ? "" : nil)
+        return Data(text.utf8)
+    }
+
+    private func write(into text: inout String, indent: String?) {
+        let inner = indent.map { $0 + "  " }
+        let newline = indent == nil ? "" : "\n"
+        switch self {
+        case .null: text += "null"
+        case .bool(let value): text += value ? "true" : "false"
+        case .number(let value): text += value.description
+        case .string(let value): JSONValue.writeString(value, into: &text)
+        case .array(let values):
+            guard !values.isEmpty else {
+                text += "[]"
+                return
+            }
+            text += "[" + newline
+            for (index, value) in values.enumerated() {
+                text += inner ?? ""
+                value.write(into: &text, indent: inner)
+                text += (index < values.count - 1 ? "," : "") + newline
+            }
+            text += (indent ?? "") + "]"
+        case .object(let fields):
+            guard !fields.isEmpty else {
+                text += "{}"
+                return
+            }
+            text += "{" + newline
+            let keys = fields.keys.sorted()
+            for (index, key) in keys.enumerated() {
+                text += inner ?? ""
+                JSONValue.writeString(key, into: &text)
+                text += indent == nil ? ":" : ": "
+                fields[key]!.write(into: &text, indent: inner)
+                text += (index < keys.count - 1 ? "," : "") + newline
+            }
+            text += (indent ?? "") + "}"
+        }
+    }
+
+    private static func writeString(_ value: String, into text: inout String) {
+        text += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case "\u{08}": text += "\\b"
+            case "\u{0C}": text += "\\f"
+            case "\u{2028}", "\u{2029}": text += String(format: "\\u%04x", scalar.value)
+            default:
+                if scalar.value < 0x20 {
+                    text += String(format: "\\u%04x", scalar.value)
+                } else {
+                    text.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        text += "\""
     }
 
     package var objectValue: [String: JSONValue]? {

@@ -226,3 +226,30 @@ struct RoundTripTests {
         #expect(try Self.json(rewritten) == Self.json(Data(json.utf8)))
     }
 }
+
+@Suite("JSON text")
+struct JSONTextTests {
+    @Test("labels with quotes, backslashes, control characters and non-ASCII text survive a round trip")
+    func escaping() throws {
+        let label = "Tea \"Oolong\" \\ 半斤\n\t\u{01}\u{2028}🍵 /"
+        var request = PaymentRequestExamples.twdCartWithDebitDiscount
+        request.lineItems[0].label = label
+        for format in PaymentRequestFormat.allCases {
+            let data = PaymentRequestCoder.encode(request, as: format)
+            #expect(try JSONSerialization.jsonObject(with: data) is NSDictionary)
+            let decoded = try PaymentRequestCoder.decode(
+                data, merchantIdentifier: request.merchantIdentifier, countryCode: "TW")
+            #expect(decoded.request?.lineItems[0].label == label)
+        }
+    }
+
+    @Test("output is pretty printed with sorted keys and ends without a newline")
+    func layout() {
+        let text = String(
+            decoding: PaymentRequestCoder.encode(PaymentRequestExamples.deferredTaxiFare, as: .applePayJS),
+            as: UTF8.self)
+        #expect(text.hasPrefix("{\n  \"countryCode\": \"TW\",\n  \"currencyCode\": \"TWD\",\n"))
+        #expect(text.hasSuffix("\n}"))
+        #expect(text.contains("\"type\": \"pending\""))
+    }
+}

@@ -165,7 +165,7 @@ struct RequestCommandTests {
         for expected in [
             "twd-cart-debit-discount", "400.50 TWD", "us-cart-shipping", "162.49 USD", "deferred-taxi-fare",
             "amount pending", "30 days", "90 seconds", "Apple is handed 1.00 TWD", "too_many_decimals", "88013",
-            "unsupported_network", "zero_amount_item", "currency_mismatch", "\"currencyCode\" : \"TWD\"",
+            "unsupported_network", "zero_amount_item", "currency_mismatch", "\"currencyCode\": \"TWD\"",
         ] {
             #expect(result.stdout.contains(expected), "\(expected)")
         }
