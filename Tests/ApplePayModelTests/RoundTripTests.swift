@@ -71,6 +71,7 @@ struct RoundTripTests {
         #expect(decoded.request == expected)
         let rewritten = PaymentRequestCoder.encode(try #require(decoded.request), as: example.format)
         #expect(try Self.json(rewritten) == Self.json(data))
+        #expect(rewritten == data, "byte for byte")
     }
 
     @Test("converting between the shapes keeps what both can say")

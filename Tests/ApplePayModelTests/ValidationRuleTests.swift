@@ -362,7 +362,12 @@ struct ValidationRuleTests {
         #expect(validation.total == nil, "no total is claimed when an amount could not be read")
     }
 
-    @Test("input that is not a request throws", arguments: ["not json", "[1, 2]", "{}", #"{"total": 5}"#, "\"x\""])
+    @Test(
+        "input that is not a request throws",
+        arguments: [
+            "not json", "[1, 2]", "{}", #"{"total": 5}"#, "\"x\"", String(repeating: "[", count: 10_000),
+            String(repeating: #"{"total":"#, count: 5_000),
+        ])
     func unreadable(_ text: String) {
         #expect(throws: PaymentRequestInputError.self) { try PaymentRequestValidator.validate(json: Data(text.utf8)) }
     }
