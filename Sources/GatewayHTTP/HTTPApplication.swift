@@ -252,3 +252,47 @@ public struct HTTPApplication: HTTPResponder {
         }
     }
 }
+
+extension HTTPApplication {
+    /// The standard chain for the API, outermost first: access log, metrics, CORS, authentication, rate limit
+    /// (when `configuration.rateLimitPerSecond` > 0), content type, JSON limits.
+    ///
+    /// - Parameters:
+    ///   - router: the routes.
+    ///   - configuration: the limits (JSON depth and string length, rate limit).
+    ///   - accessLog: receives one JSON line per request.
+    ///   - metrics: the registry for request counts and latencies.
+    ///   - cors: the CORS policy, or `nil` to answer no CORS headers.
+    ///   - authenticate: the authentication hook (see ``AuthenticationMiddleware``).
+    ///   - rateLimitKey: the rate limit key of a request, by default the principal's credential id.
+    ///   - clock: the clocks (also the rate limiter's).
+    ///   - requestIDs: makes request ids.
+    ///   - onUnexpectedError: sees errors answered as 500.
+    public static func standard(
+        router: Router, configuration: ServerConfiguration, accessLog: @escaping @Sendable (String) -> Void,
+        metrics: MetricsRegistry, cors: CORSPolicy?,
+        authenticate: @escaping @Sendable (HTTPRequest, RequestContext) throws -> Principal?,
+        rateLimitKey: @escaping @Sendable (HTTPRequest, RequestContext) -> String? = { _, context in
+            context.principal?.credentialID
+        },
+        clock: HTTPClock = .system, requestIDs: RequestIDGenerator = .random,
+        onUnexpectedError: (@Sendable (any Error, RequestContext) -> Void)? = nil
+    ) -> HTTPApplication {
+        var middlewares: [any HTTPMiddleware] = [
+            AccessLogMiddleware(sink: accessLog), MetricsMiddleware(registry: metrics),
+        ]
+        if let cors { middlewares.append(CORSMiddleware(policy: cors)) }
+        middlewares.append(AuthenticationMiddleware(authenticate: authenticate))
+        if configuration.rateLimitPerSecond > 0 {
+            let limiter = TokenBucketRateLimiter(
+                ratePerSecond: configuration.rateLimitPerSecond, burst: configuration.rateLimitBurst,
+                monotonicSeconds: clock.monotonicSeconds)
+            middlewares.append(RateLimitMiddleware(limiter: limiter, key: rateLimitKey))
+        }
+        middlewares.append(ContentTypeMiddleware())
+        middlewares.append(JSONLimitsMiddleware(limits: configuration.jsonLimits))
+        return HTTPApplication(
+            router: router, middlewares: middlewares, requestIDs: requestIDs, clock: clock,
+            onUnexpectedError: onUnexpectedError)
+    }
+}

@@ -65,6 +65,7 @@ public final class HTTPServer: @unchecked Sendable {
     private let lock = NSLock()
     private var daemon: OpaquePointer?
     private var started = false
+    private var accepting = false
     private var boundPort = 0
 
     /// A server answering with `responder`. Call ``start()`` to listen. `messages` receives libmicrohttpd's own
@@ -93,6 +94,9 @@ public final class HTTPServer: @unchecked Sendable {
         return "\(scheme)://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)"
     }
 
+    /// Whether the server accepts new connections: true from ``start()`` until ``stop()`` has stopped listening.
+    public var isAcceptingConnections: Bool { lock.withLock { accepting } }
+
     /// The number of requests being handled now (received but not yet fully answered).
     public var requestsInFlight: Int { core.inFlightCount }
 
@@ -104,6 +108,7 @@ public final class HTTPServer: @unchecked Sendable {
         let daemon = try startDaemon()
         self.daemon = daemon
         self.started = true
+        self.accepting = true
         self.boundPort = Int(orchard_mhd_daemon_bind_port(daemon))
     }
 
@@ -208,6 +213,10 @@ public final class HTTPServer: @unchecked Sendable {
         lock.unlock()
         core.beginDraining()
         let listenSocket = MHD_quiesce_daemon(daemon)
+        // The socket must stay open until the daemon is stopped; shutting it down stops the kernel from
+        // queueing new connections, which are refused instead of waiting in the backlog.
+        if listenSocket >= 0 { shutdown(listenSocket, Int32(SHUT_RDWR)) }
+        lock.withLock { accepting = false }
         core.waitForInFlight(timeoutSeconds: timeoutSeconds)
         MHD_stop_daemon(daemon)
         if listenSocket >= 0 { close(listenSocket) }
