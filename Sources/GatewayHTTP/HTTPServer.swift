@@ -55,9 +55,11 @@ public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertib
 /// An HTTP/1.1 server on libmicrohttpd: an internal thread pool (epoll on Linux), keep-alive, connection limits
 /// (total and per IP), an inactivity timeout, optional TLS, and a graceful stop.
 ///
-/// Each request's body is collected up to ``ServerConfiguration/maxBodyBytes`` (a larger one is answered 413
-/// `body_too_large` through ``HTTPResponder/respond(to:rejectedWith:)`` as soon as it is known, without reading the
-/// rest; the connection is then closed), then the responder is called synchronously on the worker thread.
+/// Each request's body is collected up to ``ServerConfiguration/maxBodyBytes``, then the responder is called
+/// synchronously on the worker thread. A larger body is answered 413 `body_too_large` through
+/// ``HTTPResponder/respond(to:rejectedWith:)`` and the connection is closed: at once, without reading the body,
+/// when `Content-Length` announces it; for a body without a length (chunked), at its end, discarding what exceeds
+/// the cap, or by closing the connection once more than 1 MiB past the cap has arrived.
 public final class HTTPServer: @unchecked Sendable {
     /// The configuration the server was made with.
     public let configuration: ServerConfiguration
@@ -290,6 +292,7 @@ private final class RequestState {
     var body = Data()
     var remoteAddress: String?
     var answered = false
+    var overflow = 0
 
     var request: HTTPRequest {
         HTTPRequest(
@@ -403,17 +406,23 @@ private final class ServerCore: @unchecked Sendable {
         }
         if size > 0 {
             uploadSize.pointee = 0
-            guard state.body.count + size <= maxBodyBytes else {
+            if state.overflow > 0 || state.body.count + size > maxBodyBytes {
+                // libmicrohttpd cannot answer while a body is arriving: discard it (bounded), answer 413 at its end.
                 state.body = Data()
-                return answer(connection, state, rejection: .bodyTooLarge(limit: maxBodyBytes))
+                state.overflow += size
+                return state.overflow > Self.maxDiscardedBytes ? .NO : .YES
             }
             if let uploadData {
                 uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { state.body.append($0, count: size) }
             }
             return .YES
         }
-        return answer(connection, state, rejection: nil)
+        return answer(connection, state, rejection: state.overflow > 0 ? .bodyTooLarge(limit: maxBodyBytes) : nil)
     }
+
+    /// How much of a body past the cap (one without `Content-Length`, e.g. chunked) is read and discarded so that
+    /// it can be answered 413; past this the connection is simply closed.
+    static let maxDiscardedBytes = 1 << 20
 
     private func answer(_ connection: OpaquePointer, _ state: RequestState, rejection: HTTPAPIError?) -> MHD_Result {
         state.answered = true
