@@ -8,24 +8,25 @@ import Foundation
 #endif
 
 /// Turns SIGTERM and SIGINT (or other signals) into a call of a shutdown closure, through Dispatch signal
-/// sources: the signals' default action (terminating the process) is replaced while the handler is installed.
+/// sources: the signals' default action (terminating the process) is replaced while the handler is installed, and
+/// restored by ``cancel()``.
 ///
 /// The closure runs once, on a Dispatch queue, for the first signal received; typically it calls
 /// ``HTTPServer/stop()`` and then lets the main thread exit.
 public final class ShutdownSignalHandler: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
     private let fired = Locked(false)
-    private let signals: [Int32]
+    private let previous: [(Int32, sighandler_t?)]
 
     /// Installs the handler for `signals`; `onSignal` receives the signal number.
     public init(
         signals: [Int32] = [SIGTERM, SIGINT], queue: DispatchQueue = DispatchQueue(label: "orchard.shutdown-signals"),
         onSignal: @escaping @Sendable (Int32) -> Void
     ) {
-        self.signals = signals
         let fired = self.fired
+        var previous: [(Int32, sighandler_t?)] = []
         sources = signals.map { number in
-            signal(number, SIG_IGN)
+            previous.append((number, signal(number, SIG_IGN)))
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
                 let first = fired.withLock { fired in
@@ -37,12 +38,13 @@ public final class ShutdownSignalHandler: @unchecked Sendable {
             source.resume()
             return source
         }
+        self.previous = previous
     }
 
-    /// Removes the handler and restores the signals' default action.
+    /// Removes the handler and restores the signals' previous dispositions (their default action, usually).
     public func cancel() {
         for source in sources { source.cancel() }
-        for number in signals { signal(number, SIG_DFL) }
+        for (number, handler) in previous { signal(number, handler ?? SIG_DFL) }
     }
 
     deinit { cancel() }

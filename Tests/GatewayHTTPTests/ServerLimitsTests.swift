@@ -179,4 +179,44 @@ struct ServerLimitsTests {
         handler.cancel()
         signal(SIGUSR2, SIG_IGN)
     }
+
+    @Test("runUntilShutdownSignal blocks until the signal, then stops the server")
+    func runUntilSignal() throws {
+        signal(SIGUSR1, SIG_IGN)
+        let server = try TestServer(responder: Self.application())
+        let httpServer = server.server
+        let done = Box<Int32>()
+        Thread.detachNewThread {
+            while done.value == nil {
+                kill(getpid(), SIGUSR1)
+                usleep(50_000)
+            }
+        }
+        let received = httpServer.runUntilShutdownSignal(signals: [SIGUSR1])
+        done.set(received)
+        #expect(received == SIGUSR1)
+        #expect(!httpServer.isAcceptingConnections)
+        #expect(throws: (any Error).self) { try CurlClient().request("GET", server.base + "/healthz") }
+    }
+
+    @Test("connections beyond the per-IP limit are refused")
+    func perIPLimit() throws {
+        var configuration = ServerConfiguration()
+        configuration.perIPConnectionLimit = 1
+        let server = try TestServer(configuration: configuration, responder: Self.application())
+        do {
+            let holder = try RawConnection(port: server.port)
+            holder.send("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+            #expect(holder.readResponse().hasPrefix("HTTP/1.1 200"))
+            let refused = try? CurlClient().request("GET", server.base + "/healthz")
+            #expect(refused == nil)
+        }
+        // Once the first connection is closed, the address may connect again.
+        var status: Int?
+        for _ in 0..<500 where status == nil {
+            status = try? CurlClient().request("GET", server.base + "/healthz").status
+            if status == nil { usleep(20_000) }
+        }
+        #expect(status == 200)
+    }
 }
