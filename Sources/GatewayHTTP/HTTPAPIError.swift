@@ -174,7 +174,8 @@ extension HTTPAPIError {
 
     /// 400 `parameter_invalid` for `param`.
     public static func parameterInvalid(_ param: String?, message: String) -> HTTPAPIError {
-        HTTPAPIError(status: .badRequest, type: .invalidRequest, code: .parameterInvalid, message: message, param: param)
+        HTTPAPIError(
+            status: .badRequest, type: .invalidRequest, code: .parameterInvalid, message: message, param: param)
     }
 
     /// 429 `rate_limited` with `Retry-After` in whole seconds.

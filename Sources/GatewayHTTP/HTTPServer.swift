@@ -442,8 +442,11 @@ private final class ServerCore: @unchecked Sendable {
         if body.isEmpty { body = Data([0]).prefix(0) }
         let mhdResponse: OpaquePointer? = body.withUnsafeBytes { bytes in
             var placeholder: UInt8 = 0
-            let pointer = bytes.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) } ?? withUnsafeMutablePointer(
-                to: &placeholder) { UnsafeMutableRawPointer($0) }
+            let pointer =
+                bytes.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) }
+                ?? withUnsafeMutablePointer(
+                    to: &placeholder
+                ) { UnsafeMutableRawPointer($0) }
             return MHD_create_response_from_buffer(bytes.count, pointer, .RESPMEM_MUST_COPY)
         }
         guard let mhdResponse else { return .NO }

@@ -330,7 +330,9 @@ extension HTTPRequest {
     /// Errors are API errors: an empty or malformed body is `invalid_json`; a missing field is
     /// `parameter_missing` and a field of the wrong type or value is `parameter_invalid`, each with `param` set to
     /// the field's dotted path (`card_info.last_four`).
-    public func decodeJSON<T: Decodable>(_ type: T.Type, decoder: JSONDecoder = JSONCoding.decoder) throws(HTTPAPIError)
+    public func decodeJSON<T: Decodable>(
+        _ type: T.Type, decoder: JSONDecoder = JSONCoding.decoder
+    ) throws(HTTPAPIError)
         -> T
     {
         guard !body.isEmpty else { throw .invalidJSON("the request body is empty; a JSON object is expected") }

@@ -98,7 +98,8 @@ public final class MetricsRegistry: Sendable {
             case .gauge(let metric):
                 out += header(metric.name, metric.help, "gauge")
                 let samples = metric.collect().filter { $0.labelValues.count == metric.labelNames.count }
-                for (labels, value) in samples.sorted(by: { $0.labelValues.lexicographicallyPrecedes($1.labelValues) }) {
+                for (labels, value) in samples.sorted(by: { $0.labelValues.lexicographicallyPrecedes($1.labelValues) })
+                {
                     out += sample(metric.name, metric.labelNames, labels, value)
                 }
             case .histogram(let metric):

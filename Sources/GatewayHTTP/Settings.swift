@@ -38,7 +38,8 @@ public struct Setting: Sendable, Equatable {
     public var isSecret: Bool
 
     /// A setting.
-    public init(name: String, kind: Kind, default defaultValue: String? = nil, summary: String, isSecret: Bool = false) {
+    public init(name: String, kind: Kind, default defaultValue: String? = nil, summary: String, isSecret: Bool = false)
+    {
         precondition(
             !name.isEmpty && name.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "-" },
             "a setting name is lower-case words joined by '-': \(name)")
@@ -180,7 +181,9 @@ public struct SettingsRegistry: Sendable {
     ///     ``ResolvedSettings/positionals``; `--help`/`-h` set ``ResolvedSettings/helpRequested``.
     ///   - environment: the process environment (`ORCHARD_…`; empty values count as unset).
     /// - Throws: ``ConfigurationError``.
-    public func resolve(arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment)
+    public func resolve(
+        arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+    )
         throws(ConfigurationError) -> ResolvedSettings
     {
         var flags: [String: String] = [:]
@@ -266,7 +269,8 @@ public struct SettingsRegistry: Sendable {
             }
             guard let text = Self.text(of: value) else {
                 throw ConfigurationError(
-                    .invalidValue, "key \"\(key)\" in the config file \(path) must be a string, number, boolean or list")
+                    .invalidValue, "key \"\(key)\" in the config file \(path) must be a string, number, boolean or list"
+                )
             }
             values[setting.name] = text
         }

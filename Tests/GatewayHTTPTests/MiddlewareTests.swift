@@ -6,7 +6,9 @@ import Testing
 struct MiddlewareFixture {
     static let clientScope: RouteScope = "client"
     static let serverScope: RouteScope = "server"
-    static let originsByApp: [String: Set<String>] = ["app_1": ["https://shop.example"], "app_2": ["https://other.example"]]
+    static let originsByApp: [String: Set<String>] = [
+        "app_1": ["https://shop.example"], "app_2": ["https://other.example"],
+    ]
 
     let log = LineCollector()
     let metrics = MetricsRegistry()
@@ -44,7 +46,9 @@ struct MiddlewareFixture {
             router: router, configuration: configuration, accessLog: { log.append($0) }, metrics: metrics,
             cors: CORSPolicy { origin, request, context in
                 if let app = context.principal?.credentialID { return Self.originsByApp[app]?.contains(origin) == true }
-                if let app = request.headers["X-Orchard-App-Id"] { return Self.originsByApp[app]?.contains(origin) == true }
+                if let app = request.headers["X-Orchard-App-Id"] {
+                    return Self.originsByApp[app]?.contains(origin) == true
+                }
                 return Self.originsByApp.values.contains { $0.contains(origin) }
             },
             authenticate: Self.authenticate,
@@ -124,7 +128,9 @@ struct MiddlewareTests {
 
     @Test("an actual CORS request is allowed only for the credential's own origins")
     func actualRequest() throws {
-        let headers = ["X-Orchard-App-Id": "app_1", "X-Orchard-App-Key": "ak_app_1", "Content-Type": "application/json"]
+        let headers = [
+            "X-Orchard-App-Id": "app_1", "X-Orchard-App-Key": "ak_app_1", "Content-Type": "application/json",
+        ]
         let allowed = try client.request(
             "POST", base + "/v1/tokens", headers: headers.merging(["Origin": "https://shop.example"]) { $1 },
             body: Data("{}".utf8))
@@ -166,7 +172,10 @@ struct MiddlewareTests {
             (#"{"amount": "1.00",}"#, "invalid_json"),
             (#"{"a":[[[{"b":1}]]]}"#, "json_too_deep"),
             (#"{"amount": "12345678901234567", "currency": "TWD"}"#, "string_too_long"),
-            (#"{"amount": "\u0041\u0042\u0043\u0044\u0045\u0046\u0047\u0048\u0049\u004a\u004b\u004c\u004d\u004e\u004f\u0050\u0051"}"#, "string_too_long"),
+            (
+                #"{"amount": "\u0041\u0042\u0043\u0044\u0045\u0046\u0047\u0048\u0049\u004a\u004b\u004c\u004d\u004e\u004f\u0050\u0051"}"#,
+                "string_too_long"
+            ),
             (#"{"amountamountamount": "1"}"#, "string_too_long"),
             (#"{"currency": "TWD"}"#, "parameter_missing"),
             (#"{"amount": 1, "currency": "TWD"}"#, "parameter_invalid"),
@@ -193,9 +202,15 @@ struct MiddlewareTests {
             ("GET", "/v1/payments/p1", [:], 401, "missing_credentials"),
             ("GET", "/v1/payments/p1", ["Authorization": "Bearer sk_wrong"], 401, "invalid_credentials"),
             ("GET", "/v1/payments/p1", ["Authorization": "Basic abc"], 401, "missing_credentials"),
-            ("GET", "/v1/payments/p1", ["X-Orchard-App-Id": "app_1", "X-Orchard-App-Key": "ak_app_1"], 403, "forbidden"),
+            (
+                "GET", "/v1/payments/p1", ["X-Orchard-App-Id": "app_1", "X-Orchard-App-Key": "ak_app_1"], 403,
+                "forbidden"
+            ),
             ("POST", "/v1/tokens", ["X-Orchard-App-Id": "app_1"], 401, "missing_credentials"),
-            ("POST", "/v1/tokens", ["X-Orchard-App-Id": "app_1", "X-Orchard-App-Key": "ak_app_2"], 401, "invalid_credentials"),
+            (
+                "POST", "/v1/tokens", ["X-Orchard-App-Id": "app_1", "X-Orchard-App-Key": "ak_app_2"], 401,
+                "invalid_credentials"
+            ),
         ] as [(String, String, [String: String], Int, String)])
     func authentication(method: String, path: String, headers: [String: String], status: Int, code: String) throws {
         let response = try client.request(method, base + path, headers: headers, body: method == "POST" ? Data() : nil)
@@ -247,7 +262,8 @@ struct MiddlewareTests {
         #expect(first["remote"] as? String == "127.0.0.1")
         #expect(first["time"] as? String == "2027-01-15T08:00:00.000Z")
         #expect(first["latency_ms"] is NSNumber)
-        #expect(Set(first.keys) == ["time", "level", "request_id", "method", "route", "status", "latency_ms", "remote"])
+        #expect(
+            Set(first.keys) == ["time", "level", "request_id", "method", "route", "status", "latency_ms", "remote"])
         for secret in ["pay_secret_id", "4111", "sk_good", "Bearer"] { #expect(!lines[0].contains(secret)) }
         let second = try #require(try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
         #expect(second["route"] as? String == "unmatched")

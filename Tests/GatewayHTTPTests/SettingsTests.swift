@@ -7,7 +7,8 @@ struct SettingsTests {
     static var registry: SettingsRegistry {
         var registry = SettingsRegistry()
         ServerConfiguration.register(in: &registry)
-        registry.register(Setting(name: "database", kind: .string, default: "sqlite:./orchard.db", summary: "the store"))
+        registry.register(
+            Setting(name: "database", kind: .string, default: "sqlite:./orchard.db", summary: "the store"))
         registry.register(Setting(name: "master-key", kind: .string, summary: "the master key", isSecret: true))
         registry.register(Setting(name: "sandbox", kind: .boolean, default: "true", summary: "sandbox mode"))
         registry.register(Setting(name: "webhook-retry-schedule", kind: .list, default: "1,5,30", summary: "retries"))
@@ -15,7 +16,8 @@ struct SettingsTests {
     }
 
     func writeConfig(_ text: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-\(UUID().uuidString).json").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-\(UUID().uuidString).json")
+            .path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return path
     }
@@ -60,7 +62,8 @@ struct SettingsTests {
     @Test("the config file may be named by ORCHARD_CONFIG; lists, booleans and secrets")
     func configFromEnvironment() throws {
         let path = try writeConfig(
-            #"{"webhook-retry-schedule": [10, 60, 300], "master-key": "mk_secret_value", "rate-limit-per-second": 2.5}"#)
+            #"{"webhook-retry-schedule": [10, 60, 300], "master-key": "mk_secret_value", "rate-limit-per-second": 2.5}"#
+        )
         defer { try? FileManager.default.removeItem(atPath: path) }
         let settings = try Self.registry.resolve(
             arguments: ["--sandbox", "serve-extra"], environment: ["ORCHARD_CONFIG": path, "ORCHARD_HOST": "::1"])
@@ -87,13 +90,16 @@ struct SettingsTests {
             ([], [:], #"{"port": {"a": 1}}"#, .invalidValue),
             (["--tls-cert", "/x.pem"], [:], "{}", .invalidValue),
         ] as [([String], [String: String], String, ConfigurationError.Code)])
-    func errors(arguments: [String], environment: [String: String], file: String, code: ConfigurationError.Code)
+    func errors(
+        arguments: [String], environment: [String: String], file: String, code: ConfigurationError.Code
+    )
         throws
     {
         let path = try writeConfig(file)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let error = #expect(throws: ConfigurationError.self) {
-            let settings = try Self.registry.resolve(arguments: ["--config", path] + arguments, environment: environment)
+            let settings = try Self.registry.resolve(
+                arguments: ["--config", path] + arguments, environment: environment)
             _ = try ServerConfiguration(settings: settings)
         }
         #expect(error?.code == code)

@@ -29,7 +29,8 @@ enum TLSFixture {
 
     /// Writes both to fresh temporary files and returns their paths.
     static func write() throws -> (certificate: String, key: String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-tls-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "orchard-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let certificatePath = directory.appendingPathComponent("cert.pem")
         let keyPath = directory.appendingPathComponent("key.pem")

@@ -77,7 +77,9 @@ final class CurlClient {
         _ = orchard_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, list)
         let writeBody: orchard_curl_write_callback = { pointer, size, count, context in
             let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
-            if let pointer { sink.body.append(UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: size * count) }
+            if let pointer {
+                sink.body.append(UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: size * count)
+            }
             return size * count
         }
         let writeHeader: orchard_curl_write_callback = { pointer, size, count, context in
@@ -96,7 +98,9 @@ final class CurlClient {
         let code: CURLcode = bodyCopy.withUnsafeBytes { bytes in
             if body != nil {
                 _ = orchard_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bytes.count)
-                _ = orchard_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+                _ = orchard_curl_setopt_pointer(
+                    handle, CURLOPT_POSTFIELDS,
+                    UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
             }
             return curl_easy_perform(handle)
         }
@@ -125,6 +129,7 @@ final class RawConnection {
         guard socketFD >= 0 else { throw ClientError(description: "socket failed") }
         var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
         setsockopt(socketFD, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socketFD, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -181,7 +186,8 @@ final class RawConnection {
             let text = String(decoding: data, as: UTF8.self)
             if let headEnd = text.range(of: "\r\n\r\n") {
                 let head = text[..<headEnd.lowerBound].lowercased()
-                let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                let length =
+                    head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
                     .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
                 if text.utf8.count - text.utf8.distance(from: text.startIndex, to: headEnd.upperBound) >= length {
                     return text

@@ -48,7 +48,9 @@ struct MetricsTests {
         #expect(histogram.count(labels: ["/a"]) == 3)
     }
 
-    @Test("special values", arguments: [(Double.infinity, "+Inf"), (-Double.infinity, "-Inf"), (Double.nan, "NaN"), (2, "2"), (0.5, "0.5")])
+    @Test(
+        "special values",
+        arguments: [(Double.infinity, "+Inf"), (-Double.infinity, "-Inf"), (Double.nan, "NaN"), (2, "2"), (0.5, "0.5")])
     func values(value: Double, text: String) {
         #expect(formatValue(value) == text)
     }
@@ -118,7 +120,8 @@ struct RouterUnitTests {
             ("PUT", "/v1/webhook-endpoint", "/v1/webhook-endpoint", [:]),
         ] as [(String, String, String, [String: String])])
     func resolves(method: String, path: String, template: String, parameters: [String: String]) throws {
-        guard case .matched(let route, let found) = Self.router.resolve(method: HTTPMethod(rawValue: method), path: path)
+        guard
+            case .matched(let route, let found) = Self.router.resolve(method: HTTPMethod(rawValue: method), path: path)
         else {
             Issue.record("no match for \(method) \(path)")
             return
