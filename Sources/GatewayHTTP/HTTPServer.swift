@@ -102,6 +102,22 @@ public final class HTTPServer: @unchecked Sendable {
     /// The number of requests being handled now (received but not yet fully answered).
     public var requestsInFlight: Int { core.inFlightCount }
 
+    /// The number of open connections (idle keep-alive ones included); 0 when not running.
+    public var openConnections: Int {
+        lock.withLock { daemon.map { Int(orchard_mhd_daemon_current_connections($0)) } ?? 0 }
+    }
+
+    /// Registers gauges for this server in `registry`: `orchard_http_requests_in_flight` and
+    /// `orchard_http_open_connections`.
+    public func registerMetrics(in registry: MetricsRegistry) {
+        registry.gauge("orchard_http_requests_in_flight", help: "HTTP requests being handled.") { [weak self] in
+            Double(self?.requestsInFlight ?? 0)
+        }
+        registry.gauge("orchard_http_open_connections", help: "Open HTTP connections.") { [weak self] in
+            Double(self?.openConnections ?? 0)
+        }
+    }
+
     /// Binds and starts the worker threads.
     public func start() throws(HTTPServerError) {
         lock.lock()
@@ -438,16 +454,10 @@ private final class ServerCore: @unchecked Sendable {
     }
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
-        var body = response.body
-        if body.isEmpty { body = Data([0]).prefix(0) }
-        let mhdResponse: OpaquePointer? = body.withUnsafeBytes { bytes in
-            var placeholder: UInt8 = 0
-            let pointer =
-                bytes.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) }
-                ?? withUnsafeMutablePointer(
-                    to: &placeholder
-                ) { UnsafeMutableRawPointer($0) }
-            return MHD_create_response_from_buffer(bytes.count, pointer, .RESPMEM_MUST_COPY)
+        // An empty body is passed as NULL with size 0, which libmicrohttpd accepts.
+        let mhdResponse: OpaquePointer? = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(
+                bytes.count, bytes.baseAddress.map { UnsafeMutableRawPointer(mutating: $0) }, .RESPMEM_MUST_COPY)
         }
         guard let mhdResponse else { return .NO }
         defer { MHD_destroy_response(mhdResponse) }

@@ -129,6 +129,10 @@ struct ServerLimitsTests {
         }
         gate.entered.wait()
         #expect(server.server.requestsInFlight == 1)
+        let registry = MetricsRegistry()
+        server.server.registerMetrics(in: registry)
+        #expect(registry.render().contains("orchard_http_requests_in_flight 1\n"))
+        #expect(registry.render().contains("orchard_http_open_connections 1\n"))
 
         let stopped = Box<Bool>()
         let httpServer = server.server
