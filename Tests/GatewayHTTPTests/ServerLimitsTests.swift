@@ -163,7 +163,8 @@ struct ServerLimitsTests {
         configuration.host = "127.0.0.1"
         configuration.port = first.port
         let second = HTTPServer(configuration: configuration, responder: Self.application(), messages: { _ in })
-        #expect(throws: HTTPServerError(.startFailed, "")) { try second.start() }
+        let error = #expect(throws: HTTPServerError(.startFailed, "")) { try second.start() }
+        #expect(error?.reason.hasPrefix("could not listen on 127.0.0.1:\(first.port)") == true)
         configuration.host = "not-an-ip"
         let third = HTTPServer(configuration: configuration, responder: Self.application(), messages: { _ in })
         #expect(throws: HTTPServerError(.invalidAddress, "")) { try third.start() }
