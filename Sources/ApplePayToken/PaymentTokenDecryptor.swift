@@ -274,7 +274,7 @@ public struct PaymentTokenDecryptor: Sendable {
         var cacheKey = leaf.der
         cacheKey.append(contentsOf: intermediate.der)
         if let entry = cache.entry(for: cacheKey) {
-            guard time >= entry.notBefore, time <= entry.notAfter else {
+            guard time >= entry.notBefore, time < entry.notAfter else {
                 throw PaymentTokenError(
                     .certificateUntrusted, "a certificate of the chain is not valid at the signing time")
             }
