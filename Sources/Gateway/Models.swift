@@ -148,6 +148,18 @@ public struct Refund: Sendable, Hashable, Codable {
     public var declineCode: String?
     public var createdAt: Date
     public var updatedAt: Date
+
+    public init(id: String, paymentID: String, amount: Int64, currency: String, status: Status, reason: String?, declineCode: String?, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.paymentID = paymentID
+        self.amount = amount
+        self.currency = currency
+        self.status = status
+        self.reason = reason
+        self.declineCode = declineCode
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
 }
 
 /// A payment: one authorization and what followed it.
@@ -215,6 +227,14 @@ public struct PaymentTransition: Sendable, Hashable, Codable {
     public var at: Date
     /// Why (`authorization approved`, `capture`, `reconciled: processor reports approved` …).
     public var cause: String
+
+    public init(paymentID: String, from: PaymentStatus?, to: PaymentStatus, at: Date, cause: String) {
+        self.paymentID = paymentID
+        self.from = from
+        self.to = to
+        self.at = at
+        self.cause = cause
+    }
 }
 
 /// What tokenization returns: a one-time prime and the card's information.

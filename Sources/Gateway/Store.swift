@@ -137,6 +137,27 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     public var identityCertificatePEM: String?
     public var identityKeySealed: Data?
     public var createdAt: Date
+
+    public init(id: String, environment: GatewayEnvironment, name: String, countryCode: String, merchantIdentifiers: [String], allowedCurrencies: [String], allowedNetworks: [String], webOrigins: [String], webhookURL: String?, webhookSecretsSealed: Data?, appID: String, appKeyHash: String, secretKeyID: String, secretKeyHash: String, credentialsSealed: Data?, identityCertificatePEM: String?, identityKeySealed: Data?, createdAt: Date) {
+        self.id = id
+        self.environment = environment
+        self.name = name
+        self.countryCode = countryCode
+        self.merchantIdentifiers = merchantIdentifiers
+        self.allowedCurrencies = allowedCurrencies
+        self.allowedNetworks = allowedNetworks
+        self.webOrigins = webOrigins
+        self.webhookURL = webhookURL
+        self.webhookSecretsSealed = webhookSecretsSealed
+        self.appID = appID
+        self.appKeyHash = appKeyHash
+        self.secretKeyID = secretKeyID
+        self.secretKeyHash = secretKeyHash
+        self.credentialsSealed = credentialsSealed
+        self.identityCertificatePEM = identityCertificatePEM
+        self.identityKeySealed = identityKeySealed
+        self.createdAt = createdAt
+    }
 }
 
 /// A Payment Processing key in a merchant's key ring.
@@ -149,6 +170,15 @@ public struct ProcessingKeyRecord: Sendable, Hashable, Codable {
     /// Active keys open tokens; several may be active during a rotation.
     public var active: Bool
     public var createdAt: Date
+
+    public init(id: String, merchantID: String, privateKeySealed: Data, certificatePEM: String, active: Bool, createdAt: Date) {
+        self.id = id
+        self.merchantID = merchantID
+        self.privateKeySealed = privateKeySealed
+        self.certificatePEM = certificatePEM
+        self.active = active
+        self.createdAt = createdAt
+    }
 }
 
 /// One row of a merchant's BIN table.
@@ -207,6 +237,21 @@ public struct PrimeRecord: Sendable, Hashable, Codable {
     public var expiresAt: Date
     public var claimedAt: Date?
     public var paymentID: String?
+
+    public init(hash: String, merchantID: String, environment: GatewayEnvironment, amount: Int64, currency: String, isDeferred: Bool, cardInfo: CardInfo, cardDataSealed: Data?, createdAt: Date, expiresAt: Date, claimedAt: Date?, paymentID: String?) {
+        self.hash = hash
+        self.merchantID = merchantID
+        self.environment = environment
+        self.amount = amount
+        self.currency = currency
+        self.isDeferred = isDeferred
+        self.cardInfo = cardInfo
+        self.cardDataSealed = cardDataSealed
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.claimedAt = claimedAt
+        self.paymentID = paymentID
+    }
 }
 
 /// An idempotency key's row: the request's fingerprint, its recovery point and, once finished, its result.
@@ -225,6 +270,18 @@ public struct IdempotencyRecord: Sendable, Hashable, Codable {
     /// The sealed stored result (success or error), once finished.
     public var responseSealed: Data?
     public var createdAt: Date
+
+    public init(merchantID: String, environment: GatewayEnvironment, key: String, operation: String, fingerprint: String, recoveryPoint: String, lockedAt: Date?, responseSealed: Data?, createdAt: Date) {
+        self.merchantID = merchantID
+        self.environment = environment
+        self.key = key
+        self.operation = operation
+        self.fingerprint = fingerprint
+        self.recoveryPoint = recoveryPoint
+        self.lockedAt = lockedAt
+        self.responseSealed = responseSealed
+        self.createdAt = createdAt
+    }
 }
 
 /// What the ledger audit reads per payment.
