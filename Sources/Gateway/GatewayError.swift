@@ -17,18 +17,28 @@ public struct GatewayError: Error, Hashable, Sendable, Codable, CustomStringConv
         }
         public var description: String { rawValue }
 
-        /// A parameter is missing, malformed or out of bounds (`param` names it).
-        public static let invalidRequest = Code(rawValue: "invalid_request")
-        /// Credentials are missing or wrong.
-        public static let authenticationFailed = Code(rawValue: "authentication_failed")
+        /// A parameter is malformed or out of bounds (`param` names it).
+        public static let invalidRequest = Code(rawValue: "parameter_invalid")
+        /// A required parameter is absent (`param` names it).
+        public static let parameterMissing = Code(rawValue: "parameter_missing")
+        /// Not an ISO 4217 currency code.
+        public static let unknownCurrency = Code(rawValue: "unknown_currency")
+        /// The cursor was not issued by this gateway.
+        public static let invalidCursor = Code(rawValue: "invalid_cursor")
+        /// The Idempotency-Key is empty, too long or not printable ASCII.
+        public static let idempotencyKeyInvalid = Code(rawValue: "idempotency_key_invalid")
+        /// A BIN table CSV line is malformed (the reason gives the line).
+        public static let binTableInvalid = Code(rawValue: "bin_table_invalid")
+        /// No such object (payment, event …) for this merchant and environment.
+        public static let notFound = Code(rawValue: "not_found")
+        /// Credentials are wrong.
+        public static let authenticationFailed = Code(rawValue: "invalid_credentials")
         /// The operation is not allowed for this merchant or environment.
         public static let forbidden = Code(rawValue: "forbidden")
         /// No merchant with that id in this environment.
         public static let merchantNotFound = Code(rawValue: "merchant_not_found")
         /// The merchant has no active processing key to open tokens with.
         public static let noProcessingKey = Code(rawValue: "no_processing_key")
-        /// The token could not be verified or decrypted; `tokenErrorCode` holds the token library's code.
-        public static let tokenInvalid = Code(rawValue: "token_invalid")
         /// A token whose transactionId was already seen.
         public static let tokenReplayed = Code(rawValue: "token_replayed")
         /// No such prime for this merchant and environment.
@@ -41,8 +51,8 @@ public struct GatewayError: Error, Hashable, Sendable, Codable, CustomStringConv
         public static let amountMismatch = Code(rawValue: "amount_mismatch")
         /// The charge's currency differs from the token's currencyCode (or the session's).
         public static let currencyMismatch = Code(rawValue: "currency_mismatch")
-        /// The currency is unknown or not allowed for the merchant.
-        public static let currencyNotAllowed = Code(rawValue: "currency_not_allowed")
+        /// The merchant does not accept the currency.
+        public static let currencyNotAllowed = Code(rawValue: "currency_not_supported")
         /// The card network is not allowed for the merchant.
         public static let networkNotAllowed = Code(rawValue: "network_not_allowed")
         /// No order session with that token.
@@ -53,8 +63,8 @@ public struct GatewayError: Error, Hashable, Sendable, Codable, CustomStringConv
         public static let sessionAlreadyPaid = Code(rawValue: "session_already_paid")
         /// Another session of this merchant has the same out_trade_no.
         public static let duplicateOutTradeNo = Code(rawValue: "duplicate_out_trade_no")
-        /// No payment with that id.
-        public static let paymentNotFound = Code(rawValue: "payment_not_found")
+        /// No payment with that id (the API's `not_found`).
+        public static let paymentNotFound = notFound
         /// The idempotency key was used with different parameters or another operation.
         public static let idempotencyConflict = Code(rawValue: "idempotency_conflict")
         /// A request with the same idempotency key is still being processed.
@@ -126,7 +136,13 @@ public struct GatewayError: Error, Hashable, Sendable, Codable, CustomStringConv
             && code != .idempotencyInFlight
     }
 
-    /// An `invalid_request` naming `param`.
+    /// A token the token library refused: the code is the library's (`signature_invalid` …), also kept in
+    /// ``tokenErrorCode`` so callers can tell token errors apart.
+    public static func token(code: String, reason: String) -> GatewayError {
+        GatewayError(Code(rawValue: code), reason, param: "token", tokenErrorCode: code)
+    }
+
+    /// A `parameter_invalid` naming `param`.
     public static func invalid(_ param: String, _ reason: String) -> GatewayError {
         GatewayError(.invalidRequest, reason, param: param)
     }

@@ -114,7 +114,7 @@ public final class GatewayService: Sendable {
     func validateAmount(_ amount: Int64, currency: String, merchant: Merchant) throws(GatewayError) {
         guard amount > 0, amount <= 1_000_000_000_000 else { throw .invalid("amount", "a positive number of minor units") }
         guard currency.count == 3, currencies.numericCode(alphabetic: currency) != nil else {
-            throw GatewayError(.currencyNotAllowed, "unknown currency", param: "currency")
+            throw GatewayError(.unknownCurrency, "not an ISO 4217 currency code", param: "currency")
         }
         guard merchant.accepts(currency: currency) else {
             throw GatewayError(.currencyNotAllowed, "the merchant does not accept \(currency)", param: "currency")
@@ -176,7 +176,7 @@ public final class GatewayService: Sendable {
         let affiliateCodes = try read { tx in
             try tx.coBrandCodes(merchantID: merchant.id, bin: Int64(opened.bin.padding(toLength: 8, withPad: "0", startingAt: 0)) ?? -1)
         }
-        let prime = Hex.encode(try gatewayThrowing { try SecureRandom.bytes(32) })
+        let prime = "prm_" + Hex.encode(try gatewayThrowing { try SecureRandom.bytes(24) })
         let hash = Identifiers.sha256Hex(prime)
         var packed = CardSecret.pack(opened)
         defer { SecureBytes.zero(&packed) }
@@ -201,7 +201,7 @@ public final class GatewayService: Sendable {
 
     func cardInfo(merchant: Merchant, opened: OpenedToken) throws(GatewayError) -> CardInfo {
         let bin = opened.bin
-        let prefixes = (4...8).filter { $0 <= bin.count }.map { String(bin.prefix($0)) }
+        let prefixes = opened.binPrefixes
         let entries = try read { try $0.binEntries(merchantID: merchant.id, prefixes: prefixes) }
         let best = entries.max { $0.prefix.count < $1.prefix.count }
         var funding = CardInfo.fundingNumber(methodType: opened.methodType)
@@ -219,7 +219,9 @@ public final class GatewayService: Sendable {
         throws(GatewayError) -> Payment
     {
         try validateAmount(request.amount, currency: request.currency, merchant: merchant)
-        guard request.prime.count == 64 else { throw GatewayError(.primeNotFound, "no such prime", param: "prime") }
+        guard request.prime.hasPrefix("prm_"), request.prime.count <= 100 else {
+            throw GatewayError(.primeNotFound, "no such prime", param: "prime")
+        }
         if let details = request.details, details.count > 100 { throw .invalid("details", "at most 100 characters") }
         if let number = request.orderNumber, number.isEmpty || number.count > 64 {
             throw .invalid("order_number", "1 to 64 characters")
@@ -456,7 +458,9 @@ public final class GatewayService: Sendable {
         guard (1...100).contains(query.limit) else { throw .invalid("limit", "1 to 100") }
         var after: PaymentCursor?
         if let cursor = query.cursor {
-            guard let parsed = PaymentCursor(text: cursor) else { throw .invalid("cursor", "malformed cursor") }
+            guard let parsed = PaymentCursor(text: cursor) else {
+                throw GatewayError(.invalidCursor, "malformed cursor", param: "cursor")
+            }
             after = parsed
         }
         var limited = query
@@ -482,7 +486,7 @@ public final class GatewayService: Sendable {
     public func redeliverEvent(merchant: Merchant, eventID: String) throws(GatewayError) {
         let event = try read { try $0.event(id: eventID) }
         guard let event, event.merchantID == merchant.id else {
-            throw GatewayError.invalid("event_id", "no such event")
+            throw GatewayError(.notFound, "no such event", param: "event_id")
         }
         try gatewayThrowing { try store.scheduleRedelivery(eventID: eventID, merchantID: merchant.id, now: clock.now()) }
     }

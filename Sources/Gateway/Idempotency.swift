@@ -58,7 +58,8 @@ extension GatewayService {
     ) throws(GatewayError) -> T {
         guard let key else { return try body(IdempotencyScope(merchant: merchant, key: nil, resumePoint: nil)) }
         guard (1...255).contains(key.utf8.count), key.allSatisfy({ $0.isASCII && !$0.isNewline }) else {
-            throw .invalid("idempotency_key", "1 to 255 printable ASCII characters")
+            throw GatewayError(
+                .idempotencyKeyInvalid, "1 to 255 printable ASCII characters", param: "idempotency_key")
         }
         let fingerprint = Identifiers.sha256Hex(([operation] + parts).joined(separator: "\u{1f}"))
         let now = clock.now()

@@ -297,14 +297,15 @@ public final class MerchantRegistry: Sendable {
 
     /// Replaces the merchant's BIN table with the CSV's rows; returns how many were loaded.
     ///
-    /// Header: `bin,issuer,bank_id,level,country,country_code,funding` (any order; only `bin` is required);
-    /// `bin` is 4 to 8 digits; `funding` is `credit`/`debit`/`prepaid` or 0/1/2.
+    /// Header: `bin_prefix,issuer,bank_id,funding,level,country,country_code` (any order; only `bin_prefix`
+    /// is required);
+    /// `bin_prefix` (or `bin`) is 4 to 11 digits, unique; `funding` is `credit`/`debit`/`prepaid` or 0/1/2.
     @discardableResult
     public func loadBINTable(merchantID: String, csv: String) throws(GatewayError) -> Int {
         let rows = CSV.parse(csv)
         guard let header = rows.first?.map({ $0.lowercased().trimmingCharacters(in: .whitespaces) }),
-            let binColumn = header.firstIndex(of: "bin")
-        else { throw .invalid("csv", "a header row with a bin column") }
+            let binColumn = header.firstIndex(of: "bin_prefix") ?? header.firstIndex(of: "bin")
+        else { throw GatewayError(.binTableInvalid, "line 1: a header with a bin_prefix column") }
         func column(_ name: String, _ row: [String]) -> String? {
             guard let index = header.firstIndex(of: name), index < row.count else { return nil }
             let value = row[index].trimmingCharacters(in: .whitespaces)
@@ -313,8 +314,8 @@ public final class MerchantRegistry: Sendable {
         var entries: [BINEntry] = []
         for (number, row) in rows.dropFirst().enumerated() where !(row.count == 1 && row[0].isEmpty) {
             let bin = binColumn < row.count ? row[binColumn].trimmingCharacters(in: .whitespaces) : ""
-            guard (4...8).contains(bin.count), bin.allSatisfy(\.isASCII), bin.allSatisfy(\.isNumber) else {
-                throw .invalid("csv", "row \(number + 2): bin must be 4 to 8 digits")
+            guard (4...11).contains(bin.count), bin.allSatisfy(\.isASCII), bin.allSatisfy(\.isNumber) else {
+                throw GatewayError(.binTableInvalid, "line \(number + 2): bin_prefix must be 4 to 11 digits")
             }
             let funding = column("funding", row).map { value -> Int in
                 switch value.lowercased() {
@@ -330,7 +331,10 @@ public final class MerchantRegistry: Sendable {
                     level: column("level", row), country: column("country", row),
                     countryCode: column("country_code", row), funding: funding))
         }
-        guard entries.count <= 200_000 else { throw .invalid("csv", "at most 200000 rows") }
+        guard entries.count <= 200_000 else { throw GatewayError(.binTableInvalid, "at most 200000 rows") }
+        guard Set(entries.map(\.prefix)).count == entries.count else {
+            throw GatewayError(.binTableInvalid, "bin_prefix values must be unique")
+        }
         try gatewayThrowing { try store.write { try $0.replaceBINTable(merchantID: merchantID, entries: entries) } }
         return entries.count
     }

@@ -65,6 +65,11 @@ public final class OpenedToken: Sendable, CustomStringConvertible {
 
     /// The first eight (or fewer) digits of the account number.
     public var bin: String { String(accountNumberDigits.prefix(8)) }
+    /// The account number's prefixes of 4 to 11 digits, for the BIN table's longest-prefix match.
+    public var binPrefixes: [String] {
+        let digits = accountNumberDigits
+        return (4...11).filter { $0 < digits.count }.map { String(digits.prefix($0)) }
+    }
     /// The last four digits of the account number.
     public var lastFour: String { String(accountNumberDigits.suffix(4)) }
     private var accountNumberDigits: String { accountNumber.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
@@ -82,7 +87,7 @@ public final class OpenedToken: Sendable, CustomStringConvertible {
 public protocol PaymentTokenOpener: Sendable {
     /// Verifies `token` (the `{paymentData, paymentMethod, transactionIdentifier}` JSON) against the
     /// environment's trust anchor at `time` and decrypts it with whichever of `keys` it was encrypted for.
-    /// Token errors are thrown as `token_invalid` carrying the token library's code.
+    /// Token errors are thrown with ``GatewayError/token(code:reason:)``: the token library's code.
     func open(token: Data, environment: GatewayEnvironment, keys: [ProcessingKeyMaterial], at time: Date)
         throws(GatewayError) -> OpenedToken
 }

@@ -183,7 +183,7 @@ public struct ProcessingKeyRecord: Sendable, Hashable, Codable {
 
 /// One row of a merchant's BIN table.
 public struct BINEntry: Sendable, Hashable, Codable {
-    /// 4 to 8 digits.
+    /// 4 to 11 digits.
     public var prefix: String
     public var issuer: String?
     public var bankID: String?
