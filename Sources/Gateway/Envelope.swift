@@ -40,6 +40,19 @@ public final class MasterKey: Sendable {
     /// The hex form, for writing the key file.
     public func hexString() -> String { bytes.withUnsafeBytes { Hex.encode($0) } }
 
+    /// The key file kept next to a database: `<database>.master-key`.
+    public static func defaultFile(forDatabase path: String) -> URL { URL(fileURLWithPath: path + ".master-key") }
+
+    /// The master key from `ORCHARD_MASTER_KEY` (64 hex digits) when set, else from the file next to the
+    /// database (generated there in sandbox on first run).
+    public static func resolve(
+        databasePath: String, environment: GatewayEnvironment,
+        variables: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(GatewayError) -> MasterKey {
+        if let hex = variables["ORCHARD_MASTER_KEY"], !hex.isEmpty { return try MasterKey(hex: hex) }
+        return try load(file: defaultFile(forDatabase: databasePath), environment: environment)
+    }
+
     /// The key for `environment`: read from `file` when it exists; in sandbox, generated and written there
     /// (mode 0600) when missing; in production, `master_key_missing` when missing.
     public static func load(file: URL, environment: GatewayEnvironment) throws(GatewayError) -> MasterKey {

@@ -158,6 +158,16 @@ public final class GatewayService: Sendable {
         }
     }
 
+    /// Tokenizes a token that was opened elsewhere (the crash-consistency harness), idempotently.
+    package func tokenize(
+        merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms = .immediate, idempotencyKey: String?
+    ) throws(GatewayError) -> PrimeResult {
+        try idempotent(merchant, key: idempotencyKey, operation: "tokenize_opened", fingerprint: [opened.transactionID]) {
+            _ throws(GatewayError) in
+            try makePrime(merchant: merchant, opened: opened, terms: terms, now: clock.now())
+        }
+    }
+
     /// Turns an opened token into a prime (replay check, card info, sealed storage). The crash harness calls
     /// it directly with tokens it opened itself.
     package func makePrime(merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms, now: Date)

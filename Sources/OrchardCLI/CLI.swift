@@ -22,7 +22,9 @@ public enum CLI {
         Command(name: "version", summary: "print Orchard's version and its C libraries' versions") { _, io in
             io.out("orchard \(orchardVersion)")
             return 0
-        }
+        },
+        AuditCommand.command,
+        GatewayWorkerCommand.command,
     ]
 
     /// Orchard's version.
