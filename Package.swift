@@ -61,7 +61,8 @@ let package = Package(
         .testTarget(
             name: "SystemLibrariesTests",
             dependencies: ["COpenSSL", "CSQLite", "CPostgres", "CCurl", "CMicroHTTPD"]),
-        .testTarget(name: "ApplePayModelTests", dependencies: ["ApplePayModel"]),
+        .testTarget(
+            name: "ApplePayModelTests", dependencies: ["ApplePayModel"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox"]),
         .testTarget(name: "OrchardCryptoTests", dependencies: ["OrchardCrypto"]),
         .testTarget(

@@ -23,6 +23,8 @@ public enum CLI {
             io.out("orchard \(orchardVersion)")
             return 0
         },
+        RequestCommand.command,
+        DemoCommand.command,
         AuditCommand.command,
         GatewayWorkerCommand.command,
     ]
