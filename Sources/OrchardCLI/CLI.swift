@@ -25,6 +25,8 @@ public enum CLI {
         },
         RequestCommand.command,
         DemoCommand.command,
+        AuditCommand.command,
+        GatewayWorkerCommand.command,
     ]
 
     /// Orchard's version.

@@ -1,0 +1,569 @@
+import Foundation
+import OrchardCrypto
+
+/// Tunables of the gateway; every field has a sensible default.
+public struct GatewayConfiguration: Sendable {
+    /// How long an order session can be paid.
+    public var sessionLifetime: TimeInterval = 30 * 60
+    /// How long finished idempotent results are replayed (24 hours).
+    public var idempotencyRetention: TimeInterval = 24 * 3600
+    /// After this long a key's holder is presumed dead and a retry resumes its request.
+    public var idempotencyLockTimeout: TimeInterval = 60
+    /// Reconciliation only touches payments, captures and refunds untouched for this long, so it never races
+    /// a live request.
+    public var reconciliationDelay: TimeInterval = 5 * 60
+    /// The longest capture delay `afterDays` accepts.
+    public var maxCaptureDelayDays = 30
+
+    public init() {}
+}
+
+/// A refund and the payment it belongs to, after the refund.
+public struct RefundResult: Sendable, Hashable, Codable {
+    public var refund: Refund
+    public var payment: Payment
+}
+
+/// What one reconciliation run did.
+public struct ReconciliationReport: Sendable, Hashable {
+    /// Payments whose authorization outcome was settled from a processor query (or failed as never sent).
+    public var settledPayments: [String] = []
+    /// Payments captured (automatic captures and finished pending ones).
+    public var capturedPayments: [String] = []
+    /// Refunds finished.
+    public var finishedRefunds: [String] = []
+    /// Payments still unknown (the processor has no answer yet).
+    public var stillUnknown: [String] = []
+    /// Expired primes whose card data was dropped.
+    public var purgedPrimes = 0
+}
+
+/// The payment gateway's domain: primes, order sessions, payments, captures, voids, refunds, reconciliation.
+/// It runs over a ``Store``, a ``Processor``, a ``PaymentTokenOpener`` and a ``GatewayClock``; every call is
+/// synchronous and thread-safe.
+public final class GatewayService: Sendable {
+    public let configuration: GatewayConfiguration
+    public let store: any Store
+    public let processor: any Processor
+    public let merchants: MerchantRegistry
+    let tokenOpener: any PaymentTokenOpener
+    let currencies: any CurrencyCatalog
+    let paymentRequests: (any PaymentRequestEvaluator)?
+    let clock: any GatewayClock
+    let cipher: EnvelopeCipher
+
+    public init(
+        configuration: GatewayConfiguration = .init(), store: any Store, processor: any Processor,
+        tokenOpener: any PaymentTokenOpener, currencies: any CurrencyCatalog,
+        paymentRequests: (any PaymentRequestEvaluator)?, cipher: EnvelopeCipher, clock: any GatewayClock
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.processor = processor
+        self.tokenOpener = tokenOpener
+        self.currencies = currencies
+        self.paymentRequests = paymentRequests
+        self.cipher = cipher
+        self.clock = clock
+        self.merchants = MerchantRegistry(store: store, cipher: cipher, clock: clock)
+    }
+
+    // MARK: - Helpers
+
+    func write<T>(_ body: (any StoreTransaction) throws -> T) throws(GatewayError) -> T {
+        try gatewayThrowing { try store.write(body) }
+    }
+
+    func read<T>(_ body: (any StoreTransaction) throws -> T) throws(GatewayError) -> T {
+        try gatewayThrowing { try store.read(body) }
+    }
+
+    /// Moves `payment` to `next`, recording the transition; refuses transitions the state machine forbids.
+    func transition(_ payment: inout Payment, to next: PaymentStatus, cause: String, at now: Date, in tx: any StoreTransaction)
+        throws
+    {
+        guard payment.status.canTransition(to: next) else {
+            throw GatewayError(
+                .invalidStateTransition, "a \(payment.status.rawValue) payment cannot become \(next.rawValue)",
+                paymentID: payment.id)
+        }
+        try tx.insertTransition(PaymentTransition(paymentID: payment.id, from: payment.status, to: next, at: now, cause: cause))
+        payment.status = next
+        payment.updatedAt = now
+    }
+
+    /// Writes a webhook event about a payment in the current transaction.
+    func emit(_ type: String, payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
+        var withRefunds = payment
+        withRefunds.refunds = try tx.refunds(paymentID: payment.id)
+        try emit(type, object: withRefunds.jsonObject(), objectID: payment.id, merchantID: payment.merchantID, in: tx, at: now)
+    }
+
+    func emit(
+        _ type: String, object: [String: Any], objectID: String, merchantID: String, in tx: any StoreTransaction, at now: Date
+    ) throws {
+        let id = try Identifiers.make("evt_", 24)
+        let body: [String: Any] = [
+            "id": id, "type": type, "created": Int64(now.timeIntervalSince1970), "data": ["object": object],
+        ]
+        let payload = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
+        try tx.insertEvent(
+            WebhookEvent(id: id, merchantID: merchantID, type: type, payload: payload, createdAt: now), objectID: objectID)
+    }
+
+    func validateAmount(_ amount: Int64, currency: String, merchant: Merchant) throws(GatewayError) {
+        guard amount > 0, amount <= 1_000_000_000_000 else { throw .invalid("amount", "a positive number of minor units") }
+        guard currency.count == 3, currencies.numericCode(alphabetic: currency) != nil else {
+            throw GatewayError(.unknownCurrency, "not an ISO 4217 currency code", param: "currency")
+        }
+        guard merchant.accepts(currency: currency) else {
+            throw GatewayError(.currencyNotAllowed, "the merchant does not accept \(currency)", param: "currency")
+        }
+    }
+
+    func ownedPayment(_ merchant: Merchant, _ id: String, in tx: any StoreTransaction) throws -> Payment {
+        guard let payment = try tx.payment(id: id), payment.merchantID == merchant.id,
+            payment.environment == merchant.environment
+        else { throw GatewayError(.paymentNotFound, "no payment \(id)", param: "payment_id") }
+        return payment
+    }
+
+    // MARK: - Primes
+
+    /// Verifies and decrypts an Apple Pay token, rejects a replayed one, stores its payment data sealed and
+    /// returns a one-time prime with the card's information. With a `paymentRequest` JSON, its rules decide
+    /// the prime's lifetime (90 s, or 30 days for a deferred payment).
+    public func tokenize(merchant: Merchant, token: Data, paymentRequest: Data? = nil, idempotencyKey: String? = nil)
+        throws(GatewayError) -> PrimeResult
+    {
+        guard !token.isEmpty, token.count <= 64 * 1024 else { throw .invalid("token", "1 byte to 64 KiB") }
+        let parts = [Hex.encode(SHA256.hash([UInt8](token))), Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data())))]
+        return try idempotent(merchant, key: idempotencyKey, operation: "tokenize", fingerprint: parts) {
+            _ throws(GatewayError) in
+            let now = clock.now()
+            var terms = PaymentRequestTerms.immediate
+            if let paymentRequest {
+                guard let paymentRequests else {
+                    throw GatewayError(.internalError, "no payment request evaluator configured")
+                }
+                terms = try paymentRequests.evaluate(
+                    paymentRequest: paymentRequest, merchantIdentifier: merchant.merchantIdentifiers.first ?? "",
+                    countryCode: merchant.countryCode)
+            }
+            let keys = try merchants.activeProcessingKeys(merchantID: merchant.id)
+            guard !keys.isEmpty else { throw GatewayError(.noProcessingKey, "the merchant has no active processing key") }
+            let opened = try tokenOpener.open(token: token, environment: merchant.environment, keys: keys, at: now)
+            defer { opened.erase() }
+            return try makePrime(merchant: merchant, opened: opened, terms: terms, now: now)
+        }
+    }
+
+    /// Tokenizes a token that was opened elsewhere (the crash-consistency harness), idempotently.
+    package func tokenize(
+        merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms = .immediate, idempotencyKey: String?
+    ) throws(GatewayError) -> PrimeResult {
+        try idempotent(merchant, key: idempotencyKey, operation: "tokenize_opened", fingerprint: [opened.transactionID]) {
+            _ throws(GatewayError) in
+            try makePrime(merchant: merchant, opened: opened, terms: terms, now: clock.now())
+        }
+    }
+
+    /// Turns an opened token into a prime (replay check, card info, sealed storage). The crash harness calls
+    /// it directly with tokens it opened itself.
+    package func makePrime(merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms, now: Date)
+        throws(GatewayError) -> PrimeResult
+    {
+        guard merchant.accepts(network: opened.network) else {
+            throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.network ?? "this network")")
+        }
+        guard let currency = currencies.alphabeticCode(numeric: opened.currencyNumericCode) else {
+            throw GatewayError(.currencyNotAllowed, "the token's currency is unknown")
+        }
+        guard merchant.accepts(currency: currency) else {
+            throw GatewayError(.currencyNotAllowed, "the merchant does not accept \(currency)")
+        }
+        let cardInfo = try self.cardInfo(merchant: merchant, opened: opened)
+        let affiliateCodes = try read { tx in
+            try tx.coBrandCodes(merchantID: merchant.id, bin: Int64(opened.bin.padding(toLength: 8, withPad: "0", startingAt: 0)) ?? -1)
+        }
+        let prime = "prm_" + Hex.encode(try gatewayThrowing { try SecureRandom.bytes(24) })
+        let hash = Identifiers.sha256Hex(prime)
+        var packed = CardSecret.pack(opened)
+        defer { SecureBytes.zero(&packed) }
+        let sealed = try cipher.seal(packed, context: SealingContext.primeCardData(primeHash: hash))
+        let expiresAt = now.addingTimeInterval(terms.primeLifetime)
+        let record = PrimeRecord(
+            hash: hash, merchantID: merchant.id, environment: merchant.environment, amount: opened.amount,
+            currency: currency, isDeferred: terms.isDeferred, cardInfo: cardInfo, cardDataSealed: sealed, createdAt: now,
+            expiresAt: expiresAt, claimedAt: nil, paymentID: nil)
+        try write { tx in
+            guard
+                try tx.recordTransactionID(
+                    merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID, at: now)
+            else { throw GatewayError(.tokenReplayed, "this token was already used") }
+            try tx.insertPrime(record)
+        }
+        return PrimeResult(
+            prime: prime, expiresAt: expiresAt, primeExpiryMillis: Int64((expiresAt.timeIntervalSince1970 * 1000).rounded()),
+            cardInfo: cardInfo, affiliateCodes: affiliateCodes, totalAmount: opened.amount, currency: currency,
+            isDeferred: terms.isDeferred)
+    }
+
+    func cardInfo(merchant: Merchant, opened: OpenedToken) throws(GatewayError) -> CardInfo {
+        let bin = opened.bin
+        let prefixes = opened.binPrefixes
+        let entries = try read { try $0.binEntries(merchantID: merchant.id, prefixes: prefixes) }
+        let best = entries.max { $0.prefix.count < $1.prefix.count }
+        var funding = CardInfo.fundingNumber(methodType: opened.methodType)
+        if let override = best?.funding, override >= 0 { funding = override }
+        return CardInfo(
+            binCode: String(bin.prefix(6)), lastFour: opened.lastFour, type: CardInfo.typeNumber(network: opened.network),
+            funding: funding, network: opened.network, issuer: best?.issuer, bankID: best?.bankID, level: best?.level,
+            country: best?.country, countryCode: best?.countryCode)
+    }
+
+    /// Pays with a prime: claims it once, checks the charge against the token (unless deferred), authorizes,
+    /// and captures according to the capture mode. A decline throws `card_declined` (the failed payment keeps
+    /// its id in the error); an unknown processor outcome returns the payment in `unknown`.
+    public func payByPrime(merchant: Merchant, _ request: PayByPrimeRequest, idempotencyKey: String? = nil)
+        throws(GatewayError) -> Payment
+    {
+        try validateAmount(request.amount, currency: request.currency, merchant: merchant)
+        guard request.prime.hasPrefix("prm_"), request.prime.count <= 100 else {
+            throw GatewayError(.primeNotFound, "no such prime", param: "prime")
+        }
+        if let details = request.details, details.count > 100 { throw .invalid("details", "at most 100 characters") }
+        if let number = request.orderNumber, number.isEmpty || number.count > 64 {
+            throw .invalid("order_number", "1 to 64 characters")
+        }
+        try validate(cardholder: request.cardholder)
+        try validate(metadata: request.metadata)
+        if case .afterDays(let days) = request.captureMode, !(1...configuration.maxCaptureDelayDays).contains(days) {
+            throw .invalid("capture_mode", "after 1 to \(configuration.maxCaptureDelayDays) days")
+        }
+        let primeHash = Identifiers.sha256Hex(request.prime)
+        let fingerprint = try gatewayThrowing {
+            [primeHash, String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
+        }
+        return try idempotent(merchant, key: idempotencyKey, operation: "pay_by_prime", fingerprint: fingerprint) {
+            scope throws(GatewayError) in
+            if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID) }
+            let now = clock.now()
+            let paymentID = try Identifiers.make("pay_", 24)
+            try write { tx in
+                guard let prime = try tx.prime(hash: primeHash), prime.merchantID == merchant.id,
+                    prime.environment == merchant.environment
+                else { throw GatewayError(.primeNotFound, "no such prime", param: "prime") }
+                if prime.claimedAt != nil {
+                    throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
+                }
+                guard now < prime.expiresAt, let primeSealed = prime.cardDataSealed else {
+                    throw GatewayError(.primeExpired, "the prime expired", param: "prime")
+                }
+                if !prime.isDeferred {
+                    guard prime.currency == request.currency else {
+                        throw GatewayError(
+                            .currencyMismatch, "the token was for \(prime.currency)", param: "currency")
+                    }
+                    guard prime.amount == request.amount else {
+                        throw GatewayError(.amountMismatch, "the token was for another amount", param: "amount")
+                    }
+                }
+                guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
+                    throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
+                }
+                var card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
+                    .copyBytes()
+                defer { SecureBytes.zero(&card) }
+                let payment = Payment(
+                    id: paymentID, merchantID: merchant.id, environment: merchant.environment, status: .processing,
+                    amount: request.amount, currency: request.currency, capturedAmount: 0, refundedAmount: 0,
+                    orderNumber: request.orderNumber, outTradeNo: nil, sessionID: nil, details: request.details,
+                    cardholder: request.cardholder, metadata: request.metadata, cardInfo: prime.cardInfo,
+                    captureMode: request.captureMode, captureAt: nil, authCode: nil, acquirer: processor.name,
+                    acquirerReference: nil, failureCode: nil, createdAt: now, updatedAt: now, authorizedAt: nil,
+                    capturedAt: nil, voidedAt: nil, refunds: [], authorizationSentAt: nil, pendingOperation: nil)
+                try tx.insertPayment(payment)
+                try tx.insertTransition(
+                    PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "paid by prime"))
+                try tx.setCardData(
+                    paymentID: paymentID,
+                    sealed: try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: paymentID)))
+                try scope.checkpoint("payment:\(paymentID)", in: tx)
+            }
+            return try drive(paymentID: paymentID)
+        }
+    }
+
+    func validate(cardholder: Cardholder?) throws(GatewayError) {
+        guard let cardholder else { return }
+        let fields: [(String, String?, Int)] = [
+            ("cardholder.name", cardholder.name, 100), ("cardholder.email", cardholder.email, 254),
+            ("cardholder.phone_number", cardholder.phoneNumber, 32), ("cardholder.zip_code", cardholder.zipCode, 16),
+            ("cardholder.address", cardholder.address, 256), ("cardholder.national_id", cardholder.nationalID, 32),
+        ]
+        for (name, value, limit) in fields where (value?.count ?? 0) > limit {
+            throw .invalid(name, "at most \(limit) characters")
+        }
+    }
+
+    func validate(metadata: [String: String]) throws(GatewayError) {
+        guard metadata.count <= 20 else { throw .invalid("metadata", "at most 20 keys") }
+        for (key, value) in metadata where key.isEmpty || key.count > 40 || value.count > 500 {
+            throw .invalid("metadata", "keys of 1 to 40 characters, values of at most 500")
+        }
+    }
+
+    // MARK: - Order sessions
+
+    /// Creates an order session (server credentials). `out_trade_no` is unique per merchant.
+    public func createSession(merchant: Merchant, _ request: CreateSessionRequest, idempotencyKey: String? = nil)
+        throws(GatewayError) -> OrderSession
+    {
+        guard (1...64).contains(request.outTradeNo.count) else { throw .invalid("out_trade_no", "1 to 64 characters") }
+        try validateAmount(request.amount, currency: request.currency, merchant: merchant)
+        guard request.country.count == 2, request.country.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+            throw .invalid("country", "ISO 3166 alpha-2")
+        }
+        if let subject = request.subject, subject.count > 256 { throw .invalid("subject", "at most 256 characters") }
+        if let user = request.userID, user.count > 64 { throw .invalid("user_id", "at most 64 characters") }
+        if let url = request.notifyURL {
+            guard url.count <= 2048, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? "")
+            else { throw .invalid("notify_url", "an http(s) URL") }
+        }
+        let fingerprint = try gatewayThrowing { [String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)] }
+        return try idempotent(merchant, key: idempotencyKey, operation: "create_session", fingerprint: fingerprint) {
+            _ throws(GatewayError) in
+            let now = clock.now()
+            let session = OrderSession(
+                id: try Identifiers.make("ses_", 24), orderToken: try Identifiers.make("ot_", 40), merchantID: merchant.id,
+                environment: merchant.environment, outTradeNo: request.outTradeNo, amount: request.amount,
+                currency: request.currency, country: request.country.uppercased(), subject: request.subject,
+                userID: request.userID, notifyURL: request.notifyURL, status: .open, paymentID: nil,
+                merchantIdentifier: merchant.merchantIdentifiers.first ?? "",
+                supportedNetworks: merchant.allowedNetworks.isEmpty
+                    ? ["visa", "masterCard", "amex", "jcb", "chinaUnionPay"] : merchant.allowedNetworks,
+                merchantCapabilities: ["supports3DS"], expiresAt: now.addingTimeInterval(configuration.sessionLifetime),
+                createdAt: now)
+            try write { tx in
+                guard try tx.insertSession(session) else {
+                    throw GatewayError(
+                        .duplicateOutTradeNo, "another session has this out_trade_no", param: "out_trade_no")
+                }
+            }
+            return session
+        }
+    }
+
+    /// The session for `orderToken` (client or server credentials of its merchant).
+    public func session(merchant: Merchant, orderToken: String) throws(GatewayError) -> OrderSession {
+        let session = try read { try $0.session(orderToken: orderToken) }
+        guard let session, session.merchantID == merchant.id, session.environment == merchant.environment else {
+            throw GatewayError(.sessionNotFound, "no such session", param: "order_token")
+        }
+        return session
+    }
+
+    /// Pays an order session with an Apple Pay token (client credentials). Idempotent on `idempotencyKey`, or
+    /// on the token's transactionIdentifier when no key is given: a retry answers the first result.
+    public func paySession(merchant: Merchant, orderToken: String, token: Data, idempotencyKey: String? = nil)
+        throws(GatewayError) -> Payment
+    {
+        guard !token.isEmpty, token.count <= 64 * 1024 else { throw .invalid("token", "1 byte to 64 KiB") }
+        let outer = (try? JSONSerialization.jsonObject(with: token)) as? [String: Any]
+        let transactionIdentifier = outer?["transactionIdentifier"] as? String
+        let key = idempotencyKey ?? transactionIdentifier.map { "txn:" + String($0.prefix(200)) }
+        let parts = [orderToken, transactionIdentifier ?? Hex.encode(SHA256.hash([UInt8](token)))]
+        return try idempotent(merchant, key: key, operation: "pay_session", fingerprint: parts) {
+            scope throws(GatewayError) in
+            if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID) }
+            let now = clock.now()
+            let session = try self.session(merchant: merchant, orderToken: orderToken)
+            try checkPayable(session, now: now)
+            let keys = try merchants.activeProcessingKeys(merchantID: merchant.id)
+            guard !keys.isEmpty else { throw GatewayError(.noProcessingKey, "the merchant has no active processing key") }
+            let opened = try tokenOpener.open(token: token, environment: merchant.environment, keys: keys, at: now)
+            defer { opened.erase() }
+            return try paySession(merchant: merchant, session: session, opened: opened, scope: scope, now: now)
+        }
+    }
+
+    func checkPayable(_ session: OrderSession, now: Date) throws(GatewayError) {
+        switch session.status {
+        case .completed: throw GatewayError(.sessionAlreadyPaid, "the session was paid", paymentID: session.paymentID)
+        case .processing:
+            throw GatewayError(.sessionAlreadyPaid, "a payment of the session is in progress", paymentID: session.paymentID)
+        case .open: break
+        }
+        guard now < session.expiresAt else { throw GatewayError(.sessionExpired, "the session expired") }
+    }
+
+    package func paySession(
+        merchant: Merchant, session: OrderSession, opened: OpenedToken, scope: IdempotencyScope, now: Date
+    ) throws(GatewayError) -> Payment {
+        guard merchant.accepts(network: opened.network) else {
+            throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.network ?? "this network")")
+        }
+        guard currencies.numericCode(alphabetic: session.currency) == opened.currencyNumericCode else {
+            throw GatewayError(.currencyMismatch, "the token's currency differs from the session's", param: "token")
+        }
+        guard opened.amount == session.amount else {
+            throw GatewayError(.amountMismatch, "the token's amount differs from the session's", param: "token")
+        }
+        let cardInfo = try self.cardInfo(merchant: merchant, opened: opened)
+        let paymentID = try Identifiers.make("pay_", 24)
+        var card = CardSecret.pack(opened)
+        defer { SecureBytes.zero(&card) }
+        let sealed = try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: paymentID))
+        try write { tx in
+            guard var current = try tx.session(orderToken: session.orderToken) else {
+                throw GatewayError(.sessionNotFound, "no such session")
+            }
+            try checkPayable(current, now: now)
+            guard
+                try tx.recordTransactionID(
+                    merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID, at: now)
+            else { throw GatewayError(.tokenReplayed, "this token was already used") }
+            let payment = Payment(
+                id: paymentID, merchantID: merchant.id, environment: merchant.environment, status: .processing,
+                amount: session.amount, currency: session.currency, capturedAmount: 0, refundedAmount: 0,
+                orderNumber: session.outTradeNo, outTradeNo: session.outTradeNo, sessionID: session.id,
+                details: session.subject.map { String($0.prefix(100)) }, cardholder: nil, metadata: [:],
+                cardInfo: cardInfo, captureMode: .now, captureAt: nil, authCode: nil, acquirer: processor.name,
+                acquirerReference: nil, failureCode: nil, createdAt: now, updatedAt: now, authorizedAt: nil,
+                capturedAt: nil, voidedAt: nil, refunds: [], authorizationSentAt: nil, pendingOperation: nil)
+            try tx.insertPayment(payment)
+            try tx.insertTransition(
+                PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "session paid"))
+            try tx.setCardData(paymentID: paymentID, sealed: sealed)
+            current.status = .processing
+            current.paymentID = paymentID
+            try tx.updateSession(current)
+            try scope.checkpoint("payment:\(paymentID)", in: tx)
+        }
+        return try drive(paymentID: paymentID)
+    }
+
+    // MARK: - Queries
+
+    /// A payment with its refunds.
+    public func payment(merchant: Merchant, id: String) throws(GatewayError) -> Payment {
+        try read { tx in
+            var payment = try ownedPayment(merchant, id, in: tx)
+            payment.refunds = try tx.refunds(paymentID: id)
+            return payment
+        }
+    }
+
+    /// The payment's recorded transitions, oldest first.
+    public func transitions(merchant: Merchant, paymentID: String) throws(GatewayError) -> [PaymentTransition] {
+        try read { tx in
+            _ = try ownedPayment(merchant, paymentID, in: tx)
+            return try tx.transitions(paymentID: paymentID)
+        }
+    }
+
+    /// The record query: filters, newest first, cursor pagination.
+    public func payments(merchant: Merchant, query: PaymentQuery) throws(GatewayError) -> PaymentPage {
+        guard (1...100).contains(query.limit) else { throw .invalid("limit", "1 to 100") }
+        var after: PaymentCursor?
+        if let cursor = query.cursor {
+            guard let parsed = PaymentCursor(text: cursor) else {
+                throw GatewayError(.invalidCursor, "malformed cursor", param: "cursor")
+            }
+            after = parsed
+        }
+        var limited = query
+        limited.limit = query.limit + 1
+        return try read { tx in
+            var rows = try tx.payments(
+                merchantID: merchant.id, environment: merchant.environment, query: limited, after: after)
+            let more = rows.count > query.limit
+            rows = Array(rows.prefix(query.limit))
+            for index in rows.indices { rows[index].refunds = try tx.refunds(paymentID: rows[index].id) }
+            let next = more ? rows.last.map { PaymentCursor(createdAt: $0.createdAt, id: $0.id).text } : nil
+            return PaymentPage(payments: rows, nextCursor: next)
+        }
+    }
+
+    /// The merchant's webhook events, newest first.
+    public func events(merchant: Merchant, limit: Int = 50) throws(GatewayError) -> [WebhookEvent] {
+        guard (1...100).contains(limit) else { throw .invalid("limit", "1 to 100") }
+        return try read { try $0.events(merchantID: merchant.id, limit: limit) }
+    }
+
+    /// Schedules an event (delivered or dead) for delivery again.
+    public func redeliverEvent(merchant: Merchant, eventID: String) throws(GatewayError) {
+        let event = try read { try $0.event(id: eventID) }
+        guard let event, event.merchantID == merchant.id else {
+            throw GatewayError(.notFound, "no such event", param: "event_id")
+        }
+        try gatewayThrowing { try store.scheduleRedelivery(eventID: eventID, merchantID: merchant.id, now: clock.now()) }
+    }
+}
+
+extension JSONEncoder {
+    /// An encoder with sorted keys, for request fingerprints.
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}
+
+/// The card data a prime or payment keeps sealed until authorization: account number, expiry,
+/// cryptogram, ECI — length-prefixed fields.
+struct CardSecret {
+    let accountNumber: SecureBytes
+    let expirationDate: String
+    let cryptogram: SecureBytes?
+    let eci: String?
+
+    static func pack(_ opened: OpenedToken) -> [UInt8] {
+        var out: [UInt8] = []
+        func field(_ bytes: [UInt8]?) {
+            guard let bytes else {
+                out += [0xff, 0xff]
+                return
+            }
+            out += [UInt8(bytes.count >> 8), UInt8(bytes.count & 0xff)]
+            out += bytes
+        }
+        var pan = opened.accountNumber.copyBytes()
+        var cryptogram = opened.cryptogram?.copyBytes()
+        field(pan)
+        field(Array(opened.expirationDate.utf8))
+        field(cryptogram)
+        field(opened.eci.map { Array($0.utf8) })
+        SecureBytes.zero(&pan)
+        if cryptogram != nil { SecureBytes.zero(&cryptogram!) }
+        return out
+    }
+
+    static func unpack(_ sealed: SecureBytes) throws(GatewayError) -> CardSecret {
+        let fields: [[UInt8]?]? = sealed.withUnsafeBytes { raw in
+            var fields: [[UInt8]?] = []
+            var index = 0
+            while index + 2 <= raw.count {
+                let length = Int(raw[index]) << 8 | Int(raw[index + 1])
+                index += 2
+                if length == 0xffff {
+                    fields.append(nil)
+                    continue
+                }
+                guard index + length <= raw.count else { return nil }
+                fields.append(Array(raw[index..<index + length]))
+                index += length
+            }
+            return fields.count == 4 ? fields : nil
+        }
+        guard var fields, var pan = fields[0] else { throw GatewayError(.internalError, "malformed card data") }
+        defer {
+            SecureBytes.zero(&pan)
+            if fields[2] != nil { SecureBytes.zero(&fields[2]!) }
+        }
+        return CardSecret(
+            accountNumber: SecureBytes(pan), expirationDate: String(decoding: fields[1] ?? [], as: UTF8.self),
+            cryptogram: fields[2].map { SecureBytes($0) }, eci: fields[3].map { String(decoding: $0, as: UTF8.self) })
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import OrchardCrypto
+
+/// The progress of one idempotent request: where a resumed request starts, and how a phase records
+/// the point it reached in the same transaction as its writes.
+package final class IdempotencyScope {
+    package let merchant: Merchant
+    package let key: String?
+    /// The recovery point a resumed request starts from (nil for a fresh one).
+    package let resumePoint: String?
+    package private(set) var currentPoint: String
+
+    init(merchant: Merchant, key: String?, resumePoint: String?) {
+        self.merchant = merchant
+        self.key = key
+        self.resumePoint = resumePoint
+        self.currentPoint = resumePoint ?? "started"
+    }
+
+    /// Records `point` inside the transaction `tx` (a no-op without a key).
+    package func checkpoint(_ point: String, in tx: any StoreTransaction) throws {
+        currentPoint = point
+        guard let key else { return }
+        guard var record = try tx.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
+        else { return }
+        record.recoveryPoint = point
+        try tx.updateIdempotencyRecord(record)
+    }
+
+    /// The id after `prefix:` in the resume point, when it has that prefix.
+    package func resumed(_ prefix: String) -> String? {
+        guard let point = resumePoint, point.hasPrefix(prefix + ":") else { return nil }
+        return String(point.dropFirst(prefix.count + 1))
+    }
+}
+
+/// How a request holds its idempotency key.
+private enum IdempotencyClaim {
+    case fresh
+    case resume(String)
+    case replay(Data)
+}
+
+/// A stored result: the value or the error, replayed as is.
+private struct StoredResult<T: Codable>: Codable {
+    var value: T?
+    var error: GatewayError?
+}
+
+extension GatewayService {
+    /// Runs `body` at most once per (merchant, environment, key): a finished result (success or final
+    /// error) is replayed for the retention period; different parameters are `idempotency_conflict`; a
+    /// request holding the key is `idempotency_in_flight`; a request whose holder died (stale lock) is
+    /// resumed from its recovery point.
+    package func idempotent<T: Codable>(
+        _ merchant: Merchant, key: String?, operation: String, fingerprint parts: [String],
+        _ body: (IdempotencyScope) throws(GatewayError) -> T
+    ) throws(GatewayError) -> T {
+        guard let key else { return try body(IdempotencyScope(merchant: merchant, key: nil, resumePoint: nil)) }
+        guard (1...255).contains(key.utf8.count), key.allSatisfy({ $0.isASCII && !$0.isNewline }) else {
+            throw GatewayError(
+                .idempotencyKeyInvalid, "1 to 255 printable ASCII characters", param: "idempotency_key")
+        }
+        let fingerprint = Identifiers.sha256Hex(([operation] + parts).joined(separator: "\u{1f}"))
+        let now = clock.now()
+        let context = "idempotency:\(merchant.id):\(key)"
+        let claim: IdempotencyClaim = try gatewayThrowing {
+            try store.write { tx in
+                let fresh = IdempotencyRecord(
+                    merchantID: merchant.id, environment: merchant.environment, key: key, operation: operation,
+                    fingerprint: fingerprint, recoveryPoint: "started", lockedAt: now, responseSealed: nil,
+                    createdAt: now)
+                if try tx.claimIdempotencyKey(fresh) { return .fresh }
+                guard
+                    var existing = try tx.idempotencyRecord(
+                        merchantID: merchant.id, environment: merchant.environment, key: key)
+                else { throw GatewayError(.storageFailure, "idempotency row vanished") }
+                if existing.createdAt < now.addingTimeInterval(-configuration.idempotencyRetention),
+                    existing.responseSealed != nil
+                {
+                    try tx.deleteIdempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
+                    _ = try tx.claimIdempotencyKey(fresh)
+                    return .fresh
+                }
+                guard existing.operation == operation, existing.fingerprint == fingerprint else {
+                    throw GatewayError(
+                        .idempotencyConflict, "this key was used with different parameters", param: "idempotency_key")
+                }
+                if let sealed = existing.responseSealed { return .replay(sealed) }
+                if let lockedAt = existing.lockedAt, lockedAt > now.addingTimeInterval(-configuration.idempotencyLockTimeout) {
+                    throw GatewayError(.idempotencyInFlight, "a request with this key is in progress", param: "idempotency_key")
+                }
+                existing.lockedAt = now
+                try tx.updateIdempotencyRecord(existing)
+                return .resume(existing.recoveryPoint)
+            }
+        }
+        let scope: IdempotencyScope
+        switch claim {
+        case .replay(let sealed):
+            let bytes = try cipher.open(sealed, context: context)
+            let stored = try gatewayThrowing { try JSONDecoder().decode(StoredResult<T>.self, from: Data(bytes.copyBytes())) }
+            if let error = stored.error { throw error }
+            guard let value = stored.value else { throw GatewayError(.internalError, "empty stored result") }
+            return value
+        case .fresh:
+            scope = IdempotencyScope(merchant: merchant, key: key, resumePoint: nil)
+        case .resume(let point):
+            scope = IdempotencyScope(merchant: merchant, key: key, resumePoint: point == "started" ? nil : point)
+        }
+        let result: Result<T, GatewayError>
+        do { result = .success(try body(scope)) } catch { result = .failure(error) }
+        let finalResult: StoredResult<T>?
+        switch result {
+        case .success(let value): finalResult = StoredResult(value: value, error: nil)
+        case .failure(let error) where error.isFinal: finalResult = StoredResult(value: nil, error: error)
+        case .failure: finalResult = nil
+        }
+        do {
+            try store.write { tx in
+                guard
+                    var record = try tx.idempotencyRecord(
+                        merchantID: merchant.id, environment: merchant.environment, key: key)
+                else { return }
+                if let finalResult {
+                    record.responseSealed = try cipher.seal(Array(try JSONEncoder().encode(finalResult)), context: context)
+                    record.lockedAt = nil
+                    try tx.updateIdempotencyRecord(record)
+                } else if scope.currentPoint == "started" {
+                    try tx.deleteIdempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
+                } else {
+                    // Unlock so a retry resumes from the recovery point at once.
+                    record.lockedAt = nil
+                    try tx.updateIdempotencyRecord(record)
+                }
+            }
+        } catch {
+            // The work is done; a retry after the lock timeout resumes from the recovery point.
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// One broken ledger invariant.
+public struct AuditFinding: Sendable, Hashable, CustomStringConvertible {
+    /// The invariant (`double_authorization`, `double_capture`, `refunds_exceed_capture`, `missing_event`).
+    public var rule: String
+    public var paymentID: String
+    public var detail: String
+
+    public var description: String { "\(rule) \(paymentID): \(detail)" }
+}
+
+/// The ledger's invariants, checked over a store: no payment authorized (or captured) twice at the processor,
+/// refunds never above captures, and every settled payment with the event that reports its state.
+public enum LedgerAudit {
+    /// The summary of one audit.
+    public struct Report: Sendable {
+        public var paymentsChecked: Int
+        public var findings: [AuditFinding]
+        /// Payments still `processing` or `unknown` (not a violation; reconciliation settles them).
+        public var unsettled: Int
+        public var holds: Bool { findings.isEmpty }
+    }
+
+    /// The event types that can report a payment's current state.
+    static func acceptableEvents(for status: PaymentStatus) -> [[String]] {
+        let resolved = WebhookEventType.paymentUnknownResolved
+        switch status {
+        case .processing, .unknown: return []
+        case .authorized: return [[WebhookEventType.paymentSucceeded, resolved]]
+        case .failed: return [[WebhookEventType.paymentFailed, resolved]]
+        case .captured: return [[WebhookEventType.paymentCaptured]]
+        case .voided: return [[WebhookEventType.paymentVoided]]
+        case .partiallyRefunded, .refunded: return [[WebhookEventType.paymentRefunded]]
+        }
+    }
+
+    /// Audits every payment in `store`.
+    public static func run(store: any Store) throws(GatewayError) -> Report {
+        let rows = try gatewayThrowing { try store.read { try $0.auditRows() } }
+        var findings: [AuditFinding] = []
+        var unsettled = 0
+        for row in rows {
+            if row.processorAuthorizations > 1 {
+                findings.append(
+                    AuditFinding(
+                        rule: "double_authorization", paymentID: row.paymentID,
+                        detail: "the processor recorded \(row.processorAuthorizations) authorizations"))
+            }
+            if row.processorCaptures > 1 {
+                findings.append(
+                    AuditFinding(
+                        rule: "double_capture", paymentID: row.paymentID,
+                        detail: "the processor recorded \(row.processorCaptures) captures"))
+            }
+            if row.refundedAmount > row.capturedAmount {
+                findings.append(
+                    AuditFinding(
+                        rule: "refunds_exceed_capture", paymentID: row.paymentID,
+                        detail: "refunded \(row.refundedAmount) of \(row.capturedAmount) captured"))
+            }
+            if !row.status.isSettled { unsettled += 1 }
+            for alternatives in acceptableEvents(for: row.status)
+            where !alternatives.contains(where: row.eventTypes.contains) {
+                findings.append(
+                    AuditFinding(
+                        rule: "missing_event", paymentID: row.paymentID,
+                        detail: "\(row.status.rawValue) without a \(alternatives.joined(separator: " or ")) event"))
+            }
+        }
+        return Report(paymentsChecked: rows.count, findings: findings, unsettled: unsettled)
+    }
+}

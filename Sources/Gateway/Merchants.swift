@@ -1,0 +1,443 @@
+import Foundation
+import OrchardCrypto
+
+/// A merchant, as the API shows it (no secrets).
+public struct Merchant: Sendable, Hashable, Codable {
+    public var id: String
+    public var environment: GatewayEnvironment
+    public var name: String
+    public var countryCode: String
+    public var merchantIdentifiers: [String]
+    public var allowedCurrencies: [String]
+    public var allowedNetworks: [String]
+    public var webOrigins: [String]
+    public var webhookURL: String?
+    public var appID: String
+    public var createdAt: Date
+
+    init(_ record: MerchantRecord) {
+        id = record.id
+        environment = record.environment
+        name = record.name
+        countryCode = record.countryCode
+        merchantIdentifiers = record.merchantIdentifiers
+        allowedCurrencies = record.allowedCurrencies
+        allowedNetworks = record.allowedNetworks
+        webOrigins = record.webOrigins
+        webhookURL = record.webhookURL
+        appID = record.appID
+        createdAt = record.createdAt
+    }
+
+    /// Whether the merchant accepts `currency` (alphabetic); an empty list accepts every currency.
+    public func accepts(currency: String) -> Bool { allowedCurrencies.isEmpty || allowedCurrencies.contains(currency) }
+
+    /// Whether the merchant accepts `network`; an empty list accepts every network.
+    public func accepts(network: String?) -> Bool {
+        allowedNetworks.isEmpty
+            || allowedNetworks.contains { $0.caseInsensitiveCompare(network ?? "") == .orderedSame }
+    }
+}
+
+/// What a new merchant is made of.
+public struct MerchantSpec: Sendable, Hashable {
+    public var name: String
+    public var environment: GatewayEnvironment
+    public var countryCode: String
+    public var merchantIdentifiers: [String]
+    public var allowedCurrencies: [String]
+    public var allowedNetworks: [String]
+    public var webOrigins: [String]
+
+    public init(
+        name: String, environment: GatewayEnvironment, countryCode: String = "TW", merchantIdentifiers: [String],
+        allowedCurrencies: [String] = [], allowedNetworks: [String] = [], webOrigins: [String] = []
+    ) {
+        self.name = name
+        self.environment = environment
+        self.countryCode = countryCode
+        self.merchantIdentifiers = merchantIdentifiers
+        self.allowedCurrencies = allowedCurrencies
+        self.allowedNetworks = allowedNetworks
+        self.webOrigins = webOrigins
+    }
+}
+
+/// A merchant's credentials: shown once at creation (and, in sandbox, again by `orchard merchant show`).
+public struct MerchantCredentials: Sendable, Hashable, Codable {
+    public var merchantID: String
+    /// Public: identifies the merchant's apps.
+    public var appID: String
+    /// For clients (iOS/web SDK): safe to ship in an app; only opens client routes.
+    public var appKey: String
+    /// For the merchant's server (`sk_test_…`/`sk_live_…`): never ship it.
+    public var secretKey: String
+}
+
+/// The contexts that bind sealed values to their records.
+public enum SealingContext {
+    public static func webhookSecrets(merchantID: String) -> String { "webhook_secrets:\(merchantID)" }
+    public static func credentials(merchantID: String) -> String { "merchant_credentials:\(merchantID)" }
+    public static func processingKey(id: String) -> String { "processing_key:\(id)" }
+    public static func identityKey(merchantID: String) -> String { "identity_key:\(merchantID)" }
+    public static func primeCardData(primeHash: String) -> String { "prime_card:\(primeHash)" }
+    public static func paymentCardData(paymentID: String) -> String { "payment_card:\(paymentID)" }
+    public static func setting(_ name: String) -> String { "setting:\(name)" }
+}
+
+/// Random identifiers and key hashing.
+package enum Identifiers {
+    package static func make(_ prefix: String, _ count: Int = 24) throws(GatewayError) -> String {
+        do { return prefix + (try SecureRandom.alphanumeric(count)) } catch {
+            throw GatewayError(.internalError, "random generator failed")
+        }
+    }
+
+    package static func sha256Hex(_ text: String) -> String { Hex.encode(SHA256.hash(Array(text.utf8))) }
+
+    /// Whether `candidate` hashes to `expectedHex`, compared in constant time.
+    package static func matches(_ candidate: String, hashHex expectedHex: String) -> Bool {
+        guard let expected = Hex.decode(expectedHex) else { return false }
+        return ConstantTime.equals(SHA256.hash(Array(candidate.utf8)), expected)
+    }
+}
+
+/// Merchants, their credentials, keys, webhook endpoint and tables.
+public final class MerchantRegistry: Sendable {
+    let store: any Store
+    let cipher: EnvelopeCipher
+    let clock: any GatewayClock
+
+    public init(store: any Store, cipher: EnvelopeCipher, clock: any GatewayClock) {
+        self.store = store
+        self.cipher = cipher
+        self.clock = clock
+    }
+
+    /// Creates a merchant with fresh credentials, returned once.
+    public func create(_ spec: MerchantSpec) throws(GatewayError) -> (Merchant, MerchantCredentials) {
+        guard !spec.name.isEmpty, spec.name.count <= 100 else { throw .invalid("name", "1 to 100 characters") }
+        guard spec.countryCode.count == 2 else { throw .invalid("country_code", "ISO 3166 alpha-2") }
+        guard !spec.merchantIdentifiers.isEmpty else { throw .invalid("merchant_identifiers", "at least one") }
+        let id = try Identifiers.make("mch_", 16)
+        let appID = try Identifiers.make("app_", 16)
+        let appKey = try Identifiers.make("ak_", 40)
+        let secretKeyID = try Identifiers.make("", 12)
+        let secretKey = (spec.environment == .sandbox ? "sk_test_" : "sk_live_") + secretKeyID
+            + (try Identifiers.make("", 32))
+        let credentials = MerchantCredentials(merchantID: id, appID: appID, appKey: appKey, secretKey: secretKey)
+        var sealedCredentials: Data?
+        if spec.environment == .sandbox {
+            let json = try gatewayThrowing { try JSONEncoder().encode(credentials) }
+            sealedCredentials = try cipher.seal(Array(json), context: SealingContext.credentials(merchantID: id))
+        }
+        let record = MerchantRecord(
+            id: id, environment: spec.environment, name: spec.name, countryCode: spec.countryCode.uppercased(),
+            merchantIdentifiers: spec.merchantIdentifiers, allowedCurrencies: spec.allowedCurrencies.map { $0.uppercased() },
+            allowedNetworks: spec.allowedNetworks, webOrigins: spec.webOrigins, webhookURL: nil,
+            webhookSecretsSealed: nil, appID: appID, appKeyHash: Identifiers.sha256Hex(appKey),
+            secretKeyID: secretKeyID, secretKeyHash: Identifiers.sha256Hex(secretKey),
+            credentialsSealed: sealedCredentials, identityCertificatePEM: nil, identityKeySealed: nil,
+            createdAt: clock.now())
+        try gatewayThrowing { try store.write { try $0.insertMerchant(record) } }
+        return (Merchant(record), credentials)
+    }
+
+    /// The merchant whose app id and app key these are (client routes).
+    public func authenticateClient(appID: String, appKey: String) throws(GatewayError) -> Merchant {
+        let record = try gatewayThrowing { try store.read { try $0.merchant(appID: appID) } }
+        guard let record, Identifiers.matches(appKey, hashHex: record.appKeyHash) else {
+            throw GatewayError(.authenticationFailed, "unknown app id or wrong app key")
+        }
+        return Merchant(record)
+    }
+
+    /// The merchant whose secret key this is (server routes).
+    public func authenticateServer(secretKey: String) throws(GatewayError) -> Merchant {
+        let utf8 = Array(secretKey.utf8)
+        guard utf8.count == 52, secretKey.hasPrefix("sk_test_") || secretKey.hasPrefix("sk_live_") else {
+            throw GatewayError(.authenticationFailed, "malformed secret key")
+        }
+        let keyID = String(decoding: utf8[8..<20], as: UTF8.self)
+        let record = try gatewayThrowing { try store.read { try $0.merchant(secretKeyID: keyID) } }
+        guard let record, Identifiers.matches(secretKey, hashHex: record.secretKeyHash) else {
+            throw GatewayError(.authenticationFailed, "unknown secret key")
+        }
+        return Merchant(record)
+    }
+
+    func record(_ id: String) throws(GatewayError) -> MerchantRecord {
+        let record = try gatewayThrowing { try store.read { try $0.merchant(id: id) } }
+        guard let record else { throw GatewayError(.merchantNotFound, "no merchant \(id)") }
+        return record
+    }
+
+    /// The merchant with `id`.
+    public func merchant(id: String) throws(GatewayError) -> Merchant { Merchant(try record(id)) }
+
+    /// Every merchant of `environment`, oldest first.
+    public func merchants(environment: GatewayEnvironment) throws(GatewayError) -> [Merchant] {
+        try gatewayThrowing { try store.read { try $0.merchants(environment: environment) } }.map(Merchant.init)
+    }
+
+    /// The credentials again — sandbox only; production keys are shown once.
+    public func credentials(merchantID: String) throws(GatewayError) -> MerchantCredentials {
+        let record = try record(merchantID)
+        guard record.environment == .sandbox, let sealed = record.credentialsSealed else {
+            throw GatewayError(.forbidden, "production credentials are shown only once")
+        }
+        let bytes = try cipher.open(sealed, context: SealingContext.credentials(merchantID: merchantID))
+        return try gatewayThrowing { try JSONDecoder().decode(MerchantCredentials.self, from: Data(bytes.copyBytes())) }
+    }
+
+    /// Adds a processing key to the ring (active); returns its id.
+    @discardableResult
+    public func addProcessingKey(merchantID: String, privateKeyPEM: SecureBytes, certificatePEM: String, id: String? = nil)
+        throws(GatewayError) -> String
+    {
+        _ = try record(merchantID)
+        var keyID = id ?? ""
+        if id == nil { keyID = try Identifiers.make("pk_", 16) }
+        let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.processingKey(id: keyID))
+        let key = ProcessingKeyRecord(
+            id: keyID, merchantID: merchantID, privateKeySealed: sealed, certificatePEM: certificatePEM, active: true,
+            createdAt: clock.now())
+        try gatewayThrowing { try store.write { try $0.insertProcessingKey(key) } }
+        return keyID
+    }
+
+    /// Activates or retires a processing key (rotation: add the new key, then retire the old one).
+    public func setProcessingKey(merchantID: String, keyID: String, active: Bool) throws(GatewayError) {
+        try gatewayThrowing {
+            try store.write { tx in
+                guard var key = try tx.processingKeys(merchantID: merchantID).first(where: { $0.id == keyID }) else {
+                    throw GatewayError.invalid("key_id", "no such processing key")
+                }
+                key.active = active
+                try tx.updateProcessingKey(key)
+            }
+        }
+    }
+
+    /// The active processing keys, decrypted, newest first.
+    public func activeProcessingKeys(merchantID: String) throws(GatewayError) -> [ProcessingKeyMaterial] {
+        let keys = try gatewayThrowing { try store.read { try $0.processingKeys(merchantID: merchantID) } }
+        var result: [ProcessingKeyMaterial] = []
+        for key in keys.reversed() where key.active {
+            let pem = try cipher.open(key.privateKeySealed, context: SealingContext.processingKey(id: key.id))
+            result.append(ProcessingKeyMaterial(id: key.id, privateKeyPEM: pem, certificatePEM: key.certificatePEM))
+        }
+        return result
+    }
+
+    /// The certificates of the key ring (id, PEM, active), oldest first.
+    public func processingCertificates(merchantID: String) throws(GatewayError) -> [(
+        id: String, certificatePEM: String, active: Bool
+    )] {
+        try gatewayThrowing { try store.read { try $0.processingKeys(merchantID: merchantID) } }.map {
+            (id: $0.id, certificatePEM: $0.certificatePEM, active: $0.active)
+        }
+    }
+
+    /// Sets the webhook endpoint and rotates its signing secret: the new secret is returned (shown once) and
+    /// the previous one stays valid alongside it until the next rotation.
+    public func setWebhookEndpoint(merchantID: String, url: String) throws(GatewayError) -> (
+        url: String, secret: String
+    ) {
+        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+            parsed.host != nil, url.count <= 2048
+        else { throw .invalid("url", "an http(s) URL of at most 2048 characters") }
+        let secret = try Identifiers.make("whsec_", 32)
+        try gatewayThrowing {
+            try store.write { tx in
+                guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
+                let context = SealingContext.webhookSecrets(merchantID: merchantID)
+                var secrets: [String] = []
+                if let sealed = record.webhookSecretsSealed {
+                    let bytes = try cipher.open(sealed, context: context)
+                    secrets = try JSONDecoder().decode([String].self, from: Data(bytes.copyBytes()))
+                }
+                secrets = [secret] + secrets.prefix(1)
+                record.webhookSecretsSealed = try cipher.seal(
+                    Array(try JSONEncoder().encode(secrets)), context: context)
+                record.webhookURL = url
+                try tx.updateMerchant(record)
+            }
+        }
+        return (url, secret)
+    }
+
+    /// The webhook signing secrets in force, newest first.
+    public func webhookSecrets(merchantID: String) throws(GatewayError) -> [String] {
+        let record = try record(merchantID)
+        guard let sealed = record.webhookSecretsSealed else { return [] }
+        let bytes = try cipher.open(sealed, context: SealingContext.webhookSecrets(merchantID: merchantID))
+        return try gatewayThrowing { try JSONDecoder().decode([String].self, from: Data(bytes.copyBytes())) }
+    }
+
+    /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web.
+    public func setIdentity(merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes) throws(GatewayError) {
+        let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.identityKey(merchantID: merchantID))
+        try gatewayThrowing {
+            try store.write { tx in
+                guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
+                record.identityCertificatePEM = certificatePEM
+                record.identityKeySealed = sealed
+                try tx.updateMerchant(record)
+            }
+        }
+    }
+
+    /// The Merchant Identity certificate and key, when set.
+    public func identity(merchantID: String) throws(GatewayError) -> (certificatePEM: String, privateKeyPEM: SecureBytes)? {
+        let record = try record(merchantID)
+        guard let certificate = record.identityCertificatePEM, let sealed = record.identityKeySealed else { return nil }
+        return (certificate, try cipher.open(sealed, context: SealingContext.identityKey(merchantID: merchantID)))
+    }
+
+    /// Replaces the merchant's BIN table with the CSV's rows; returns how many were loaded.
+    ///
+    /// Header: `bin_prefix,issuer,bank_id,funding,level,country,country_code` (any order; only `bin_prefix`
+    /// is required);
+    /// `bin_prefix` (or `bin`) is 4 to 11 digits, unique; `funding` is `credit`/`debit`/`prepaid` or 0/1/2.
+    @discardableResult
+    public func loadBINTable(merchantID: String, csv: String) throws(GatewayError) -> Int {
+        let rows = CSV.parse(csv)
+        guard let header = rows.first?.map({ $0.lowercased().trimmingCharacters(in: .whitespaces) }),
+            let binColumn = header.firstIndex(of: "bin_prefix") ?? header.firstIndex(of: "bin")
+        else { throw GatewayError(.binTableInvalid, "line 1: a header with a bin_prefix column") }
+        func column(_ name: String, _ row: [String]) -> String? {
+            guard let index = header.firstIndex(of: name), index < row.count else { return nil }
+            let value = row[index].trimmingCharacters(in: .whitespaces)
+            return value.isEmpty ? nil : String(value.prefix(100))
+        }
+        var entries: [BINEntry] = []
+        for (number, row) in rows.dropFirst().enumerated() where !(row.count == 1 && row[0].isEmpty) {
+            let bin = binColumn < row.count ? row[binColumn].trimmingCharacters(in: .whitespaces) : ""
+            guard (4...11).contains(bin.count), bin.allSatisfy(\.isASCII), bin.allSatisfy(\.isNumber) else {
+                throw GatewayError(.binTableInvalid, "line \(number + 2): bin_prefix must be 4 to 11 digits")
+            }
+            let funding = column("funding", row).map { value -> Int in
+                switch value.lowercased() {
+                case "credit", "0": 0
+                case "debit", "1": 1
+                case "prepaid", "2": 2
+                default: -1
+                }
+            }
+            entries.append(
+                BINEntry(
+                    prefix: bin, issuer: column("issuer", row), bankID: column("bank_id", row),
+                    level: column("level", row), country: column("country", row),
+                    countryCode: column("country_code", row), funding: funding))
+        }
+        guard entries.count <= 200_000 else { throw GatewayError(.binTableInvalid, "at most 200000 rows") }
+        guard Set(entries.map(\.prefix)).count == entries.count else {
+            throw GatewayError(.binTableInvalid, "bin_prefix values must be unique")
+        }
+        try gatewayThrowing { try store.write { try $0.replaceBINTable(merchantID: merchantID, entries: entries) } }
+        return entries.count
+    }
+
+    /// Replaces the merchant's co-brand table (BIN ranges → affiliate codes).
+    public func setCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws(GatewayError) {
+        for range in ranges {
+            guard (1...20).contains(range.code.count), range.code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+            else { throw .invalid("affiliate_code", "1 to 20 ASCII letters or digits") }
+            guard range.low <= range.high, range.low >= 0, range.high <= 99_999_999 else {
+                throw .invalid("bin_range", "low ≤ high, 8-digit BINs")
+            }
+        }
+        try gatewayThrowing { try store.write { try $0.replaceCoBrandTable(merchantID: merchantID, ranges: ranges) } }
+    }
+}
+
+/// A small CSV reader (RFC 4180 quoting).
+enum CSV {
+    static func parse(_ text: String) -> [[String]] {
+        var rows: [[String]] = []
+        var row: [String] = []
+        var field = ""
+        var quoted = false
+        var iterator = Array(text).makeIterator()
+        var pending: Character?
+        while let c = pending ?? iterator.next() {
+            pending = nil
+            if quoted {
+                if c == "\"" {
+                    if let next = iterator.next() {
+                        if next == "\"" { field.append("\"") } else { quoted = false; pending = next }
+                    } else { quoted = false }
+                } else { field.append(c) }
+            } else if c == "\"" {
+                quoted = true
+            } else if c == "," {
+                row.append(field)
+                field = ""
+            } else if c == "\n" || c == "\r\n" || c == "\r" {
+                row.append(field)
+                rows.append(row)
+                row = []
+                field = ""
+            } else {
+                field.append(c)
+            }
+        }
+        if !field.isEmpty || !row.isEmpty {
+            row.append(field)
+            rows.append(row)
+        }
+        return rows
+    }
+}
+
+/// The sandbox's first run: a persisted sandbox PKI and a sandbox merchant with a processing key it issued.
+public struct SandboxSetup: Sendable {
+    /// The sandbox PKI (serialized, with its private keys), for minting tokens.
+    public var pki: SecureBytes
+    /// The PEM of the sandbox root: the trust anchor of the sandbox token opener.
+    public var trustAnchorPEM: String
+    /// The sandbox merchant.
+    public var merchant: Merchant
+    /// Set only on the run that created the merchant: show them once.
+    public var newCredentials: MerchantCredentials?
+}
+
+extension MerchantRegistry {
+    /// The setting under which the sealed sandbox PKI is kept.
+    public static let sandboxPKISetting = "sandbox_pki"
+
+    /// Loads (or on first run generates and stores, sealed) the sandbox PKI, and provisions the sandbox
+    /// merchant with a processing key issued by it when there is none yet.
+    public func ensureSandbox(
+        issuer: any SandboxKeyIssuer, name: String = "Sandbox Merchant",
+        merchantIdentifier: String = "merchant.dev.orchard.sandbox", countryCode: String = "TW"
+    ) throws(GatewayError) -> SandboxSetup {
+        let now = clock.now()
+        let context = SealingContext.setting(Self.sandboxPKISetting)
+        let pki: SecureBytes = try gatewayThrowing {
+            try store.write { tx in
+                if let sealed = try tx.setting(Self.sandboxPKISetting) {
+                    return try cipher.open(sealed, context: context)
+                }
+                let generated = try issuer.generatePKI(now: now)
+                try tx.setSetting(Self.sandboxPKISetting, value: try cipher.seal(generated, context: context))
+                return generated
+            }
+        }
+        let anchor = try gatewayThrowing { try issuer.trustAnchorPEM(pki: pki) }
+        if let existing = try merchants(environment: .sandbox).first {
+            return SandboxSetup(pki: pki, trustAnchorPEM: anchor, merchant: existing, newCredentials: nil)
+        }
+        let (merchant, credentials) = try create(
+            MerchantSpec(
+                name: name, environment: .sandbox, countryCode: countryCode, merchantIdentifiers: [merchantIdentifier]))
+        let keyID = try Identifiers.make("pk_", 16)
+        let key = try gatewayThrowing {
+            try issuer.issueProcessingKey(pki: pki, merchantIdentifier: merchantIdentifier, id: keyID, now: now)
+        }
+        try addProcessingKey(
+            merchantID: merchant.id, privateKeyPEM: key.privateKeyPEM, certificatePEM: key.certificatePEM, id: keyID)
+        return SandboxSetup(pki: pki, trustAnchorPEM: anchor, merchant: merchant, newCredentials: credentials)
+    }
+}

@@ -1,0 +1,407 @@
+import Foundation
+
+/// Where a merchant's data lives: sandbox and production data never mix (every lookup is scoped by it).
+public enum GatewayEnvironment: String, Sendable, Codable, CaseIterable {
+    case sandbox
+    case production
+}
+
+/// A payment's state. Transitions are checked by ``canTransition(to:)`` and recorded with time and cause.
+///
+///     processing → authorized → captured → partially_refunded → refunded
+///     processing → failed | unknown;  unknown → authorized | failed;  authorized → voided
+public enum PaymentStatus: String, Sendable, Codable, CaseIterable {
+    case processing
+    case authorized
+    case captured
+    case partiallyRefunded = "partially_refunded"
+    case refunded
+    case voided
+    case failed
+    case unknown
+
+    /// Whether the state machine allows moving from this state to `next`.
+    public func canTransition(to next: PaymentStatus) -> Bool {
+        switch (self, next) {
+        case (.processing, .authorized), (.processing, .failed), (.processing, .unknown): true
+        case (.unknown, .authorized), (.unknown, .failed): true
+        case (.authorized, .captured), (.authorized, .voided): true
+        case (.captured, .partiallyRefunded), (.captured, .refunded): true
+        case (.partiallyRefunded, .partiallyRefunded), (.partiallyRefunded, .refunded): true
+        default: false
+        }
+    }
+
+    /// States that a processor outcome settled and that must have an event (`processing`/`unknown` are not).
+    public var isSettled: Bool { self != .processing && self != .unknown }
+}
+
+/// When an authorized payment is captured.
+public enum CaptureMode: Sendable, Hashable, Codable {
+    /// Right after authorization, in the same request.
+    case now
+    /// Automatically, this many days after authorization (the reconciliation job captures it).
+    case afterDays(Int)
+    /// Only when the merchant calls capture.
+    case manual
+}
+
+/// Card information derived from the token and the merchant's BIN table (TapPay's `card_info`).
+public struct CardInfo: Sendable, Hashable, Codable {
+    /// The first six to eight digits of the (device) account number.
+    public var binCode: String
+    /// The last four digits.
+    public var lastFour: String
+    /// 1 VISA, 2 MasterCard, 3 JCB, 4 UnionPay, 5 AMEX, -1 unknown.
+    public var type: Int
+    /// 0 credit, 1 debit, 2 prepaid, -1 unknown.
+    public var funding: Int
+    /// The network name as the token gives it (`Visa`, `MasterCard` …).
+    public var network: String?
+    /// From the merchant's BIN table, when it has the BIN.
+    public var issuer: String?
+    public var bankID: String?
+    public var level: String?
+    public var country: String?
+    public var countryCode: String?
+
+    public init(
+        binCode: String, lastFour: String, type: Int, funding: Int, network: String? = nil, issuer: String? = nil,
+        bankID: String? = nil, level: String? = nil, country: String? = nil, countryCode: String? = nil
+    ) {
+        self.binCode = binCode
+        self.lastFour = lastFour
+        self.type = type
+        self.funding = funding
+        self.network = network
+        self.issuer = issuer
+        self.bankID = bankID
+        self.level = level
+        self.country = country
+        self.countryCode = countryCode
+    }
+
+    /// The TapPay card type number of an Apple Pay network name.
+    public static func typeNumber(network: String?) -> Int {
+        switch network?.lowercased() {
+        case "visa": 1
+        case "mastercard": 2
+        case "jcb": 3
+        case "chinaunionpay", "unionpay": 4
+        case "amex", "americanexpress": 5
+        default: -1
+        }
+    }
+
+    /// The TapPay funding number of an Apple Pay payment method type.
+    public static func fundingNumber(methodType: String?) -> Int {
+        switch methodType?.lowercased() {
+        case "credit": 0
+        case "debit": 1
+        case "prepaid": 2
+        default: -1
+        }
+    }
+}
+
+/// The cardholder as the merchant server describes them.
+public struct Cardholder: Sendable, Hashable, Codable {
+    public var name: String?
+    public var email: String?
+    public var phoneNumber: String?
+    public var zipCode: String?
+    public var address: String?
+    public var nationalID: String?
+
+    public init(
+        name: String? = nil, email: String? = nil, phoneNumber: String? = nil, zipCode: String? = nil,
+        address: String? = nil, nationalID: String? = nil
+    ) {
+        self.name = name
+        self.email = email
+        self.phoneNumber = phoneNumber
+        self.zipCode = zipCode
+        self.address = address
+        self.nationalID = nationalID
+    }
+}
+
+/// A refund of part or all of a captured payment.
+public struct Refund: Sendable, Hashable, Codable {
+    /// Where a refund stands.
+    public enum Status: String, Sendable, Codable {
+        /// Sent (or about to be sent) to the processor; reconciliation finishes it.
+        case pending
+        case succeeded
+        case failed
+    }
+    /// `re_…`
+    public var id: String
+    public var paymentID: String
+    /// Minor units.
+    public var amount: Int64
+    /// ISO 4217 alphabetic code.
+    public var currency: String
+    public var status: Status
+    public var reason: String?
+    /// The processor's decline code, for `failed`.
+    public var declineCode: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: String, paymentID: String, amount: Int64, currency: String, status: Status, reason: String?, declineCode: String?, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.paymentID = paymentID
+        self.amount = amount
+        self.currency = currency
+        self.status = status
+        self.reason = reason
+        self.declineCode = declineCode
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A payment: one authorization and what followed it.
+public struct Payment: Sendable, Hashable, Codable {
+    /// `pay_…`
+    public var id: String
+    public var merchantID: String
+    public var environment: GatewayEnvironment
+    public var status: PaymentStatus
+    /// The authorized amount, in minor units.
+    public var amount: Int64
+    /// ISO 4217 alphabetic code.
+    public var currency: String
+    /// The captured amount (0 until captured).
+    public var capturedAmount: Int64
+    /// The sum of succeeded refunds.
+    public var refundedAmount: Int64
+    /// The merchant's order number (prime flow) or the session's out_trade_no (session flow).
+    public var orderNumber: String?
+    /// The session's out_trade_no, for session payments.
+    public var outTradeNo: String?
+    /// The order session, for session payments.
+    public var sessionID: String?
+    public var details: String?
+    public var cardholder: Cardholder?
+    public var metadata: [String: String]
+    public var cardInfo: CardInfo
+    public var captureMode: CaptureMode
+    /// When the reconciliation job captures it (`now` and `afterDays` modes).
+    public var captureAt: Date?
+    public var authCode: String?
+    /// The processor's name.
+    public var acquirer: String
+    /// The processor's reference for the authorization.
+    public var acquirerReference: String?
+    /// Why the payment failed (decline code or a short cause).
+    public var failureCode: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var authorizedAt: Date?
+    public var capturedAt: Date?
+    public var voidedAt: Date?
+    /// Refunds, newest last (filled when read).
+    public var refunds: [Refund]
+    /// When the authorization was handed to the processor; from then on, only a query may settle it.
+    package var authorizationSentAt: Date?
+    /// A capture or void sent to the processor whose answer is not recorded yet.
+    package var pendingOperation: PendingOperation?
+}
+
+/// A capture or void in flight at the processor, kept so a crash or timeout is finished with the same id.
+package struct PendingOperation: Sendable, Hashable, Codable {
+    package enum Kind: String, Sendable, Codable { case capture, void }
+    package var kind: Kind
+    package var operationID: String
+    package var amount: Int64
+}
+
+/// One recorded state change of a payment.
+public struct PaymentTransition: Sendable, Hashable, Codable {
+    public var paymentID: String
+    /// nil for the creation.
+    public var from: PaymentStatus?
+    public var to: PaymentStatus
+    public var at: Date
+    /// Why (`authorization approved`, `capture`, `reconciled: processor reports approved` …).
+    public var cause: String
+
+    public init(paymentID: String, from: PaymentStatus?, to: PaymentStatus, at: Date, cause: String) {
+        self.paymentID = paymentID
+        self.from = from
+        self.to = to
+        self.at = at
+        self.cause = cause
+    }
+}
+
+/// What tokenization returns: a one-time prime and the card's information.
+public struct PrimeResult: Sendable, Hashable, Codable {
+    /// The prime (shown once; only its hash is stored).
+    public var prime: String
+    /// When the prime expires.
+    public var expiresAt: Date
+    /// `expiresAt` as Unix milliseconds (TapPay's `prime_expiry_millis`).
+    public var primeExpiryMillis: Int64
+    public var cardInfo: CardInfo
+    /// Co-brand codes for the card's BIN (`merchant_reference_info.affiliate_codes`).
+    public var affiliateCodes: [String]
+    /// The token's transaction amount, in minor units.
+    public var totalAmount: Int64
+    /// The token's currency, ISO 4217 alphabetic.
+    public var currency: String
+    /// Whether the payment request was deferred (30-day prime, no amount check).
+    public var isDeferred: Bool
+}
+
+/// Pay-by-prime parameters (TapPay `pay-by-prime`).
+public struct PayByPrimeRequest: Sendable, Hashable, Codable {
+    public var prime: String
+    /// Minor units.
+    public var amount: Int64
+    /// ISO 4217 alphabetic code.
+    public var currency: String
+    public var orderNumber: String?
+    /// At most 100 characters.
+    public var details: String?
+    public var cardholder: Cardholder?
+    public var captureMode: CaptureMode
+    public var metadata: [String: String]
+
+    public init(
+        prime: String, amount: Int64, currency: String, orderNumber: String? = nil, details: String? = nil,
+        cardholder: Cardholder? = nil, captureMode: CaptureMode = .now, metadata: [String: String] = [:]
+    ) {
+        self.prime = prime
+        self.amount = amount
+        self.currency = currency
+        self.orderNumber = orderNumber
+        self.details = details
+        self.cardholder = cardholder
+        self.captureMode = captureMode
+        self.metadata = metadata
+    }
+}
+
+/// An order session (PayerMax flow): the amount is fixed on the server before the sheet opens.
+public struct OrderSession: Sendable, Hashable, Codable {
+    /// Where a session stands.
+    public enum Status: String, Sendable, Codable {
+        case open
+        /// A payment is being authorized for it.
+        case processing
+        case completed
+    }
+    /// `ses_…`
+    public var id: String
+    /// The token the client uses to fetch and pay the session (`ot_…`).
+    public var orderToken: String
+    public var merchantID: String
+    public var environment: GatewayEnvironment
+    public var outTradeNo: String
+    public var amount: Int64
+    public var currency: String
+    /// ISO 3166 alpha-2.
+    public var country: String
+    public var subject: String?
+    public var userID: String?
+    public var notifyURL: String?
+    public var status: Status
+    public var paymentID: String?
+    /// What the client needs to build the Apple Pay request.
+    public var merchantIdentifier: String
+    public var supportedNetworks: [String]
+    public var merchantCapabilities: [String]
+    public var expiresAt: Date
+    public var createdAt: Date
+}
+
+/// Create-session parameters.
+public struct CreateSessionRequest: Sendable, Hashable, Codable {
+    public var outTradeNo: String
+    public var amount: Int64
+    public var currency: String
+    public var country: String
+    public var subject: String?
+    public var userID: String?
+    public var notifyURL: String?
+
+    public init(
+        outTradeNo: String, amount: Int64, currency: String, country: String, subject: String? = nil,
+        userID: String? = nil, notifyURL: String? = nil
+    ) {
+        self.outTradeNo = outTradeNo
+        self.amount = amount
+        self.currency = currency
+        self.country = country
+        self.subject = subject
+        self.userID = userID
+        self.notifyURL = notifyURL
+    }
+}
+
+/// Filters of the record query; every field is optional. Results are newest first.
+public struct PaymentQuery: Sendable, Hashable, Codable {
+    public var createdFrom: Date?
+    /// Exclusive.
+    public var createdTo: Date?
+    public var minAmount: Int64?
+    public var maxAmount: Int64?
+    public var statuses: [PaymentStatus]
+    public var orderNumber: String?
+    public var outTradeNo: String?
+    /// 1…100.
+    public var limit: Int
+    /// The `nextCursor` of the previous page.
+    public var cursor: String?
+
+    public init(
+        createdFrom: Date? = nil, createdTo: Date? = nil, minAmount: Int64? = nil, maxAmount: Int64? = nil,
+        statuses: [PaymentStatus] = [], orderNumber: String? = nil, outTradeNo: String? = nil, limit: Int = 20,
+        cursor: String? = nil
+    ) {
+        self.createdFrom = createdFrom
+        self.createdTo = createdTo
+        self.minAmount = minAmount
+        self.maxAmount = maxAmount
+        self.statuses = statuses
+        self.orderNumber = orderNumber
+        self.outTradeNo = outTradeNo
+        self.limit = limit
+        self.cursor = cursor
+    }
+}
+
+/// One page of the record query.
+public struct PaymentPage: Sendable, Hashable {
+    public var payments: [Payment]
+    /// Pass as `cursor` for the next page; nil on the last page.
+    public var nextCursor: String?
+}
+
+/// A position in the newest-first payment listing (creation time, then id).
+public struct PaymentCursor: Sendable, Hashable {
+    public var createdAt: Date
+    public var id: String
+
+    /// The opaque text form.
+    public var text: String {
+        Data("\(Int64((createdAt.timeIntervalSince1970 * 1000).rounded())):\(id)".utf8).base64EncodedString()
+    }
+
+    public init(createdAt: Date, id: String) {
+        self.createdAt = createdAt
+        self.id = id
+    }
+
+    /// Parses the text form; nil when malformed.
+    public init?(text: String) {
+        guard let data = Data(base64Encoded: text), let string = String(data: data, encoding: .utf8),
+            let colon = string.firstIndex(of: ":"), let millis = Int64(string[..<colon])
+        else { return nil }
+        createdAt = Date(timeIntervalSince1970: Double(millis) / 1000)
+        id = String(string[string.index(after: colon)...])
+    }
+}

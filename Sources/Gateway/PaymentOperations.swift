@@ -1,0 +1,495 @@
+import Foundation
+import OrchardCrypto
+
+extension GatewayService {
+    // MARK: - Authorization
+
+    /// Authorizes a created payment (or settles it when resumed), captures it when its mode says now, and
+    /// throws `card_declined` when it failed.
+    func drive(paymentID: String) throws(GatewayError) -> Payment {
+        var payment = try authorize(paymentID: paymentID)
+        if payment.status == .failed {
+            throw GatewayError(
+                .cardDeclined, "the payment was declined", declineCode: payment.failureCode, paymentID: payment.id)
+        }
+        if payment.status == .authorized, payment.captureMode == .now {
+            do { payment = try capture(paymentID: paymentID, amount: nil, resume: true) } catch where error.code
+                == .processorUnavailable
+            {
+                // The pending capture is finished by reconciliation; the payment stays authorized for now.
+            }
+        }
+        return try read { tx in
+            var payment = try tx.payment(id: paymentID) ?? payment
+            payment.refunds = try tx.refunds(paymentID: paymentID)
+            return payment
+        }
+    }
+
+    /// Phase 2 and 3 of a payment: hand the card data to the processor (marking it sent and dropping it from
+    /// the database first, in one transaction), then record the outcome and its event atomically.
+    func authorize(paymentID: String) throws(GatewayError) -> Payment {
+        let now = clock.now()
+        enum Next {
+            case done(Payment)
+            case query
+            case send(Payment, Data)
+        }
+        let next: Next = try write { tx in
+            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+            guard payment.status == .processing else { return .done(payment) }
+            if payment.authorizationSentAt != nil { return .query }
+            guard let sealed = try tx.cardData(paymentID: paymentID) else {
+                try fail(&payment, code: "card_data_missing", cause: "no card data to authorize with", at: now, in: tx)
+                return .done(payment)
+            }
+            try tx.setCardData(paymentID: paymentID, sealed: nil)
+            payment.authorizationSentAt = now
+            payment.updatedAt = now
+            try tx.updatePayment(payment)
+            return .send(payment, sealed)
+        }
+        switch next {
+        case .done(let payment): return payment
+        case .query: return try settleFromQuery(paymentID: paymentID)
+        case .send(let payment, let sealed):
+            let outcome: AuthorizationOutcome
+            do {
+                let card = try CardSecret.unpack(
+                    try cipher.open(sealed, context: SealingContext.paymentCardData(paymentID: paymentID)))
+                defer {
+                    card.accountNumber.erase()
+                    card.cryptogram?.erase()
+                }
+                outcome = processor.authorize(
+                    AuthorizationRequest(
+                        accountNumber: card.accountNumber, expirationDate: card.expirationDate,
+                        cryptogram: card.cryptogram, eci: card.eci, amount: payment.amount, currency: payment.currency,
+                        merchantReference: payment.id, merchantID: payment.merchantID))
+            } catch {
+                outcome = .declined(code: "card_data_unreadable")
+            }
+            return try record(outcome: outcome, paymentID: paymentID, cause: "authorization")
+        }
+    }
+
+    /// Records an authorization outcome unless the payment was settled meanwhile.
+    func record(outcome: AuthorizationOutcome, paymentID: String, cause: String) throws(GatewayError) -> Payment {
+        let now = clock.now()
+        return try write { tx in
+            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+            guard payment.status == .processing || payment.status == .unknown else { return payment }
+            let wasUnknown = payment.status == .unknown
+            switch outcome {
+            case .approved(let approval):
+                try transition(&payment, to: .authorized, cause: "\(cause): approved", at: now, in: tx)
+                payment.authCode = approval.authCode
+                payment.acquirerReference = approval.reference
+                payment.authorizedAt = now
+                switch payment.captureMode {
+                case .now: payment.captureAt = now
+                case .afterDays(let days): payment.captureAt = now.addingTimeInterval(Double(days) * 86_400)
+                case .manual: payment.captureAt = nil
+                }
+                try tx.updatePayment(payment)
+                try emit(
+                    wasUnknown ? WebhookEventType.paymentUnknownResolved : WebhookEventType.paymentSucceeded,
+                    payment: payment, in: tx, at: now)
+                try completeSession(of: payment, in: tx, at: now)
+            case .declined(let code):
+                try fail(&payment, code: code, cause: "\(cause): declined \(code)", at: now, in: tx)
+                if wasUnknown { try emit(WebhookEventType.paymentUnknownResolved, payment: payment, in: tx, at: now) }
+            case .timeout, .unknown:
+                if payment.status == .processing {
+                    try transition(&payment, to: .unknown, cause: "\(cause): no answer from the processor", at: now, in: tx)
+                    try tx.updatePayment(payment)
+                }
+            }
+            return payment
+        }
+    }
+
+    /// Moves a payment to `failed` with its event, reopening its session.
+    func fail(_ payment: inout Payment, code: String, cause: String, at now: Date, in tx: any StoreTransaction) throws {
+        try transition(&payment, to: .failed, cause: cause, at: now, in: tx)
+        payment.failureCode = code
+        try tx.setCardData(paymentID: payment.id, sealed: nil)
+        try tx.updatePayment(payment)
+        try emit(WebhookEventType.paymentFailed, payment: payment, in: tx, at: now)
+        if let sessionID = payment.sessionID, var session = try tx.session(id: sessionID), session.paymentID == payment.id {
+            session.status = .open
+            session.paymentID = nil
+            try tx.updateSession(session)
+        }
+    }
+
+    func completeSession(of payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
+        guard let sessionID = payment.sessionID, var session = try tx.session(id: sessionID),
+            session.paymentID == payment.id, session.status != .completed
+        else { return }
+        session.status = .completed
+        try tx.updateSession(session)
+        try emit(
+            WebhookEventType.sessionCompleted, object: session.jsonObject(), objectID: session.id,
+            merchantID: session.merchantID, in: tx, at: now)
+    }
+
+    /// Asks the processor what happened to a payment whose authorization was sent, and records the answer.
+    /// Never authorizes again.
+    func settleFromQuery(paymentID: String) throws(GatewayError) -> Payment {
+        let answer = processor.query(merchantReference: paymentID)
+        let cause = "reconciled"
+        switch answer {
+        case .approved(let approval): return try record(outcome: .approved(approval), paymentID: paymentID, cause: cause)
+        case .declined(let code): return try record(outcome: .declined(code: code), paymentID: paymentID, cause: cause)
+        case .pending: return try record(outcome: .unknown, paymentID: paymentID, cause: cause)
+        case .notFound:
+            let now = clock.now()
+            return try write { tx in
+                guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+                guard payment.status == .processing || payment.status == .unknown else { return payment }
+                let wasUnknown = payment.status == .unknown
+                try fail(
+                    &payment, code: "not_sent", cause: "reconciled: the processor never received the authorization",
+                    at: now, in: tx)
+                if wasUnknown { try emit(WebhookEventType.paymentUnknownResolved, payment: payment, in: tx, at: now) }
+                return payment
+            }
+        }
+    }
+
+    // MARK: - Capture and void
+
+    /// Captures an authorized payment, fully or partially (`amount` minor units), once.
+    public func capture(merchant: Merchant, paymentID: String, amount: Int64? = nil, idempotencyKey: String? = nil)
+        throws(GatewayError) -> Payment
+    {
+        if let amount, amount <= 0 { throw .invalid("amount", "a positive number of minor units") }
+        _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "capture", fingerprint: [paymentID, amount.map(String.init) ?? "full"]
+        ) { scope throws(GatewayError) in
+            var payment = try capture(paymentID: paymentID, amount: amount, resume: scope.resumePoint != nil)
+            payment.refunds = try read { try $0.refunds(paymentID: paymentID) }
+            return payment
+        }
+    }
+
+    /// Voids an authorized, uncaptured payment.
+    public func void(merchant: Merchant, paymentID: String, idempotencyKey: String? = nil) throws(GatewayError) -> Payment
+    {
+        _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
+        return try idempotent(merchant, key: idempotencyKey, operation: "void", fingerprint: [paymentID]) {
+            scope throws(GatewayError) in
+            try operate(.void, paymentID: paymentID, amount: nil, resume: scope.resumePoint != nil)
+        }
+    }
+
+    func capture(paymentID: String, amount: Int64?, resume: Bool) throws(GatewayError) -> Payment {
+        try operate(.capture, paymentID: paymentID, amount: amount, resume: resume)
+    }
+
+    /// A capture or void in three phases: record the pending operation, call the processor with its stable
+    /// id, record the outcome and its event. A pending operation found later is finished with the same id.
+    func operate(_ kind: PendingOperation.Kind, paymentID: String, amount: Int64?, resume: Bool) throws(GatewayError)
+        -> Payment
+    {
+        let now = clock.now()
+        let (payment, operation): (Payment, PendingOperation) = try write { tx in
+            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+            if let pending = payment.pendingOperation {
+                guard resume, pending.kind == kind else {
+                    throw GatewayError(
+                        .invalidStateTransition, "a \(pending.kind.rawValue) of this payment is in progress",
+                        paymentID: paymentID)
+                }
+                return (payment, pending)
+            }
+            let target: PaymentStatus = kind == .capture ? .captured : .voided
+            guard payment.status.canTransition(to: target) else {
+                throw GatewayError(
+                    .invalidStateTransition, "a \(payment.status.rawValue) payment cannot be \(target.rawValue)",
+                    paymentID: paymentID)
+            }
+            let value = kind == .capture ? (amount ?? payment.amount) : 0
+            if kind == .capture, value > payment.amount {
+                throw GatewayError(
+                    .captureExceedsAuthorization, "the capture exceeds the authorized amount", param: "amount",
+                    paymentID: paymentID)
+            }
+            let operation = PendingOperation(kind: kind, operationID: "\(kind.rawValue)_\(paymentID)", amount: value)
+            payment.pendingOperation = operation
+            payment.updatedAt = now
+            try tx.updatePayment(payment)
+            return (payment, operation)
+        }
+        guard let reference = payment.acquirerReference else { throw GatewayError(.internalError, "no acquirer reference") }
+        let outcome =
+            kind == .capture
+            ? processor.capture(
+                reference: reference, amount: operation.amount, currency: payment.currency,
+                operationID: operation.operationID)
+            : processor.void(reference: reference, operationID: operation.operationID)
+        let settled = clock.now()
+        return try write { tx in
+            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+            guard payment.pendingOperation == operation else { return payment }
+            switch outcome {
+            case .succeeded:
+                payment.pendingOperation = nil
+                if kind == .capture {
+                    try transition(&payment, to: .captured, cause: "capture of \(operation.amount)", at: settled, in: tx)
+                    payment.capturedAmount = operation.amount
+                    payment.capturedAt = settled
+                    try tx.updatePayment(payment)
+                    try emit(WebhookEventType.paymentCaptured, payment: payment, in: tx, at: settled)
+                } else {
+                    try transition(&payment, to: .voided, cause: "void", at: settled, in: tx)
+                    payment.voidedAt = settled
+                    payment.captureAt = nil
+                    try tx.updatePayment(payment)
+                    try emit(WebhookEventType.paymentVoided, payment: payment, in: tx, at: settled)
+                }
+                return payment
+            case .declined(let code):
+                payment.pendingOperation = nil
+                if kind == .capture { payment.captureAt = nil }
+                payment.updatedAt = settled
+                try tx.updatePayment(payment)
+                throw GatewayError(
+                    .processorDeclined, "the processor refused the \(kind.rawValue)", declineCode: code,
+                    paymentID: paymentID)
+            case .timeout, .unknown:
+                throw GatewayError(
+                    .processorUnavailable, "no answer from the processor; the \(kind.rawValue) will be retried",
+                    paymentID: paymentID)
+            }
+        }
+    }
+
+    // MARK: - Refunds
+
+    /// Refunds part (`amount`) or the rest of a captured payment. Several refunds may be made; their total
+    /// never exceeds the captured amount. A refund the processor did not answer stays `pending` and is
+    /// finished by reconciliation.
+    public func refund(
+        merchant: Merchant, paymentID: String, amount: Int64? = nil, reason: String? = nil,
+        idempotencyKey: String? = nil
+    ) throws(GatewayError) -> RefundResult {
+        if let amount, amount <= 0 { throw .invalid("amount", "a positive number of minor units") }
+        if let reason, reason.count > 256 { throw .invalid("reason", "at most 256 characters") }
+        _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "refund",
+            fingerprint: [paymentID, amount.map(String.init) ?? "rest", reason ?? ""]
+        ) { scope throws(GatewayError) in
+            let refundID: String
+            if let resumed = scope.resumed("refund") {
+                refundID = resumed
+            } else {
+                let now = clock.now()
+                refundID = try Identifiers.make("re_", 24)
+                try write { tx in
+                    guard let payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+                    guard payment.status == .captured || payment.status == .partiallyRefunded else {
+                        throw GatewayError(
+                            .invalidStateTransition, "a \(payment.status.rawValue) payment cannot be refunded",
+                            paymentID: paymentID)
+                    }
+                    let committed = try tx.refunds(paymentID: paymentID).filter { $0.status != .failed }
+                        .reduce(Int64(0)) { $0 + $1.amount }
+                    let value = amount ?? (payment.capturedAmount - committed)
+                    guard value > 0, committed + value <= payment.capturedAmount else {
+                        throw GatewayError(
+                            .refundExceedsCapture, "refunds would exceed the captured amount", param: "amount",
+                            paymentID: paymentID)
+                    }
+                    try tx.insertRefund(
+                        Refund(
+                            id: refundID, paymentID: paymentID, amount: value, currency: payment.currency,
+                            status: .pending, reason: reason, declineCode: nil, createdAt: now, updatedAt: now))
+                    try scope.checkpoint("refund:\(refundID)", in: tx)
+                }
+            }
+            return try finishRefund(paymentID: paymentID, refundID: refundID)
+        }
+    }
+
+    /// Sends a pending refund to the processor (its id is the operation id) and records the outcome.
+    func finishRefund(paymentID: String, refundID: String) throws(GatewayError) -> RefundResult {
+        let (payment, pending) = try read { tx -> (Payment, Refund) in
+            guard let payment = try tx.payment(id: paymentID),
+                let refund = try tx.refunds(paymentID: paymentID).first(where: { $0.id == refundID })
+            else { throw GatewayError(.paymentNotFound) }
+            return (payment, refund)
+        }
+        if pending.status == .pending, let reference = payment.acquirerReference {
+            let outcome = processor.refund(
+                reference: reference, amount: pending.amount, currency: pending.currency, operationID: refundID)
+            let now = clock.now()
+            try write { tx in
+                guard var payment = try tx.payment(id: paymentID),
+                    var refund = try tx.refunds(paymentID: paymentID).first(where: { $0.id == refundID }),
+                    refund.status == .pending
+                else { return }
+                switch outcome {
+                case .succeeded:
+                    refund.status = .succeeded
+                    refund.updatedAt = now
+                    try tx.updateRefund(refund)
+                    payment.refundedAmount += refund.amount
+                    let next: PaymentStatus =
+                        payment.refundedAmount >= payment.capturedAmount ? .refunded : .partiallyRefunded
+                    try transition(&payment, to: next, cause: "refund \(refund.id) of \(refund.amount)", at: now, in: tx)
+                    try tx.updatePayment(payment)
+                    try emit(WebhookEventType.paymentRefunded, payment: payment, in: tx, at: now)
+                case .declined(let code):
+                    refund.status = .failed
+                    refund.declineCode = code
+                    refund.updatedAt = now
+                    try tx.updateRefund(refund)
+                case .timeout, .unknown:
+                    break
+                }
+            }
+        }
+        return try read { tx in
+            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+            payment.refunds = try tx.refunds(paymentID: paymentID)
+            guard let refund = payment.refunds.first(where: { $0.id == refundID }) else {
+                throw GatewayError(.internalError, "refund vanished")
+            }
+            return RefundResult(refund: refund, payment: payment)
+        }
+    }
+
+    // MARK: - Reconciliation
+
+    /// The background job: settles `processing`/`unknown` payments older than the reconciliation delay by
+    /// querying the processor (never authorizing again; a payment whose authorization was never sent fails),
+    /// finishes pending captures, voids and refunds with their original ids, runs due automatic captures,
+    /// and drops expired primes' card data and old idempotency records.
+    @discardableResult
+    public func reconcile(delay: TimeInterval? = nil) throws(GatewayError) -> ReconciliationReport {
+        let now = clock.now()
+        let cutoff = now.addingTimeInterval(-(delay ?? configuration.reconciliationDelay))
+        var report = ReconciliationReport()
+        let stuck = try read { try $0.paymentIDs(statuses: [.processing, .unknown], updatedBefore: cutoff, limit: 500) }
+        for id in stuck {
+            let payment = try read { try $0.payment(id: id) }
+            guard let payment else { continue }
+            let settled: Payment
+            if payment.status == .processing, payment.authorizationSentAt == nil {
+                settled = try write { tx in
+                    guard var current = try tx.payment(id: id), current.status == .processing,
+                        current.authorizationSentAt == nil
+                    else { return try tx.payment(id: id) ?? payment }
+                    try fail(
+                        &current, code: "interrupted", cause: "reconciled: interrupted before authorization was sent",
+                        at: now, in: tx)
+                    return current
+                }
+            } else {
+                settled = try settleFromQuery(paymentID: id)
+            }
+            if settled.status == .unknown { report.stillUnknown.append(id) } else { report.settledPayments.append(id) }
+        }
+        let captures = try read { try $0.paymentIDsNeedingCapture(due: now, limit: 500) }
+        for id in captures {
+            guard let payment = try read({ try $0.payment(id: id) }) else { continue }
+            if payment.pendingOperation != nil, payment.updatedAt > cutoff { continue }
+            let kind = payment.pendingOperation?.kind ?? .capture
+            do {
+                let result = try operate(kind, paymentID: id, amount: payment.pendingOperation?.amount, resume: true)
+                if result.status == .captured { report.capturedPayments.append(id) }
+            } catch {
+                continue
+            }
+        }
+        let refundPayments = try read { try $0.paymentIDsWithPendingRefunds(limit: 500) }
+        for id in refundPayments {
+            let pending = try read { try $0.refunds(paymentID: id) }.filter { $0.status == .pending && $0.updatedAt <= cutoff }
+            for refund in pending {
+                let result = try finishRefund(paymentID: id, refundID: refund.id)
+                if result.refund.status != .pending { report.finishedRefunds.append(refund.id) }
+            }
+        }
+        report.purgedPrimes = try write { try $0.purgeExpiredPrimes(now: now) }
+        _ = try write { try $0.purgeIdempotencyRecords(before: now.addingTimeInterval(-configuration.idempotencyRetention)) }
+        return report
+    }
+}
+
+extension Payment {
+    /// The payment as the API and webhooks show it (snake_case keys, amounts in minor units, Unix times).
+    public func jsonObject() -> [String: Any] {
+        func time(_ date: Date?) -> Any { date.map { Int64($0.timeIntervalSince1970) } ?? NSNull() }
+        var object: [String: Any] = [
+            "id": id, "object": "payment", "status": status.rawValue, "amount": amount, "currency": currency,
+            "captured_amount": capturedAmount, "refunded_amount": refundedAmount, "acquirer": acquirer,
+            "environment": environment.rawValue, "created": time(createdAt), "updated": time(updatedAt),
+            "authorized_at": time(authorizedAt), "captured_at": time(capturedAt), "voided_at": time(voidedAt),
+            "card_info": cardInfo.jsonObject(),
+            "metadata": metadata,
+            "refunds": refunds.map { $0.jsonObject() },
+        ]
+        object["order_number"] = orderNumber ?? NSNull()
+        object["out_trade_no"] = outTradeNo ?? NSNull()
+        object["details"] = details ?? NSNull()
+        object["auth_code"] = authCode ?? NSNull()
+        object["failure_code"] = failureCode ?? NSNull()
+        object["capture_at"] = time(captureAt)
+        switch captureMode {
+        case .now: object["capture_mode"] = "now"
+        case .manual: object["capture_mode"] = "manual"
+        case .afterDays(let days): object["capture_mode"] = "after_\(days)_days"
+        }
+        if let cardholder {
+            var holder: [String: Any] = [:]
+            holder["name"] = cardholder.name
+            holder["email"] = cardholder.email
+            holder["phone_number"] = cardholder.phoneNumber
+            holder["zip_code"] = cardholder.zipCode
+            holder["address"] = cardholder.address
+            holder["national_id"] = cardholder.nationalID
+            object["cardholder"] = holder
+        }
+        return object
+    }
+}
+
+extension Refund {
+    /// The refund as the API and webhooks show it.
+    public func jsonObject() -> [String: Any] {
+        [
+            "id": id, "object": "refund", "payment_id": paymentID, "amount": amount, "currency": currency,
+            "status": status.rawValue, "reason": reason ?? NSNull(), "decline_code": declineCode ?? NSNull(),
+            "created": Int64(createdAt.timeIntervalSince1970),
+        ]
+    }
+}
+
+extension CardInfo {
+    /// TapPay's `card_info` object.
+    public func jsonObject() -> [String: Any] {
+        [
+            "bin_code": binCode, "last_four": lastFour, "type": type, "funding": funding,
+            "network": network ?? NSNull(), "issuer": issuer ?? "", "bank_id": bankID ?? "", "level": level ?? "",
+            "country": country ?? "", "country_code": countryCode ?? "",
+        ]
+    }
+}
+
+extension OrderSession {
+    /// The session as the API and webhooks show it.
+    public func jsonObject() -> [String: Any] {
+        [
+            "id": id, "object": "order_session", "order_token": orderToken, "out_trade_no": outTradeNo,
+            "amount": amount, "currency": currency, "country": country, "subject": subject ?? NSNull(),
+            "user_id": userID ?? NSNull(), "notify_url": notifyURL ?? NSNull(), "status": status.rawValue,
+            "payment_id": paymentID ?? NSNull(), "merchant_identifier": merchantIdentifier,
+            "supported_networks": supportedNetworks, "merchant_capabilities": merchantCapabilities,
+            "expires_at": Int64(expiresAt.timeIntervalSince1970), "created": Int64(createdAt.timeIntervalSince1970),
+        ]
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import OrchardCrypto
+
+/// A Payment Processing key of a merchant: the private key (kept in secure memory) and its certificate.
+public struct ProcessingKeyMaterial: Sendable {
+    /// The key's id in the merchant's key ring (`pk_…`).
+    public var id: String
+    /// PEM of the EC private key.
+    public var privateKeyPEM: SecureBytes
+    /// PEM of the certificate Apple (or the sandbox PKI) issued for it.
+    public var certificatePEM: String
+
+    public init(id: String, privateKeyPEM: SecureBytes, certificatePEM: String) {
+        self.id = id
+        self.privateKeyPEM = privateKeyPEM
+        self.certificatePEM = certificatePEM
+    }
+}
+
+/// A verified and decrypted Apple Pay token, as much of it as the gateway needs.
+/// Secrets live in ``SecureBytes`` and are erased with ``erase()``; nothing here prints them.
+public final class OpenedToken: Sendable, CustomStringConvertible {
+    /// The token header's transactionId (hex): the replay key.
+    public let transactionID: String
+    /// The outer token's transactionIdentifier, when present.
+    public let transactionIdentifier: String?
+    /// paymentMethod.network (`Visa`, `MasterCard` …).
+    public let network: String?
+    /// paymentMethod.type (`debit`, `credit`, `prepaid`, `store`).
+    public let methodType: String?
+    /// applicationPrimaryAccountNumber (the device PAN).
+    public let accountNumber: SecureBytes
+    /// applicationExpirationDate, `YYMMDD`.
+    public let expirationDate: String
+    /// ISO 4217 numeric currency code, e.g. `901`.
+    public let currencyNumericCode: String
+    /// transactionAmount in minor units.
+    public let amount: Int64
+    /// onlinePaymentCryptogram (3DS) or nil.
+    public let cryptogram: SecureBytes?
+    /// eciIndicator, when given.
+    public let eci: String?
+    public let cardholderName: String?
+    /// paymentDataType (`3DSecure` or `EMV`).
+    public let paymentDataType: String
+
+    public init(
+        transactionID: String, transactionIdentifier: String?, network: String?, methodType: String?,
+        accountNumber: SecureBytes, expirationDate: String, currencyNumericCode: String, amount: Int64,
+        cryptogram: SecureBytes?, eci: String?, cardholderName: String?, paymentDataType: String
+    ) {
+        self.transactionID = transactionID
+        self.transactionIdentifier = transactionIdentifier
+        self.network = network
+        self.methodType = methodType
+        self.accountNumber = accountNumber
+        self.expirationDate = expirationDate
+        self.currencyNumericCode = currencyNumericCode
+        self.amount = amount
+        self.cryptogram = cryptogram
+        self.eci = eci
+        self.cardholderName = cardholderName
+        self.paymentDataType = paymentDataType
+    }
+
+    /// The first eight (or fewer) digits of the account number.
+    public var bin: String { String(accountNumberDigits.prefix(8)) }
+    /// The account number's prefixes of 4 to 11 digits, for the BIN table's longest-prefix match.
+    public var binPrefixes: [String] {
+        let digits = accountNumberDigits
+        return (4...11).filter { $0 < digits.count }.map { String(digits.prefix($0)) }
+    }
+    /// The last four digits of the account number.
+    public var lastFour: String { String(accountNumberDigits.suffix(4)) }
+    private var accountNumberDigits: String { accountNumber.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
+
+    /// Erases the account number and the cryptogram.
+    public func erase() {
+        accountNumber.erase()
+        cryptogram?.erase()
+    }
+
+    public var description: String { "OpenedToken(\(network ?? "?") \(String(bin.prefix(6)))******\(lastFour))" }
+}
+
+/// Verifies and decrypts Apple Pay tokens (the product's implementation is backed by ApplePayToken).
+public protocol PaymentTokenOpener: Sendable {
+    /// Verifies `token` (the `{paymentData, paymentMethod, transactionIdentifier}` JSON) against the
+    /// environment's trust anchor at `time` and decrypts it with whichever of `keys` it was encrypted for.
+    /// Token errors are thrown with ``GatewayError/token(code:reason:)``: the token library's code.
+    func open(token: Data, environment: GatewayEnvironment, keys: [ProcessingKeyMaterial], at time: Date)
+        throws(GatewayError) -> OpenedToken
+}
+
+/// ISO 4217 lookups (the product's implementation is backed by ApplePayModel's `Currency`).
+public protocol CurrencyCatalog: Sendable {
+    /// The numeric code (`"901"`) of an alphabetic code (`"TWD"`), nil when unknown.
+    func numericCode(alphabetic: String) -> String?
+    /// The alphabetic code of a numeric code, nil when unknown.
+    func alphabeticCode(numeric: String) -> String?
+}
+
+/// What the payment request sent with a token decides about the prime.
+public struct PaymentRequestTerms: Sendable, Hashable {
+    /// Whether the request was a deferred payment (no amount check at pay time).
+    public var isDeferred: Bool
+    /// 90 seconds, or 30 days for deferred payments.
+    public var primeLifetime: TimeInterval
+
+    public init(isDeferred: Bool, primeLifetime: TimeInterval) {
+        self.isDeferred = isDeferred
+        self.primeLifetime = primeLifetime
+    }
+
+    /// An immediate payment: 90 seconds.
+    public static let immediate = PaymentRequestTerms(isDeferred: false, primeLifetime: 90)
+}
+
+/// Validates an Apple Pay payment request JSON (the product's implementation is backed by ApplePayModel's
+/// `PaymentRequestValidator`).
+public protocol PaymentRequestEvaluator: Sendable {
+    /// The terms of `json`; throws `payment_request_invalid` when it is not a valid request.
+    func evaluate(paymentRequest json: Data, merchantIdentifier: String, countryCode: String?)
+        throws(GatewayError) -> PaymentRequestTerms
+}
+
+/// The sandbox PKI, as the gateway needs it: generated once, persisted (encrypted), issuing processing keys.
+public protocol SandboxKeyIssuer: Sendable {
+    /// Generates a new sandbox PKI and returns its serialized form (it contains private keys).
+    func generatePKI(now: Date) throws -> SecureBytes
+    /// Issues a new processing key and its certificate for `merchantIdentifier` from the serialized PKI.
+    func issueProcessingKey(pki: SecureBytes, merchantIdentifier: String, id: String, now: Date) throws
+        -> ProcessingKeyMaterial
+    /// The PEM of the PKI's root, the sandbox trust anchor.
+    func trustAnchorPEM(pki: SecureBytes) throws -> String
+}

@@ -1,0 +1,313 @@
+import Foundation
+
+/// The gateway's storage. The domain opens explicit transactions and states the rules; a store only
+/// reads and writes rows. Implementations: `SQLiteStore` (GatewaySQLite); PostgreSQL comes later.
+///
+/// Every mutation the domain makes inside one ``write(_:)`` call commits atomically, including the
+/// webhook event rows that report it (the transactional outbox) and the idempotency recovery point.
+public protocol Store: WebhookOutbox, SandboxAcquirerLedger {
+    /// Runs `body` in a write transaction (serialized with other writers); commits when it returns,
+    /// rolls back when it throws.
+    func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
+    /// Runs `body` in a read transaction (a consistent snapshot).
+    func read<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
+}
+
+/// The rows the domain reads and writes inside a transaction. Amounts are integer minor units, times UTC.
+public protocol StoreTransaction {
+    // MARK: Settings (the sealed sandbox PKI …)
+    func setting(_ name: String) throws -> Data?
+    func setSetting(_ name: String, value: Data) throws
+
+    // MARK: Merchants and keys
+    func insertMerchant(_ merchant: MerchantRecord) throws
+    func updateMerchant(_ merchant: MerchantRecord) throws
+    func merchant(id: String) throws -> MerchantRecord?
+    func merchant(appID: String) throws -> MerchantRecord?
+    func merchant(secretKeyID: String) throws -> MerchantRecord?
+    func merchants(environment: GatewayEnvironment) throws -> [MerchantRecord]
+    func insertProcessingKey(_ key: ProcessingKeyRecord) throws
+    func updateProcessingKey(_ key: ProcessingKeyRecord) throws
+    func processingKeys(merchantID: String) throws -> [ProcessingKeyRecord]
+    /// Replaces the merchant's BIN table.
+    func replaceBINTable(merchantID: String, entries: [BINEntry]) throws
+    /// Entries whose prefix is one of `prefixes`.
+    func binEntries(merchantID: String, prefixes: [String]) throws -> [BINEntry]
+    /// Replaces the merchant's co-brand table.
+    func replaceCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws
+    /// Codes of the ranges containing `bin` (an 8-digit number).
+    func coBrandCodes(merchantID: String, bin: Int64) throws -> [String]
+
+    // MARK: Token replay
+    /// Records a token transactionId; false when it was already recorded for this merchant and environment.
+    func recordTransactionID(merchantID: String, environment: GatewayEnvironment, transactionID: String, at: Date)
+        throws -> Bool
+
+    // MARK: Primes
+    func insertPrime(_ prime: PrimeRecord) throws
+    func prime(hash: String) throws -> PrimeRecord?
+    /// Marks the prime used by `paymentID` and drops its sealed card data; false when it was already used.
+    func claimPrime(hash: String, paymentID: String, at: Date) throws -> Bool
+    /// Drops the sealed card data of unclaimed primes that expired before `now`; returns how many.
+    func purgeExpiredPrimes(now: Date) throws -> Int
+
+    // MARK: Order sessions
+    /// Inserts the session; false when the merchant already has a session with its out_trade_no.
+    func insertSession(_ session: OrderSession) throws -> Bool
+    func session(orderToken: String) throws -> OrderSession?
+    func session(id: String) throws -> OrderSession?
+    func updateSession(_ session: OrderSession) throws
+
+    // MARK: Payments
+    func insertPayment(_ payment: Payment) throws
+    func updatePayment(_ payment: Payment) throws
+    /// The payment without its refunds.
+    func payment(id: String) throws -> Payment?
+    /// Newest first, `limit` rows at most, after `cursor`.
+    func payments(merchantID: String, environment: GatewayEnvironment, query: PaymentQuery, after: PaymentCursor?)
+        throws -> [Payment]
+    /// Ids of payments in one of `statuses` last updated before `updatedBefore`.
+    func paymentIDs(statuses: [PaymentStatus], updatedBefore: Date, limit: Int) throws -> [String]
+    /// Ids of payments with a pending capture/void or whose automatic capture is due.
+    func paymentIDsNeedingCapture(due: Date, limit: Int) throws -> [String]
+    func insertTransition(_ transition: PaymentTransition) throws
+    func transitions(paymentID: String) throws -> [PaymentTransition]
+    /// Stores (or with nil, deletes) the payment's sealed card data.
+    func setCardData(paymentID: String, sealed: Data?) throws
+    func cardData(paymentID: String) throws -> Data?
+
+    // MARK: Refunds
+    func insertRefund(_ refund: Refund) throws
+    func updateRefund(_ refund: Refund) throws
+    func refunds(paymentID: String) throws -> [Refund]
+    /// Ids of payments with a pending refund.
+    func paymentIDsWithPendingRefunds(limit: Int) throws -> [String]
+
+    // MARK: Outbox
+    /// Adds an event about `objectID` (a payment or session id) to the outbox, pending and due at its
+    /// creation time.
+    func insertEvent(_ event: WebhookEvent, objectID: String) throws
+    /// The merchant's events, newest first.
+    func events(merchantID: String, limit: Int) throws -> [WebhookEvent]
+    func event(id: String) throws -> WebhookEvent?
+
+    // MARK: Idempotency
+    /// Inserts the key's row unless one exists (`INSERT … ON CONFLICT DO NOTHING`); true when inserted.
+    func claimIdempotencyKey(_ record: IdempotencyRecord) throws -> Bool
+    func idempotencyRecord(merchantID: String, environment: GatewayEnvironment, key: String) throws
+        -> IdempotencyRecord?
+    func updateIdempotencyRecord(_ record: IdempotencyRecord) throws
+    func deleteIdempotencyRecord(merchantID: String, environment: GatewayEnvironment, key: String) throws
+    /// Deletes finished records created before `before`; returns how many.
+    func purgeIdempotencyRecords(before: Date) throws -> Int
+
+    // MARK: Audit
+    /// Per-payment facts the ledger audit checks.
+    func auditRows() throws -> [AuditRow]
+}
+
+/// A merchant as stored: public fields plus hashes and sealed secrets.
+public struct MerchantRecord: Sendable, Hashable, Codable {
+    public var id: String
+    public var environment: GatewayEnvironment
+    public var name: String
+    /// ISO 3166 alpha-2 of the merchant.
+    public var countryCode: String
+    /// Apple merchant identifiers (`merchant.com.example`).
+    public var merchantIdentifiers: [String]
+    /// ISO 4217 alphabetic codes; empty means any.
+    public var allowedCurrencies: [String]
+    /// Apple Pay network names; empty means any.
+    public var allowedNetworks: [String]
+    /// Origins allowed by CORS for the client routes.
+    public var webOrigins: [String]
+    public var webhookURL: String?
+    /// The webhook signing secrets (newest first), sealed as a JSON array.
+    public var webhookSecretsSealed: Data?
+    public var appID: String
+    /// Lowercase hex SHA-256 of the app key.
+    public var appKeyHash: String
+    /// Public part of the secret key, used to find the merchant.
+    public var secretKeyID: String
+    /// Lowercase hex SHA-256 of the secret key.
+    public var secretKeyHash: String
+    /// Sandbox only: the app key and secret key sealed, so `orchard merchant show` can print them.
+    public var credentialsSealed: Data?
+    /// Merchant Identity certificate (PEM) and its sealed private key, for Apple Pay on the Web.
+    public var identityCertificatePEM: String?
+    public var identityKeySealed: Data?
+    public var createdAt: Date
+
+    public init(id: String, environment: GatewayEnvironment, name: String, countryCode: String, merchantIdentifiers: [String], allowedCurrencies: [String], allowedNetworks: [String], webOrigins: [String], webhookURL: String?, webhookSecretsSealed: Data?, appID: String, appKeyHash: String, secretKeyID: String, secretKeyHash: String, credentialsSealed: Data?, identityCertificatePEM: String?, identityKeySealed: Data?, createdAt: Date) {
+        self.id = id
+        self.environment = environment
+        self.name = name
+        self.countryCode = countryCode
+        self.merchantIdentifiers = merchantIdentifiers
+        self.allowedCurrencies = allowedCurrencies
+        self.allowedNetworks = allowedNetworks
+        self.webOrigins = webOrigins
+        self.webhookURL = webhookURL
+        self.webhookSecretsSealed = webhookSecretsSealed
+        self.appID = appID
+        self.appKeyHash = appKeyHash
+        self.secretKeyID = secretKeyID
+        self.secretKeyHash = secretKeyHash
+        self.credentialsSealed = credentialsSealed
+        self.identityCertificatePEM = identityCertificatePEM
+        self.identityKeySealed = identityKeySealed
+        self.createdAt = createdAt
+    }
+}
+
+/// A Payment Processing key in a merchant's key ring.
+public struct ProcessingKeyRecord: Sendable, Hashable, Codable {
+    public var id: String
+    public var merchantID: String
+    /// The sealed private key PEM.
+    public var privateKeySealed: Data
+    public var certificatePEM: String
+    /// Active keys open tokens; several may be active during a rotation.
+    public var active: Bool
+    public var createdAt: Date
+
+    public init(id: String, merchantID: String, privateKeySealed: Data, certificatePEM: String, active: Bool, createdAt: Date) {
+        self.id = id
+        self.merchantID = merchantID
+        self.privateKeySealed = privateKeySealed
+        self.certificatePEM = certificatePEM
+        self.active = active
+        self.createdAt = createdAt
+    }
+}
+
+/// One row of a merchant's BIN table.
+public struct BINEntry: Sendable, Hashable, Codable {
+    /// 4 to 11 digits.
+    public var prefix: String
+    public var issuer: String?
+    public var bankID: String?
+    public var level: String?
+    public var country: String?
+    public var countryCode: String?
+    /// 0 credit, 1 debit, 2 prepaid, -1 unknown (overrides the token's).
+    public var funding: Int?
+
+    public init(
+        prefix: String, issuer: String? = nil, bankID: String? = nil, level: String? = nil, country: String? = nil,
+        countryCode: String? = nil, funding: Int? = nil
+    ) {
+        self.prefix = prefix
+        self.issuer = issuer
+        self.bankID = bankID
+        self.level = level
+        self.country = country
+        self.countryCode = countryCode
+        self.funding = funding
+    }
+}
+
+/// A co-brand range: BINs from `low` to `high` (8-digit numbers, inclusive) carry `code`.
+public struct CoBrandRange: Sendable, Hashable, Codable {
+    public var low: Int64
+    public var high: Int64
+    /// At most 20 ASCII letters or digits.
+    public var code: String
+
+    public init(low: Int64, high: Int64, code: String) {
+        self.low = low
+        self.high = high
+        self.code = code
+    }
+}
+
+/// A prime as stored (the prime itself only as its SHA-256).
+public struct PrimeRecord: Sendable, Hashable, Codable {
+    public var hash: String
+    public var merchantID: String
+    public var environment: GatewayEnvironment
+    /// The token's amount (minor units) and currency (alphabetic).
+    public var amount: Int64
+    public var currency: String
+    public var isDeferred: Bool
+    public var cardInfo: CardInfo
+    /// The sealed card data (account number, expiry, cryptogram, ECI); nil once claimed or expired.
+    public var cardDataSealed: Data?
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var claimedAt: Date?
+    public var paymentID: String?
+
+    public init(hash: String, merchantID: String, environment: GatewayEnvironment, amount: Int64, currency: String, isDeferred: Bool, cardInfo: CardInfo, cardDataSealed: Data?, createdAt: Date, expiresAt: Date, claimedAt: Date?, paymentID: String?) {
+        self.hash = hash
+        self.merchantID = merchantID
+        self.environment = environment
+        self.amount = amount
+        self.currency = currency
+        self.isDeferred = isDeferred
+        self.cardInfo = cardInfo
+        self.cardDataSealed = cardDataSealed
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.claimedAt = claimedAt
+        self.paymentID = paymentID
+    }
+}
+
+/// An idempotency key's row: the request's fingerprint, its recovery point and, once finished, its result.
+public struct IdempotencyRecord: Sendable, Hashable, Codable {
+    public var merchantID: String
+    public var environment: GatewayEnvironment
+    public var key: String
+    /// The operation (`pay_by_prime`, `refund` …).
+    public var operation: String
+    /// SHA-256 of the request's parameters.
+    public var fingerprint: String
+    /// `started`, or the last atomic phase reached (e.g. `payment:pay_…`).
+    public var recoveryPoint: String
+    /// Set while a request holds the key; a stale lock may be taken over to resume.
+    public var lockedAt: Date?
+    /// The sealed stored result (success or error), once finished.
+    public var responseSealed: Data?
+    public var createdAt: Date
+
+    public init(merchantID: String, environment: GatewayEnvironment, key: String, operation: String, fingerprint: String, recoveryPoint: String, lockedAt: Date?, responseSealed: Data?, createdAt: Date) {
+        self.merchantID = merchantID
+        self.environment = environment
+        self.key = key
+        self.operation = operation
+        self.fingerprint = fingerprint
+        self.recoveryPoint = recoveryPoint
+        self.lockedAt = lockedAt
+        self.responseSealed = responseSealed
+        self.createdAt = createdAt
+    }
+}
+
+/// What the ledger audit reads per payment.
+public struct AuditRow: Sendable, Hashable {
+    public var paymentID: String
+    public var status: PaymentStatus
+    public var capturedAmount: Int64
+    /// Sum of succeeded refunds, from the refund rows.
+    public var refundedAmount: Int64
+    /// Event types recorded for the payment.
+    public var eventTypes: Set<String>
+    /// How many authorizations the (sandbox) processor recorded for it.
+    public var processorAuthorizations: Int
+    /// How many captures the processor recorded as succeeded for it.
+    public var processorCaptures: Int
+
+    public init(
+        paymentID: String, status: PaymentStatus, capturedAmount: Int64, refundedAmount: Int64,
+        eventTypes: Set<String>, processorAuthorizations: Int, processorCaptures: Int
+    ) {
+        self.paymentID = paymentID
+        self.status = status
+        self.capturedAmount = capturedAmount
+        self.refundedAmount = refundedAmount
+        self.eventTypes = eventTypes
+        self.processorAuthorizations = processorAuthorizations
+        self.processorCaptures = processorCaptures
+    }
+}

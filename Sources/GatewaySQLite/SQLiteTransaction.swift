@@ -1,0 +1,503 @@
+import Foundation
+import Gateway
+
+/// The rows of one open SQLite transaction. Only valid inside the `write`/`read` call that made it.
+struct SQLiteTransaction: StoreTransaction {
+    let store: SQLiteStore
+    var db: SQLiteConnection { store.connection }
+
+    // MARK: Settings
+
+    func setting(_ name: String) throws -> Data? {
+        try db.query("SELECT value FROM settings WHERE name = ?", [.text(name)]) { $0.blob(0) }.first ?? nil
+    }
+
+    func setSetting(_ name: String, value: Data) throws {
+        try db.run(
+            "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            [.text(name), .blob(value)])
+    }
+
+    // MARK: Merchants
+
+    func insertMerchant(_ m: MerchantRecord) throws {
+        try db.run(
+            """
+            INSERT INTO merchants (id, environment, app_id, secret_key_id, webhook_url, created_at, body)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID), SQLValue(m.webhookURL),
+                SQLValue(m.createdAt), .text(try store.json(m)),
+            ])
+    }
+
+    func updateMerchant(_ m: MerchantRecord) throws {
+        try db.run(
+            "UPDATE merchants SET webhook_url = ?, body = ? WHERE id = ?",
+            [SQLValue(m.webhookURL), .text(try store.json(m)), .text(m.id)])
+    }
+
+    private func merchants(where clause: String, _ values: [SQLValue]) throws -> [MerchantRecord] {
+        try db.query("SELECT body FROM merchants WHERE \(clause) ORDER BY created_at, id", values) {
+            try store.decode(MerchantRecord.self, $0.text(0))
+        }
+    }
+
+    func merchant(id: String) throws -> MerchantRecord? { try merchants(where: "id = ?", [.text(id)]).first }
+    func merchant(appID: String) throws -> MerchantRecord? { try merchants(where: "app_id = ?", [.text(appID)]).first }
+    func merchant(secretKeyID: String) throws -> MerchantRecord? {
+        try merchants(where: "secret_key_id = ?", [.text(secretKeyID)]).first
+    }
+    func merchants(environment: GatewayEnvironment) throws -> [MerchantRecord] {
+        try merchants(where: "environment = ?", [.text(environment.rawValue)])
+    }
+
+    func insertProcessingKey(_ k: ProcessingKeyRecord) throws {
+        try db.run(
+            """
+            INSERT INTO processing_keys (id, merchant_id, active, private_key, certificate_pem, created_at)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """,
+            [.text(k.id), .text(k.merchantID), SQLValue(k.active), .blob(k.privateKeySealed), .text(k.certificatePEM),
+                SQLValue(k.createdAt)])
+    }
+
+    func updateProcessingKey(_ k: ProcessingKeyRecord) throws {
+        try db.run("UPDATE processing_keys SET active = ? WHERE id = ?", [SQLValue(k.active), .text(k.id)])
+    }
+
+    func processingKeys(merchantID: String) throws -> [ProcessingKeyRecord] {
+        try db.query(
+            """
+            SELECT id, merchant_id, private_key, certificate_pem, active, created_at FROM processing_keys
+            WHERE merchant_id = ? ORDER BY created_at, rowid
+            """, [.text(merchantID)]
+        ) { row in
+            ProcessingKeyRecord(
+                id: row.text(0), merchantID: row.text(1), privateKeySealed: row.blob(2) ?? Data(),
+                certificatePEM: row.text(3), active: row.bool(4), createdAt: row.date(5))
+        }
+    }
+
+    func replaceBINTable(merchantID: String, entries: [BINEntry]) throws {
+        try db.run("DELETE FROM bin_entries WHERE merchant_id = ?", [.text(merchantID)])
+        for e in entries {
+            try db.run(
+                """
+                INSERT INTO bin_entries (merchant_id, prefix, issuer, bank_id, level, country, country_code, funding)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (merchant_id, prefix) DO UPDATE SET issuer = excluded.issuer, bank_id = excluded.bank_id,
+                    level = excluded.level, country = excluded.country, country_code = excluded.country_code,
+                    funding = excluded.funding
+                """,
+                [.text(merchantID), .text(e.prefix), SQLValue(e.issuer), SQLValue(e.bankID), SQLValue(e.level),
+                    SQLValue(e.country), SQLValue(e.countryCode), SQLValue(e.funding.map(Int64.init))])
+        }
+    }
+
+    func binEntries(merchantID: String, prefixes: [String]) throws -> [BINEntry] {
+        guard !prefixes.isEmpty else { return [] }
+        let marks = Array(repeating: "?", count: prefixes.count).joined(separator: ", ")
+        return try db.query(
+            """
+            SELECT prefix, issuer, bank_id, level, country, country_code, funding FROM bin_entries
+            WHERE merchant_id = ? AND prefix IN (\(marks))
+            """, [.text(merchantID)] + prefixes.map { .text($0) }
+        ) { row in
+            BINEntry(
+                prefix: row.text(0), issuer: row.optionalText(1), bankID: row.optionalText(2), level: row.optionalText(3),
+                country: row.optionalText(4), countryCode: row.optionalText(5), funding: row.optionalInt(6).map(Int.init))
+        }
+    }
+
+    func replaceCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws {
+        try db.run("DELETE FROM cobrand_ranges WHERE merchant_id = ?", [.text(merchantID)])
+        for r in ranges {
+            try db.run(
+                "INSERT INTO cobrand_ranges (merchant_id, low, high, code) VALUES (?, ?, ?, ?)",
+                [.text(merchantID), .integer(r.low), .integer(r.high), .text(r.code)])
+        }
+    }
+
+    func coBrandCodes(merchantID: String, bin: Int64) throws -> [String] {
+        try db.query(
+            "SELECT DISTINCT code FROM cobrand_ranges WHERE merchant_id = ? AND low <= ? AND high >= ? ORDER BY code",
+            [.text(merchantID), .integer(bin), .integer(bin)]
+        ) { $0.text(0) }
+    }
+
+    // MARK: Replay
+
+    func recordTransactionID(merchantID: String, environment: GatewayEnvironment, transactionID: String, at: Date) throws
+        -> Bool
+    {
+        try db.run(
+            """
+            INSERT INTO seen_transactions (merchant_id, environment, transaction_id, seen_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (merchant_id, environment, transaction_id) DO NOTHING
+            """, [.text(merchantID), .text(environment.rawValue), .text(transactionID), SQLValue(at)]) == 1
+    }
+
+    // MARK: Primes
+
+    func insertPrime(_ p: PrimeRecord) throws {
+        try db.run(
+            """
+            INSERT INTO primes (hash, merchant_id, environment, amount, currency, deferred, card_info, card_data,
+                created_at, expires_at, claimed_at, payment_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(p.hash), .text(p.merchantID), .text(p.environment.rawValue), .integer(p.amount), .text(p.currency),
+                SQLValue(p.isDeferred), .text(try store.json(p.cardInfo)), SQLValue(p.cardDataSealed),
+                SQLValue(p.createdAt), SQLValue(p.expiresAt), SQLValue(p.claimedAt), SQLValue(p.paymentID),
+            ])
+    }
+
+    func prime(hash: String) throws -> PrimeRecord? {
+        try db.query(
+            """
+            SELECT hash, merchant_id, environment, amount, currency, deferred, card_info, card_data, created_at,
+                expires_at, claimed_at, payment_id FROM primes WHERE hash = ?
+            """, [.text(hash)]
+        ) { row in
+            PrimeRecord(
+                hash: row.text(0), merchantID: row.text(1),
+                environment: GatewayEnvironment(rawValue: row.text(2)) ?? .sandbox, amount: row.int(3),
+                currency: row.text(4), isDeferred: row.bool(5), cardInfo: try store.decode(CardInfo.self, row.text(6)),
+                cardDataSealed: row.blob(7), createdAt: row.date(8), expiresAt: row.date(9),
+                claimedAt: row.optionalDate(10), paymentID: row.optionalText(11))
+        }.first
+    }
+
+    func claimPrime(hash: String, paymentID: String, at: Date) throws -> Bool {
+        try db.run(
+            "UPDATE primes SET claimed_at = ?, payment_id = ?, card_data = NULL WHERE hash = ? AND claimed_at IS NULL",
+            [SQLValue(at), .text(paymentID), .text(hash)]) == 1
+    }
+
+    func purgeExpiredPrimes(now: Date) throws -> Int {
+        try db.run("UPDATE primes SET card_data = NULL WHERE card_data IS NOT NULL AND expires_at <= ?", [SQLValue(now)])
+    }
+
+    // MARK: Sessions
+
+    func insertSession(_ s: OrderSession) throws -> Bool {
+        try db.run(
+            """
+            INSERT INTO order_sessions (id, order_token, merchant_id, environment, out_trade_no, status, payment_id,
+                created_at, expires_at, body)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (merchant_id, environment, out_trade_no) DO NOTHING
+            """,
+            [
+                .text(s.id), .text(s.orderToken), .text(s.merchantID), .text(s.environment.rawValue), .text(s.outTradeNo),
+                .text(s.status.rawValue), SQLValue(s.paymentID), SQLValue(s.createdAt), SQLValue(s.expiresAt),
+                .text(try store.json(s)),
+            ]) == 1
+    }
+
+    func session(orderToken: String) throws -> OrderSession? {
+        try db.query("SELECT body FROM order_sessions WHERE order_token = ?", [.text(orderToken)]) {
+            try store.decode(OrderSession.self, $0.text(0))
+        }.first
+    }
+
+    func session(id: String) throws -> OrderSession? {
+        try db.query("SELECT body FROM order_sessions WHERE id = ?", [.text(id)]) {
+            try store.decode(OrderSession.self, $0.text(0))
+        }.first
+    }
+
+    func updateSession(_ s: OrderSession) throws {
+        try db.run(
+            "UPDATE order_sessions SET status = ?, payment_id = ?, body = ? WHERE id = ?",
+            [.text(s.status.rawValue), SQLValue(s.paymentID), .text(try store.json(s)), .text(s.id)])
+    }
+
+    // MARK: Payments
+
+    private func paymentValues(_ p: Payment) throws -> [SQLValue] {
+        var stored = p
+        stored.refunds = []
+        return [
+            .text(p.merchantID), .text(p.environment.rawValue), .text(p.status.rawValue), .integer(p.amount),
+            .text(p.currency), .integer(p.capturedAmount), .integer(p.refundedAmount), SQLValue(p.orderNumber),
+            SQLValue(p.outTradeNo), SQLValue(p.sessionID), SQLValue(p.hasPendingOperation),
+            SQLValue(p.status == .authorized ? p.captureAt : nil), SQLValue(p.createdAt), SQLValue(p.updatedAt),
+            .text(try store.json(stored)), .text(p.id),
+        ]
+    }
+
+    func insertPayment(_ p: Payment) throws {
+        try db.run(
+            """
+            INSERT INTO payments (merchant_id, environment, status, amount, currency, captured_amount, refunded_amount,
+                order_number, out_trade_no, session_id, pending_operation, capture_at, created_at, updated_at, body, id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, try paymentValues(p))
+    }
+
+    func updatePayment(_ p: Payment) throws {
+        try db.run(
+            """
+            UPDATE payments SET merchant_id = ?, environment = ?, status = ?, amount = ?, currency = ?,
+                captured_amount = ?, refunded_amount = ?, order_number = ?, out_trade_no = ?, session_id = ?,
+                pending_operation = ?, capture_at = ?, created_at = ?, updated_at = ?, body = ?
+            WHERE id = ?
+            """, try paymentValues(p))
+    }
+
+    func payment(id: String) throws -> Payment? {
+        try db.query("SELECT body FROM payments WHERE id = ?", [.text(id)]) { try store.decode(Payment.self, $0.text(0)) }
+            .first
+    }
+
+    func payments(merchantID: String, environment: GatewayEnvironment, query: PaymentQuery, after: PaymentCursor?)
+        throws -> [Payment]
+    {
+        var clauses = ["merchant_id = ?", "environment = ?"]
+        var values: [SQLValue] = [.text(merchantID), .text(environment.rawValue)]
+        if let from = query.createdFrom {
+            clauses.append("created_at >= ?")
+            values.append(SQLValue(from))
+        }
+        if let to = query.createdTo {
+            clauses.append("created_at < ?")
+            values.append(SQLValue(to))
+        }
+        if let min = query.minAmount {
+            clauses.append("amount >= ?")
+            values.append(.integer(min))
+        }
+        if let max = query.maxAmount {
+            clauses.append("amount <= ?")
+            values.append(.integer(max))
+        }
+        if !query.statuses.isEmpty {
+            clauses.append("status IN (\(Array(repeating: "?", count: query.statuses.count).joined(separator: ", ")))")
+            values += query.statuses.map { .text($0.rawValue) }
+        }
+        if let number = query.orderNumber {
+            clauses.append("order_number = ?")
+            values.append(.text(number))
+        }
+        if let outTradeNo = query.outTradeNo {
+            clauses.append("out_trade_no = ?")
+            values.append(.text(outTradeNo))
+        }
+        if let after {
+            clauses.append("(created_at < ? OR (created_at = ? AND id < ?))")
+            values += [SQLValue(after.createdAt), SQLValue(after.createdAt), .text(after.id)]
+        }
+        values.append(.integer(Int64(query.limit)))
+        return try db.query(
+            "SELECT body FROM payments WHERE \(clauses.joined(separator: " AND ")) ORDER BY created_at DESC, id DESC LIMIT ?",
+            values
+        ) { try store.decode(Payment.self, $0.text(0)) }
+    }
+
+    func paymentIDs(statuses: [PaymentStatus], updatedBefore: Date, limit: Int) throws -> [String] {
+        guard !statuses.isEmpty else { return [] }
+        let marks = Array(repeating: "?", count: statuses.count).joined(separator: ", ")
+        return try db.query(
+            "SELECT id FROM payments WHERE status IN (\(marks)) AND updated_at <= ? ORDER BY updated_at LIMIT ?",
+            statuses.map { .text($0.rawValue) } + [SQLValue(updatedBefore), .integer(Int64(limit))]
+        ) { $0.text(0) }
+    }
+
+    func paymentIDsNeedingCapture(due: Date, limit: Int) throws -> [String] {
+        try db.query(
+            """
+            SELECT id FROM payments WHERE pending_operation = 1 OR (status = 'authorized' AND capture_at <= ?)
+            ORDER BY updated_at LIMIT ?
+            """, [SQLValue(due), .integer(Int64(limit))]
+        ) { $0.text(0) }
+    }
+
+    func insertTransition(_ t: PaymentTransition) throws {
+        try db.run(
+            "INSERT INTO payment_transitions (payment_id, from_status, to_status, at, cause) VALUES (?, ?, ?, ?, ?)",
+            [.text(t.paymentID), SQLValue(t.from?.rawValue), .text(t.to.rawValue), SQLValue(t.at), .text(t.cause)])
+    }
+
+    func transitions(paymentID: String) throws -> [PaymentTransition] {
+        try db.query(
+            "SELECT from_status, to_status, at, cause FROM payment_transitions WHERE payment_id = ? ORDER BY seq",
+            [.text(paymentID)]
+        ) { row in
+            PaymentTransition(
+                paymentID: paymentID, from: row.optionalText(0).flatMap(PaymentStatus.init(rawValue:)),
+                to: PaymentStatus(rawValue: row.text(1)) ?? .unknown, at: row.date(2), cause: row.text(3))
+        }
+    }
+
+    func setCardData(paymentID: String, sealed: Data?) throws {
+        if let sealed {
+            try db.run(
+                """
+                INSERT INTO payment_card_data (payment_id, sealed) VALUES (?, ?)
+                ON CONFLICT (payment_id) DO UPDATE SET sealed = excluded.sealed
+                """, [.text(paymentID), .blob(sealed)])
+        } else {
+            try db.run("DELETE FROM payment_card_data WHERE payment_id = ?", [.text(paymentID)])
+        }
+    }
+
+    func cardData(paymentID: String) throws -> Data? {
+        try db.query("SELECT sealed FROM payment_card_data WHERE payment_id = ?", [.text(paymentID)]) { $0.blob(0) }
+            .first ?? nil
+    }
+
+    // MARK: Refunds
+
+    func insertRefund(_ r: Refund) throws {
+        try db.run(
+            """
+            INSERT INTO refunds (id, payment_id, amount, currency, status, reason, decline_code, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.text(r.id), .text(r.paymentID), .integer(r.amount), .text(r.currency), .text(r.status.rawValue),
+                SQLValue(r.reason), SQLValue(r.declineCode), SQLValue(r.createdAt), SQLValue(r.updatedAt)])
+    }
+
+    func updateRefund(_ r: Refund) throws {
+        try db.run(
+            "UPDATE refunds SET status = ?, decline_code = ?, updated_at = ? WHERE id = ?",
+            [.text(r.status.rawValue), SQLValue(r.declineCode), SQLValue(r.updatedAt), .text(r.id)])
+    }
+
+    func refunds(paymentID: String) throws -> [Refund] {
+        try db.query(
+            """
+            SELECT id, payment_id, amount, currency, status, reason, decline_code, created_at, updated_at FROM refunds
+            WHERE payment_id = ? ORDER BY created_at, rowid
+            """, [.text(paymentID)]
+        ) { row in
+            Refund(
+                id: row.text(0), paymentID: row.text(1), amount: row.int(2), currency: row.text(3),
+                status: Refund.Status(rawValue: row.text(4)) ?? .pending, reason: row.optionalText(5),
+                declineCode: row.optionalText(6), createdAt: row.date(7), updatedAt: row.date(8))
+        }
+    }
+
+    func paymentIDsWithPendingRefunds(limit: Int) throws -> [String] {
+        try db.query(
+            "SELECT DISTINCT payment_id FROM refunds WHERE status = 'pending' LIMIT ?", [.integer(Int64(limit))]
+        ) { $0.text(0) }
+    }
+
+    // MARK: Outbox
+
+    func insertEvent(_ e: WebhookEvent, objectID: String) throws {
+        try db.run(
+            """
+            INSERT INTO webhook_events (id, merchant_id, object_id, type, payload, created_at, state, attempts,
+                next_attempt_at)
+            VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?)
+            """,
+            [.text(e.id), .text(e.merchantID), .text(objectID), .text(e.type), .blob(e.payload), SQLValue(e.createdAt),
+                SQLValue(e.createdAt)])
+    }
+
+    private func event(_ row: Row) -> WebhookEvent {
+        WebhookEvent(
+            id: row.text(0), merchantID: row.text(1), type: row.text(2), payload: row.blob(3) ?? Data(),
+            createdAt: row.date(4))
+    }
+
+    func events(merchantID: String, limit: Int) throws -> [WebhookEvent] {
+        try db.query(
+            """
+            SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE merchant_id = ?
+            ORDER BY created_at DESC, rowid DESC LIMIT ?
+            """, [.text(merchantID), .integer(Int64(limit))], event)
+    }
+
+    func event(id: String) throws -> WebhookEvent? {
+        try db.query(
+            "SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE id = ?", [.text(id)], event
+        ).first
+    }
+
+    // MARK: Idempotency
+
+    func claimIdempotencyKey(_ r: IdempotencyRecord) throws -> Bool {
+        try db.run(
+            """
+            INSERT INTO idempotency_keys (merchant_id, environment, idempotency_key, operation, fingerprint,
+                recovery_point, locked_at, response, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (merchant_id, environment, idempotency_key) DO NOTHING
+            """,
+            [.text(r.merchantID), .text(r.environment.rawValue), .text(r.key), .text(r.operation), .text(r.fingerprint),
+                .text(r.recoveryPoint), SQLValue(r.lockedAt), SQLValue(r.responseSealed), SQLValue(r.createdAt)]) == 1
+    }
+
+    func idempotencyRecord(merchantID: String, environment: GatewayEnvironment, key: String) throws
+        -> IdempotencyRecord?
+    {
+        try db.query(
+            """
+            SELECT operation, fingerprint, recovery_point, locked_at, response, created_at FROM idempotency_keys
+            WHERE merchant_id = ? AND environment = ? AND idempotency_key = ?
+            """, [.text(merchantID), .text(environment.rawValue), .text(key)]
+        ) { row in
+            IdempotencyRecord(
+                merchantID: merchantID, environment: environment, key: key, operation: row.text(0),
+                fingerprint: row.text(1), recoveryPoint: row.text(2), lockedAt: row.optionalDate(3),
+                responseSealed: row.blob(4), createdAt: row.date(5))
+        }.first
+    }
+
+    func updateIdempotencyRecord(_ r: IdempotencyRecord) throws {
+        try db.run(
+            """
+            UPDATE idempotency_keys SET recovery_point = ?, locked_at = ?, response = ?
+            WHERE merchant_id = ? AND environment = ? AND idempotency_key = ?
+            """,
+            [.text(r.recoveryPoint), SQLValue(r.lockedAt), SQLValue(r.responseSealed), .text(r.merchantID),
+                .text(r.environment.rawValue), .text(r.key)])
+    }
+
+    func deleteIdempotencyRecord(merchantID: String, environment: GatewayEnvironment, key: String) throws {
+        try db.run(
+            "DELETE FROM idempotency_keys WHERE merchant_id = ? AND environment = ? AND idempotency_key = ?",
+            [.text(merchantID), .text(environment.rawValue), .text(key)])
+    }
+
+    func purgeIdempotencyRecords(before: Date) throws -> Int {
+        try db.run(
+            "DELETE FROM idempotency_keys WHERE response IS NOT NULL AND created_at < ?", [SQLValue(before)])
+    }
+
+    // MARK: Audit
+
+    func auditRows() throws -> [AuditRow] {
+        var events: [String: Set<String>] = [:]
+        for (object, type) in try db.query("SELECT object_id, type FROM webhook_events", [], { ($0.text(0), $0.text(1)) }) {
+            events[object, default: []].insert(type)
+        }
+        return try db.query(
+            """
+            SELECT p.id, p.status, p.captured_amount,
+                (SELECT COALESCE(SUM(r.amount), 0) FROM refunds r WHERE r.payment_id = p.id AND r.status = 'succeeded'),
+                (SELECT COUNT(*) FROM sandbox_acquirer_authorizations a WHERE a.merchant_reference = p.id),
+                (SELECT COUNT(*) FROM sandbox_acquirer_operations o
+                    JOIN sandbox_acquirer_authorizations a ON a.reference = o.reference
+                    WHERE a.merchant_reference = p.id AND o.kind = 'capture' AND o.succeeded = 1)
+            FROM payments p ORDER BY p.created_at, p.id
+            """
+        ) { row in
+            AuditRow(
+                paymentID: row.text(0), status: PaymentStatus(rawValue: row.text(1)) ?? .unknown,
+                capturedAmount: row.int(2), refundedAmount: row.int(3), eventTypes: events[row.text(0)] ?? [],
+                processorAuthorizations: Int(row.int(4)), processorCaptures: Int(row.int(5)))
+        }
+    }
+}
+
+extension Payment {
+    var hasPendingOperation: Bool { pendingOperation != nil }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Gateway
+import GatewaySQLite
+
+/// `orchard audit --database sqlite:PATH`: checks the ledger invariants and exits 0 only when all hold.
+enum AuditCommand {
+    static let command = CLI.Command(
+        name: "audit", summary: "check the ledger invariants of a gateway database (exit 0 only when all hold)"
+    ) { arguments, io in
+        run(arguments, io)
+    }
+
+    static let usage = """
+        usage: orchard audit --database sqlite:PATH
+
+        Checks, for every payment: no double authorization or capture at the processor, refunds never above
+        the captured amount, every settled payment has the webhook event reporting its state.
+        Exit status: 0 all invariants hold, 1 a finding was printed, 2 bad usage or unreadable database.
+        """
+
+    static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
+        let path: String
+        do {
+            let parsed = try Arguments(arguments, options: ["database"], flags: ["help"])
+            if parsed.flag("help") {
+                io.out(usage)
+                return 0
+            }
+            path = try GatewayDatabase.sqlitePath(try parsed.required("database"))
+        } catch {
+            io.err("orchard audit: \(error)\n\n\(usage)")
+            return 2
+        }
+        guard FileManager.default.fileExists(atPath: path) else {
+            io.err("orchard audit: no database at \(path)")
+            return 2
+        }
+        do {
+            let store = try SQLiteStore(path: path, cipher: nil)
+            let report = try LedgerAudit.run(store: store)
+            io.out("payments checked: \(report.paymentsChecked)")
+            io.out("unsettled (processing/unknown, left to reconciliation): \(report.unsettled)")
+            let rules = [
+                ("double_authorization", "no payment authorized twice at the processor"),
+                ("double_capture", "no payment captured twice at the processor"),
+                ("refunds_exceed_capture", "refunds never exceed the captured amount"),
+                ("missing_event", "every settled payment has its event"),
+            ]
+            for (rule, text) in rules {
+                let count = report.findings.filter { $0.rule == rule }.count
+                io.out("\(count == 0 ? "ok  " : "FAIL") \(text)\(count == 0 ? "" : " (\(count))")")
+            }
+            for finding in report.findings { io.out("finding: \(finding)") }
+            io.out(report.holds ? "all invariants hold" : "\(report.findings.count) finding(s)")
+            return report.holds ? 0 : 1
+        } catch {
+            io.err("orchard audit: \(error)")
+            return 2
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Gateway
+import GatewaySQLite
+import Testing
+
+@Suite("Prime flow")
+struct PrimeFlowTests {
+    @Test("tokenize → prime with card info → pay by prime → captured, with events and transitions")
+    func endToEnd() throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 12_300))
+        #expect(prime.prime.hasPrefix("prm_"))
+        #expect(prime.totalAmount == 12_300)
+        #expect(prime.currency == "TWD")
+        #expect(prime.cardInfo.binCode == "411111")
+        #expect(prime.cardInfo.lastFour == "1111")
+        #expect(prime.cardInfo.type == 1)
+        #expect(prime.cardInfo.funding == 0)
+        #expect(prime.expiresAt == h.clock.now().addingTimeInterval(90))
+        #expect(prime.primeExpiryMillis == Int64(h.clock.now().timeIntervalSince1970 * 1000) + 90_000)
+        let payment = try h.gateway.payByPrime(
+            merchant: h.merchant,
+            PayByPrimeRequest(
+                prime: prime.prime, amount: 12_300, currency: "TWD", orderNumber: "order-1", details: "Tea",
+                cardholder: Cardholder(name: "Mei", email: "mei@example.com"), metadata: ["cart": "42"]))
+        #expect(payment.status == .captured)
+        #expect(payment.capturedAmount == 12_300)
+        #expect(payment.authCode?.count == 6)
+        #expect(payment.acquirer == "sandbox")
+        #expect(payment.cardInfo.lastFour == "1111")
+        #expect(try h.authorizations(payment.id) == 1)
+        let transitions = try h.gateway.transitions(merchant: h.merchant, paymentID: payment.id)
+        #expect(transitions.map(\.to) == [.processing, .authorized, .captured])
+        #expect(try h.eventTypes() == ["payment.succeeded", "payment.captured"])
+        let stored = try h.gateway.payment(merchant: h.merchant, id: payment.id)
+        #expect(stored == payment)
+    }
+
+    @Test("a prime is used once")
+    func primeReuse() throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let request = PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
+        _ = try h.gateway.payByPrime(merchant: h.merchant, request)
+        expectGatewayError(.primeAlreadyUsed) { try h.gateway.payByPrime(merchant: h.merchant, request) }
+    }
+
+    @Test("an unknown prime, or another merchant's prime, is not found")
+    func primeNotFound() throws {
+        let h = try Harness()
+        expectGatewayError(.primeNotFound) {
+            try h.gateway.payByPrime(
+                merchant: h.merchant, PayByPrimeRequest(prime: "prm_0000", amount: 100, currency: "TWD"))
+        }
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let (other, _) = try h.gateway.merchants.create(
+            MerchantSpec(name: "Other", environment: .sandbox, merchantIdentifiers: ["merchant.other"]))
+        expectGatewayError(.primeNotFound) {
+            try h.gateway.payByPrime(merchant: other, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+        }
+    }
+
+    @Test("an immediate prime expires after 90 seconds")
+    func immediateExpiry() throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        h.clock.advance(by: 90)
+        expectGatewayError(.primeExpired) {
+            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+        }
+        let fresh = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        h.clock.advance(by: 89)
+        #expect(
+            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: fresh.prime, amount: 10_000, currency: "TWD"))
+                .status == .captured)
+    }
+
+    @Test("a deferred prime lives 30 days and skips the amount check")
+    func deferredPrime() throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(
+            merchant: h.merchant, token: h.token(amount: 100), paymentRequest: Data(#"{"deferred": true}"#.utf8))
+        #expect(prime.isDeferred)
+        #expect(prime.expiresAt == h.clock.now().addingTimeInterval(30 * 86_400))
+        h.clock.advance(by: 29 * 86_400)
+        let payment = try h.gateway.payByPrime(
+            merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 45_600, currency: "TWD"))
+        #expect(payment.amount == 45_600)
+        let late = try h.gateway.tokenize(
+            merchant: h.merchant, token: h.token(amount: 100), paymentRequest: Data(#"{"deferred": true}"#.utf8))
+        h.clock.advance(by: 30 * 86_400)
+        expectGatewayError(.primeExpired) {
+            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: late.prime, amount: 100, currency: "TWD"))
+        }
+    }
+
+    @Test("amount and currency must equal the token's; a mismatch does not consume the prime")
+    func mismatches() throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
+        let mismatch = expectGatewayError(.amountMismatch) {
+            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_001, currency: "TWD"))
+        }
+        #expect(mismatch?.param == "amount")
+        expectGatewayError(.currencyMismatch) {
+            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "USD"))
+        }
+        #expect(
+            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+                .status == .captured)
+    }
+
+    @Test("a token is tokenized once: the same transactionId is a replay")
+    func tokenReplay() throws {
+        let h = try Harness()
+        let token = h.token()
+        _ = try h.gateway.tokenize(merchant: h.merchant, token: token)
+        expectGatewayError(.tokenReplayed) { try h.gateway.tokenize(merchant: h.merchant, token: token) }
+    }
+
+    @Test("token library errors carry the library's code")
+    func tokenErrors() throws {
+        let h = try Harness()
+        let error = expectGatewayError(GatewayError.Code(rawValue: "signature_invalid")) {
+            try h.gateway.tokenize(merchant: h.merchant, token: h.token(error: "signature_invalid"))
+        }
+        #expect(error?.tokenErrorCode == "signature_invalid")
+    }
+
+    @Test("card type and funding numbers", arguments: [
+        ("Visa", "credit", 1, 0), ("MasterCard", "debit", 2, 1), ("JCB", "prepaid", 3, 2),
+        ("ChinaUnionPay", "credit", 4, 0), ("Amex", "store", 5, -1), ("Discover", "credit", -1, 0),
+    ])
+    func cardTypes(network: String, type: String, number: Int, funding: Int) throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(network: network, type: type))
+        #expect(prime.cardInfo.type == number)
+        #expect(prime.cardInfo.funding == funding)
+    }
+
+    @Test("issuer data from the merchant's BIN table (longest prefix) and co-brand affiliate codes")
+    func binTableAndCoBrand() throws {
+        let h = try Harness()
+        let empty = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        #expect(empty.cardInfo.issuer == nil)
+        #expect(empty.affiliateCodes.isEmpty)
+        let csv = """
+            bin_prefix,issuer,bank_id,funding,level,country,country_code
+            4111,Short Bank,001,credit,CLASSIC,TAIWAN,TW
+            41111111,"Sandbox Bank, Ltd.",999,debit,PLATINUM,TAIWAN,TW
+
+            """
+        #expect(try h.gateway.merchants.loadBINTable(merchantID: h.merchant.id, csv: csv) == 2)
+        try h.gateway.merchants.setCoBrandTable(
+            merchantID: h.merchant.id,
+            ranges: [
+                CoBrandRange(low: 41_110_000, high: 41_119_999, code: "TEA01"),
+                CoBrandRange(low: 52_000_000, high: 52_999_999, code: "OTHER"),
+            ])
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        #expect(prime.cardInfo.issuer == "Sandbox Bank, Ltd.")
+        #expect(prime.cardInfo.bankID == "999")
+        #expect(prime.cardInfo.level == "PLATINUM")
+        #expect(prime.cardInfo.countryCode == "TW")
+        #expect(prime.cardInfo.funding == 1)
+        #expect(prime.affiliateCodes == ["TEA01"])
+        expectGatewayError(.binTableInvalid) {
+            try h.gateway.merchants.loadBINTable(merchantID: h.merchant.id, csv: "bin_prefix,issuer\n41x1,Bad\n")
+        }
+        expectGatewayError(.invalidRequest) {
+            try h.gateway.merchants.setCoBrandTable(
+                merchantID: h.merchant.id, ranges: [CoBrandRange(low: 1, high: 2, code: "TOO-LONG-AND-NOT-ALNUM")])
+        }
+    }
+
+    @Test("request validation", arguments: [
+        (Int64(0), "TWD", String?.none, "amount"), (Int64(100), "XXX", String?.none, "currency"),
+        (Int64(100), "TWD", String(repeating: "x", count: 101), "details"),
+    ])
+    func validation(amount: Int64, currency: String, details: String?, param: String) throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100))
+        do {
+            _ = try h.gateway.payByPrime(
+                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: amount, currency: currency, details: details))
+            Issue.record("accepted")
+        } catch {
+            #expect(error.param == param)
+        }
+    }
+}

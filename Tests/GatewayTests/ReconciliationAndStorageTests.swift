@@ -1,0 +1,207 @@
+import Foundation
+import Gateway
+import GatewaySQLite
+import OrchardCrypto
+import Testing
+
+@Suite("Reconciliation")
+struct ReconciliationTests {
+    @Test("an issuer timeout leaves the payment unknown; reconciliation settles it from a query, never charging again")
+    func unknownResolved() throws {
+        let h = try Harness()
+        let payment = try h.pay(amount: 10_091)
+        #expect(payment.status == .unknown)
+        #expect(try h.eventTypes().isEmpty)
+        h.clock.advance(by: 30)
+        #expect(try h.gateway.reconcile(delay: 0).stillUnknown == [payment.id])
+        h.clock.advance(by: 31)
+        let report = try h.gateway.reconcile(delay: 0)
+        #expect(report.settledPayments == [payment.id])
+        #expect(report.capturedPayments == [payment.id])
+        let settled = try h.gateway.payment(merchant: h.merchant, id: payment.id)
+        #expect(settled.status == .captured)
+        #expect(try h.authorizations(payment.id) == 1)
+        #expect(try h.eventTypes() == ["payment.unknown_resolved", "payment.captured"])
+        let transitions = try h.gateway.transitions(merchant: h.merchant, paymentID: payment.id).map(\.to)
+        #expect(transitions == [.processing, .unknown, .authorized, .captured])
+        #expect(try LedgerAudit.run(store: h.store).holds)
+    }
+
+    @Test("reconciliation waits for the delay so it never races a live request")
+    func respectsDelay() throws {
+        let h = try Harness()
+        let payment = try h.pay(amount: 10_091)
+        h.clock.advance(by: 120)
+        #expect(try h.gateway.reconcile().stillUnknown.isEmpty)
+        #expect(try h.gateway.payment(merchant: h.merchant, id: payment.id).status == .unknown)
+        h.clock.advance(by: 300)
+        #expect(try h.gateway.reconcile().settledPayments == [payment.id])
+    }
+
+    @Test("reconciliation drops the card data of expired primes")
+    func purgesPrimes() throws {
+        let h = try Harness()
+        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        h.clock.advance(by: 91)
+        #expect(try h.gateway.reconcile().purgedPrimes == 1)
+    }
+}
+
+@Suite("Storage and secrets")
+struct StorageTests {
+    @Test("the database file holds neither the PAN nor the cryptogram in plaintext")
+    func noPlaintextSecrets() throws {
+        let h = try Harness()
+        _ = try h.pay()
+        _ = try h.pay(captureMode: .manual, key: "abc")
+        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let session = try h.gateway.createSession(
+            merchant: h.merchant, CreateSessionRequest(outTradeNo: "S", amount: 10_000, currency: "TWD", country: "TW"))
+        _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
+        let cryptogram = Data(base64Encoded: Harness.cryptogram)!
+        let needles = [Data(Harness.pan.utf8), Data(Harness.cryptogram.utf8), cryptogram, Data(h.credentials.appKey.utf8),
+            Data(h.credentials.secretKey.utf8), Data("test key".utf8)]
+        var scanned = 0
+        for suffix in ["", "-wal", "-shm"] {
+            guard let bytes = FileManager.default.contents(atPath: h.databasePath + suffix) else { continue }
+            scanned += bytes.count
+            for needle in needles { #expect(bytes.range(of: needle) == nil, "found a secret in gateway.db\(suffix)") }
+        }
+        #expect(scanned > 0)
+    }
+
+    @Test("migrations are versioned and applied once; reopening keeps the data")
+    func migrations() throws {
+        let h = try Harness()
+        let payment = try h.pay()
+        #expect(try h.store.appliedMigrations() == [1])
+        let reopened = try SQLiteStore(path: h.databasePath, cipher: h.cipher)
+        #expect(try reopened.appliedMigrations() == [1])
+        #expect(try reopened.read { try $0.payment(id: payment.id) }?.status == .captured)
+    }
+
+    @Test("the outbox: due events carry the endpoint and secrets; attempts move them; redelivery reschedules")
+    func outbox() throws {
+        let h = try Harness()
+        _ = try h.pay()
+        #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).isEmpty)
+        let (url, secret) = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: "https://shop.example/hook")
+        #expect(url == "https://shop.example/hook")
+        let due = try h.store.dueWebhooks(now: h.clock.now(), limit: 10)
+        #expect(due.map(\.event.type) == ["payment.succeeded", "payment.captured"])
+        #expect(due.allSatisfy { $0.secrets == [secret] && $0.url == url && $0.attempts == 0 })
+        #expect(try h.store.pendingWebhookCount() == 2)
+        let event = due[0].event
+        let body = try JSONSerialization.jsonObject(with: event.payload) as! [String: Any]
+        #expect(body["id"] as? String == event.id)
+        #expect(body["type"] as? String == "payment.succeeded")
+        try h.store.recordWebhookAttempt(
+            WebhookAttempt(
+                eventID: event.id, attemptedAt: h.clock.now(), httpStatus: 500, error: nil, state: .pending,
+                nextAttemptAt: h.clock.now().addingTimeInterval(60)))
+        #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).count == 1)
+        try h.store.recordWebhookAttempt(
+            WebhookAttempt(
+                eventID: event.id, attemptedAt: h.clock.now(), httpStatus: 200, error: nil, state: .delivered,
+                nextAttemptAt: nil))
+        #expect(try h.store.webhookState(eventID: event.id)?.state == .delivered)
+        #expect(try h.store.webhookAttempts(eventID: event.id).map(\.httpStatus) == [500, 200])
+        try h.gateway.redeliverEvent(merchant: h.merchant, eventID: event.id)
+        #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).map(\.event.id).contains(event.id))
+        let (_, rotated) = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: url)
+        #expect(try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id) == [rotated, secret])
+    }
+}
+
+@Suite("Merchants and keys")
+struct MerchantTests {
+    @Test("credentials: random, stored hashed, checked; sandbox keeps them retrievable")
+    func credentials() throws {
+        let h = try Harness()
+        let c = h.credentials
+        #expect(c.secretKey.hasPrefix("sk_test_"))
+        #expect(try h.gateway.merchants.authenticateServer(secretKey: c.secretKey).id == h.merchant.id)
+        #expect(try h.gateway.merchants.authenticateClient(appID: c.appID, appKey: c.appKey).id == h.merchant.id)
+        var wrong = c.secretKey
+        wrong.removeLast()
+        wrong += "x"
+        expectGatewayError(.authenticationFailed) { try h.gateway.merchants.authenticateServer(secretKey: wrong) }
+        expectGatewayError(.authenticationFailed) {
+            try h.gateway.merchants.authenticateClient(appID: c.appID, appKey: c.secretKey)
+        }
+        #expect(try h.gateway.merchants.credentials(merchantID: h.merchant.id) == c)
+        let (live, liveCredentials) = try h.gateway.merchants.create(
+            MerchantSpec(name: "Live", environment: .production, merchantIdentifiers: ["merchant.live"]))
+        #expect(liveCredentials.secretKey.hasPrefix("sk_live_"))
+        expectGatewayError(.forbidden) { try h.gateway.merchants.credentials(merchantID: live.id) }
+    }
+
+    @Test("sandbox and production never mix")
+    func environments() throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        var production = h.merchant
+        production.environment = .production
+        expectGatewayError(.primeNotFound) {
+            try h.gateway.payByPrime(merchant: production, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+        }
+        let payment = try h.pay()
+        expectGatewayError(.notFound) { try h.gateway.payment(merchant: production, id: payment.id) }
+    }
+
+    @Test("key ring: rotation keeps several keys active; a retired key opens nothing")
+    func keyRing() throws {
+        let h = try Harness()
+        let second = try h.gateway.merchants.addProcessingKey(
+            merchantID: h.merchant.id, privateKeyPEM: SecureBytes(Array("second".utf8)), certificatePEM: "cert 2")
+        #expect(try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == [second, h.keyID])
+        try h.gateway.merchants.setProcessingKey(merchantID: h.merchant.id, keyID: h.keyID, active: false)
+        expectGatewayError(GatewayError.Code(rawValue: "unknown_merchant_key")) {
+            try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        }
+        let material = try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id)
+        #expect(material.first?.privateKeyPEM.copyBytes() == Array("second".utf8))
+    }
+
+    @Test("envelope encryption binds the record; the master key file is 0600 in sandbox, required in production")
+    func envelopeAndMasterKey() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-mk-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("master.key")
+        expectGatewayError(.masterKeyMissing) { try MasterKey.load(file: file, environment: .production) }
+        let key = try MasterKey.load(file: file, environment: .sandbox)
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect(try MasterKey.load(file: file, environment: .production).keyID == key.keyID)
+        let cipher = EnvelopeCipher(masterKey: key)
+        let sealed = try cipher.seal(string: "whsec_secret", context: "record:1")
+        #expect(try cipher.openString(sealed, context: "record:1") == "whsec_secret")
+        expectGatewayError(.masterKeyInvalid) { try cipher.open(sealed, context: "record:2") }
+        let other = EnvelopeCipher(masterKey: try MasterKey.generate())
+        expectGatewayError(.masterKeyInvalid) { try other.open(sealed, context: "record:1") }
+        expectGatewayError(.masterKeyInvalid) { try MasterKey(hex: "abcd") }
+    }
+}
+
+@Suite("Ledger audit")
+struct LedgerAuditTests {
+    @Test("a clean ledger holds; a double authorization, an excess refund and a missing event are found")
+    func findings() throws {
+        let h = try Harness()
+        let payment = try h.pay()
+        #expect(try LedgerAudit.run(store: h.store).holds)
+        try h.store.insertAcquirerAuthorization(
+            SandboxAuthorization(
+                reference: "acq_extra", merchantReference: payment.id, merchantID: h.merchant.id, amount: 10_000,
+                currency: "TWD", lastFour: "1111", status: .approved, declineCode: nil, authCode: "000000",
+                capturedAmount: 0, refundedAmount: 0, voided: false, createdAt: h.clock.now(), resolvesAt: nil))
+        try h.store.write { tx in
+            var voided = try tx.payment(id: payment.id)!
+            voided.status = .voided
+            try tx.updatePayment(voided)
+        }
+        let report = try LedgerAudit.run(store: h.store)
+        #expect(Set(report.findings.map(\.rule)) == ["double_authorization", "missing_event"])
+    }
+}

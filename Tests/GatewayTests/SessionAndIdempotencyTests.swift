@@ -1,0 +1,168 @@
+import Foundation
+import Gateway
+import GatewaySQLite
+import Testing
+
+@Suite("Order sessions")
+struct SessionTests {
+    @Test("create → pay with a token → completed; a retry of the same token answers the first result")
+    func endToEnd() throws {
+        let h = try Harness()
+        let session = try h.gateway.createSession(
+            merchant: h.merchant,
+            CreateSessionRequest(outTradeNo: "T-1", amount: 25_000, currency: "TWD", country: "tw", subject: "Tea set"))
+        #expect(session.status == .open)
+        #expect(session.merchantIdentifier == "merchant.test.shop")
+        #expect(session.expiresAt == h.clock.now().addingTimeInterval(30 * 60))
+        #expect(try h.gateway.session(merchant: h.merchant, orderToken: session.orderToken).country == "TW")
+        let token = h.token(amount: 25_000, transactionIdentifier: "ABC123")
+        let payment = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: token)
+        #expect(payment.status == .captured)
+        #expect(payment.outTradeNo == "T-1")
+        let retry = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: token)
+        #expect(retry.id == payment.id)
+        #expect(try h.authorizations(payment.id) == 1)
+        #expect(try h.gateway.session(merchant: h.merchant, orderToken: session.orderToken).status == .completed)
+        #expect(try h.eventTypes() == ["payment.succeeded", "session.completed", "payment.captured"])
+        expectGatewayError(.sessionAlreadyPaid) {
+            try h.gateway.paySession(
+                merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 25_000))
+        }
+        let found = try h.gateway.payments(merchant: h.merchant, query: PaymentQuery(outTradeNo: "T-1"))
+        #expect(found.payments.map(\.id) == [payment.id])
+    }
+
+    @Test("out_trade_no is unique per merchant")
+    func duplicateOutTradeNo() throws {
+        let h = try Harness()
+        let request = CreateSessionRequest(outTradeNo: "T-1", amount: 100, currency: "TWD", country: "TW")
+        _ = try h.gateway.createSession(merchant: h.merchant, request)
+        expectGatewayError(.duplicateOutTradeNo) { try h.gateway.createSession(merchant: h.merchant, request) }
+    }
+
+    @Test("the token must match the session's amount and currency; a decline reopens the session")
+    func mismatchAndDecline() throws {
+        let h = try Harness()
+        let session = try h.gateway.createSession(
+            merchant: h.merchant, CreateSessionRequest(outTradeNo: "T-2", amount: 10_005, currency: "TWD", country: "TW"))
+        expectGatewayError(.amountMismatch) {
+            try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_000))
+        }
+        expectGatewayError(.currencyMismatch) {
+            try h.gateway.paySession(
+                merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_005, currency: "840"))
+        }
+        expectGatewayError(.cardDeclined) {
+            try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_005))
+        }
+        #expect(try h.gateway.session(merchant: h.merchant, orderToken: session.orderToken).status == .open)
+    }
+
+    @Test("an expired or unknown session cannot be paid")
+    func expiredAndUnknown() throws {
+        let h = try Harness()
+        let session = try h.gateway.createSession(
+            merchant: h.merchant, CreateSessionRequest(outTradeNo: "T-3", amount: 100, currency: "TWD", country: "TW"))
+        h.clock.advance(by: 30 * 60)
+        expectGatewayError(.sessionExpired) {
+            try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 100))
+        }
+        expectGatewayError(.sessionNotFound) {
+            try h.gateway.paySession(merchant: h.merchant, orderToken: "ot_nope", token: h.token(amount: 100))
+        }
+    }
+}
+
+@Suite("Idempotency")
+struct IdempotencyTests {
+    @Test("a finished request is replayed for 24 hours, without a second charge")
+    func replay() throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let request = PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
+        let first = try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "k1")
+        h.clock.advance(by: 23 * 3600)
+        let again = try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "k1")
+        #expect(again == first)
+        #expect(try h.authorizations(first.id) == 1)
+        h.clock.advance(by: 2 * 3600)
+        expectGatewayError(.primeAlreadyUsed) {
+            try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "k1")
+        }
+    }
+
+    @Test("failures are stored and replayed too")
+    func failureReplay() throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_005))
+        let request = PayByPrimeRequest(prime: prime.prime, amount: 10_005, currency: "TWD")
+        let first = expectGatewayError(.cardDeclined) {
+            try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "k2")
+        }
+        let second = expectGatewayError(.cardDeclined) {
+            try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "k2")
+        }
+        #expect(first?.paymentID == second?.paymentID)
+        #expect(second?.declineCode == "do_not_honor")
+        #expect(try h.authorizations(first!.paymentID!) == 1)
+    }
+
+    @Test("the same key with other parameters or another operation is a conflict")
+    func conflict() throws {
+        let h = try Harness()
+        let payment = try h.pay(amount: 10_000, captureMode: .manual)
+        _ = try h.gateway.capture(merchant: h.merchant, paymentID: payment.id, amount: 5_000, idempotencyKey: "cap")
+        expectGatewayError(.idempotencyConflict) {
+            try h.gateway.capture(merchant: h.merchant, paymentID: payment.id, amount: 6_000, idempotencyKey: "cap")
+        }
+        expectGatewayError(.idempotencyConflict) {
+            try h.gateway.void(merchant: h.merchant, paymentID: payment.id, idempotencyKey: "cap")
+        }
+        let replayed = try h.gateway.capture(
+            merchant: h.merchant, paymentID: payment.id, amount: 5_000, idempotencyKey: "cap")
+        #expect(replayed.capturedAmount == 5_000)
+        expectGatewayError(.idempotencyKeyInvalid) {
+            try h.gateway.void(merchant: h.merchant, paymentID: payment.id, idempotencyKey: "")
+        }
+    }
+
+    @Test("keys are scoped per merchant")
+    func scopedPerMerchant() throws {
+        let h = try Harness()
+        let (other, _) = try h.gateway.merchants.create(
+            MerchantSpec(name: "Other", environment: .sandbox, merchantIdentifiers: ["merchant.other"]))
+        _ = try h.gateway.createSession(
+            merchant: h.merchant, CreateSessionRequest(outTradeNo: "A", amount: 100, currency: "TWD", country: "TW"),
+            idempotencyKey: "same")
+        let theirs = try h.gateway.createSession(
+            merchant: other, CreateSessionRequest(outTradeNo: "B", amount: 200, currency: "TWD", country: "TW"),
+            idempotencyKey: "same")
+        #expect(theirs.outTradeNo == "B")
+    }
+
+    @Test("a request in flight on another thread makes the same key answer idempotency_in_flight")
+    func inFlightAcrossThreads() throws {
+        let h = try Harness(gate: true)
+        let gate = h.gateway.processor as! GatedProcessor
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let request = PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var firstResult: Result<Payment, GatewayError>?
+        Thread.detachNewThread {
+            do { firstResult = .success(try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "fly")) } catch {
+                firstResult = .failure(error as! GatewayError)
+            }
+            done.signal()
+        }
+        gate.entered.wait()
+        expectGatewayError(.idempotencyInFlight) {
+            try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "fly")
+        }
+        gate.release.signal()
+        done.wait()
+        let first = try #require(try firstResult?.get())
+        #expect(first.status == .captured)
+        #expect(try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "fly") == first)
+        #expect(try h.authorizations(first.id) == 1)
+    }
+}
