@@ -139,7 +139,7 @@ public final class GatewayService: Sendable {
         guard !token.isEmpty, token.count <= 64 * 1024 else { throw .invalid("token", "1 byte to 64 KiB") }
         let parts = [Hex.encode(SHA256.hash([UInt8](token))), Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data())))]
         return try idempotent(merchant, key: idempotencyKey, operation: "tokenize", fingerprint: parts) {
-            _ throws(GatewayError) in
+            scope throws(GatewayError) in
             let now = clock.now()
             var terms = PaymentRequestTerms.immediate
             if let paymentRequest {
@@ -154,7 +154,7 @@ public final class GatewayService: Sendable {
             guard !keys.isEmpty else { throw GatewayError(.noProcessingKey, "the merchant has no active processing key") }
             let opened = try tokenOpener.open(token: token, environment: merchant.environment, keys: keys, at: now)
             defer { opened.erase() }
-            return try makePrime(merchant: merchant, opened: opened, terms: terms, now: now)
+            return try makePrime(merchant: merchant, opened: opened, terms: terms, now: now, scope: scope)
         }
     }
 
@@ -163,16 +163,16 @@ public final class GatewayService: Sendable {
         merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms = .immediate, idempotencyKey: String?
     ) throws(GatewayError) -> PrimeResult {
         try idempotent(merchant, key: idempotencyKey, operation: "tokenize_opened", fingerprint: [opened.transactionID]) {
-            _ throws(GatewayError) in
-            try makePrime(merchant: merchant, opened: opened, terms: terms, now: clock.now())
+            scope throws(GatewayError) in
+            try makePrime(merchant: merchant, opened: opened, terms: terms, now: clock.now(), scope: scope)
         }
     }
 
     /// Turns an opened token into a prime (replay check, card info, sealed storage). The crash harness calls
     /// it directly with tokens it opened itself.
-    package func makePrime(merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms, now: Date)
-        throws(GatewayError) -> PrimeResult
-    {
+    package func makePrime(
+        merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms, now: Date, scope: IdempotencyScope
+    ) throws(GatewayError) -> PrimeResult {
         guard merchant.accepts(network: opened.network) else {
             throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.network ?? "this network")")
         }
@@ -181,6 +181,12 @@ public final class GatewayService: Sendable {
         }
         guard merchant.accepts(currency: currency) else {
             throw GatewayError(.currencyNotAllowed, "the merchant does not accept \(currency)")
+        }
+        if !terms.isDeferred, let totalCurrency = terms.totalCurrency, totalCurrency != currency {
+            throw GatewayError(.currencyMismatch, "the token's currency differs from the payment request's", param: "token")
+        }
+        if !terms.isDeferred, let totalAmount = terms.totalAmount, totalAmount != opened.amount {
+            throw GatewayError(.amountMismatch, "the token's amount differs from the payment request's", param: "token")
         }
         let cardInfo = try self.cardInfo(merchant: merchant, opened: opened)
         let affiliateCodes = try read { tx in
@@ -192,6 +198,10 @@ public final class GatewayService: Sendable {
         defer { SecureBytes.zero(&packed) }
         let sealed = try cipher.seal(packed, context: SealingContext.primeCardData(primeHash: hash))
         let expiresAt = now.addingTimeInterval(terms.primeLifetime)
+        let result = PrimeResult(
+            prime: prime, expiresAt: expiresAt, primeExpiryMillis: Int64((expiresAt.timeIntervalSince1970 * 1000).rounded()),
+            cardInfo: cardInfo, affiliateCodes: affiliateCodes, totalAmount: opened.amount, currency: currency,
+            isDeferred: terms.isDeferred)
         let record = PrimeRecord(
             hash: hash, merchantID: merchant.id, environment: merchant.environment, amount: opened.amount,
             currency: currency, isDeferred: terms.isDeferred, cardInfo: cardInfo, cardDataSealed: sealed, createdAt: now,
@@ -202,11 +212,9 @@ public final class GatewayService: Sendable {
                     merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID, at: now)
             else { throw GatewayError(.tokenReplayed, "this token was already used") }
             try tx.insertPrime(record)
+            try scope.complete(result, in: tx)
         }
-        return PrimeResult(
-            prime: prime, expiresAt: expiresAt, primeExpiryMillis: Int64((expiresAt.timeIntervalSince1970 * 1000).rounded()),
-            cardInfo: cardInfo, affiliateCodes: affiliateCodes, totalAmount: opened.amount, currency: currency,
-            isDeferred: terms.isDeferred)
+        return result
     }
 
     func cardInfo(merchant: Merchant, opened: OpenedToken) throws(GatewayError) -> CardInfo {

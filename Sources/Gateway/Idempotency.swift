@@ -9,12 +9,28 @@ package final class IdempotencyScope {
     /// The recovery point a resumed request starts from (nil for a fresh one).
     package let resumePoint: String?
     package private(set) var currentPoint: String
+    /// Seals a stored result for this key's record.
+    let seal: (Data) throws -> Data
 
-    init(merchant: Merchant, key: String?, resumePoint: String?) {
+    init(merchant: Merchant, key: String?, resumePoint: String?, seal: @escaping (Data) throws -> Data = { $0 }) {
         self.merchant = merchant
         self.key = key
         self.resumePoint = resumePoint
         self.currentPoint = resumePoint ?? "started"
+        self.seal = seal
+    }
+
+    /// Stores `value` as the key's finished result inside `tx`, atomically with the work that produced it
+    /// (for results that cannot be recomputed after a crash, like a new prime).
+    package func complete<T: Codable>(_ value: T, in tx: any StoreTransaction) throws {
+        currentPoint = "finished"
+        guard let key else { return }
+        guard var record = try tx.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
+        else { return }
+        record.recoveryPoint = "finished"
+        record.responseSealed = try seal(try JSONEncoder().encode(StoredResult(value: value, error: nil)))
+        record.lockedAt = nil
+        try tx.updateIdempotencyRecord(record)
     }
 
     /// Records `point` inside the transaction `tx` (a no-op without a key).
@@ -42,7 +58,7 @@ private enum IdempotencyClaim {
 }
 
 /// A stored result: the value or the error, replayed as is.
-private struct StoredResult<T: Codable>: Codable {
+struct StoredResult<T: Codable>: Codable {
     var value: T?
     var error: GatewayError?
 }
@@ -95,6 +111,8 @@ extension GatewayService {
                 return .resume(existing.recoveryPoint)
             }
         }
+        let cipher = self.cipher
+        let seal: (Data) throws -> Data = { try cipher.seal(Array($0), context: context) }
         let scope: IdempotencyScope
         switch claim {
         case .replay(let sealed):
@@ -104,9 +122,10 @@ extension GatewayService {
             guard let value = stored.value else { throw GatewayError(.internalError, "empty stored result") }
             return value
         case .fresh:
-            scope = IdempotencyScope(merchant: merchant, key: key, resumePoint: nil)
+            scope = IdempotencyScope(merchant: merchant, key: key, resumePoint: nil, seal: seal)
         case .resume(let point):
-            scope = IdempotencyScope(merchant: merchant, key: key, resumePoint: point == "started" ? nil : point)
+            scope = IdempotencyScope(
+                merchant: merchant, key: key, resumePoint: point == "started" ? nil : point, seal: seal)
         }
         let result: Result<T, GatewayError>
         do { result = .success(try body(scope)) } catch { result = .failure(error) }
@@ -122,6 +141,7 @@ extension GatewayService {
                     var record = try tx.idempotencyRecord(
                         merchantID: merchant.id, environment: merchant.environment, key: key)
                 else { return }
+                if record.responseSealed != nil { return }
                 if let finalResult {
                     record.responseSealed = try cipher.seal(Array(try JSONEncoder().encode(finalResult)), context: context)
                     record.lockedAt = nil

@@ -107,9 +107,16 @@ public struct PaymentRequestTerms: Sendable, Hashable {
     /// 90 seconds, or 30 days for deferred payments.
     public var primeLifetime: TimeInterval
 
-    public init(isDeferred: Bool, primeLifetime: TimeInterval) {
+    /// The total the sheet showed (minor units, ISO 4217 alphabetic), when the request fixed one: the token's
+    /// amount and currency must equal it.
+    public var totalAmount: Int64?
+    public var totalCurrency: String?
+
+    public init(isDeferred: Bool, primeLifetime: TimeInterval, totalAmount: Int64? = nil, totalCurrency: String? = nil) {
         self.isDeferred = isDeferred
         self.primeLifetime = primeLifetime
+        self.totalAmount = totalAmount
+        self.totalCurrency = totalCurrency
     }
 
     /// An immediate payment: 90 seconds.

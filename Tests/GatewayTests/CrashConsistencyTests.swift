@@ -67,7 +67,7 @@ struct CrashConsistencyTests {
         let database = directory.appendingPathComponent("crash.db").path
         var generator = SplitMix(seed: 20_261_130)
         var acknowledged: [String: String] = [:]
-        let count = 40
+        let count = 120
         var interrupted = 0
         for _ in 0..<10 {
             let delay = 0.05 + Double(generator.next() % 1000) / 1000 * 1.2

@@ -1,3 +1,4 @@
+import ApplePayModel
 import Foundation
 import Gateway
 import GatewaySQLite
@@ -78,19 +79,36 @@ struct PrimeFlowTests {
     @Test("a deferred prime lives 30 days and skips the amount check")
     func deferredPrime() throws {
         let h = try Harness()
-        let prime = try h.gateway.tokenize(
-            merchant: h.merchant, token: h.token(amount: 100), paymentRequest: Data(#"{"deferred": true}"#.utf8))
+        let taxi = h.paymentRequest(PaymentRequestExamples.deferredTaxiFare)
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
         #expect(prime.isDeferred)
         #expect(prime.expiresAt == h.clock.now().addingTimeInterval(30 * 86_400))
         h.clock.advance(by: 29 * 86_400)
         let payment = try h.gateway.payByPrime(
             merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 45_600, currency: "TWD"))
         #expect(payment.amount == 45_600)
-        let late = try h.gateway.tokenize(
-            merchant: h.merchant, token: h.token(amount: 100), paymentRequest: Data(#"{"deferred": true}"#.utf8))
+        let late = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
         h.clock.advance(by: 30 * 86_400)
         expectGatewayError(.primeExpired) {
             try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: late.prime, amount: 100, currency: "TWD"))
+        }
+    }
+
+    @Test("an immediate payment request: 90 s prime, and the token must match its total")
+    func immediateRequest() throws {
+        let h = try Harness()
+        let cart = h.paymentRequest(PaymentRequestExamples.twdCartWithDebitDiscount)
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 40_050), paymentRequest: cart)
+        #expect(!prime.isDeferred)
+        #expect(prime.expiresAt == h.clock.now().addingTimeInterval(90))
+        expectGatewayError(.amountMismatch) {
+            try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 40_000), paymentRequest: cart)
+        }
+        expectGatewayError(.currencyMismatch) {
+            try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 40_050, currency: "840"), paymentRequest: cart)
+        }
+        expectGatewayError(.paymentRequestInvalid) {
+            try h.gateway.tokenize(merchant: h.merchant, token: h.token(), paymentRequest: Data("[1]".utf8))
         }
     }
 

@@ -1,15 +1,9 @@
+import ApplePayModel
 import Foundation
 import Gateway
 import GatewaySQLite
 import OrchardCrypto
 import Testing
-
-/// ISO 4217 entries the tests use.
-struct TestCurrencies: CurrencyCatalog {
-    static let table = ["TWD": "901", "USD": "840", "JPY": "392", "EUR": "978"]
-    func numericCode(alphabetic: String) -> String? { Self.table[alphabetic] }
-    func alphabeticCode(numeric: String) -> String? { Self.table.first { $0.value == numeric }?.key }
-}
 
 /// Test-only token opener: reads a JSON description of a decrypted token (no cryptography). It stands in for
 /// the ApplePayToken-backed opener in unit tests of the domain; it refuses tokens for merchants without keys
@@ -34,19 +28,6 @@ struct DescribedTokenOpener: PaymentTokenOpener {
             currencyNumericCode: object["currency"] as! String, amount: (object["amount"] as! NSNumber).int64Value,
             cryptogram: (object["cryptogram"] as? String).map { SecureBytes(Array(Data(base64Encoded: $0)!)) },
             eci: "05", cardholderName: nil, paymentDataType: "3DSecure")
-    }
-}
-
-/// Test-only payment request evaluator: `{"deferred": true}` is a deferred request.
-struct DescribedRequestEvaluator: PaymentRequestEvaluator {
-    func evaluate(paymentRequest json: Data, merchantIdentifier: String, countryCode: String?) throws(GatewayError)
-        -> PaymentRequestTerms
-    {
-        guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
-            throw GatewayError(.paymentRequestInvalid, "not JSON")
-        }
-        return (object["deferred"] as? Bool ?? false)
-            ? PaymentRequestTerms(isDeferred: true, primeLifetime: 30 * 86_400) : .immediate
     }
 }
 
@@ -104,8 +85,8 @@ final class Harness: @unchecked Sendable {
         configure(&configuration)
         gateway = GatewayService(
             configuration: configuration, store: store, processor: gate ? GatedProcessor(acquirer) : acquirer,
-            tokenOpener: DescribedTokenOpener(), currencies: TestCurrencies(),
-            paymentRequests: DescribedRequestEvaluator(), cipher: cipher, clock: clock)
+            tokenOpener: DescribedTokenOpener(), currencies: ISO4217Currencies(),
+            paymentRequests: ApplePayRequestEvaluator(), cipher: cipher, clock: clock)
         (merchant, credentials) = try gateway.merchants.create(
             MerchantSpec(name: "Test Shop", environment: .sandbox, merchantIdentifiers: ["merchant.test.shop"]))
         keyID = try gateway.merchants.addProcessingKey(
@@ -129,6 +110,13 @@ final class Harness: @unchecked Sendable {
         if let transactionIdentifier { object["transactionIdentifier"] = transactionIdentifier }
         if let error { object["error"] = error }
         return try! JSONSerialization.data(withJSONObject: object)
+    }
+
+    /// A payment request JSON (Apple Pay JS shape) for this merchant.
+    func paymentRequest(_ request: PaymentRequest) -> Data {
+        var request = request
+        request.merchantIdentifier = "merchant.test.shop"
+        return PaymentRequestCoder.encode(request, as: .applePayJS)
     }
 
     /// Tokenizes and pays by prime in one go.
