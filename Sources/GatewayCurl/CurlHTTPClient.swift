@@ -106,7 +106,9 @@ public final class CurlHTTPClient: @unchecked Sendable {
         /// The longest the whole request may take, in seconds.
         public var timeout: TimeInterval
 
-        public init(method: Method, url: String, headers: [(String, String)] = [], body: Data = Data(), timeout: TimeInterval) {
+        public init(
+            method: Method, url: String, headers: [(String, String)] = [], body: Data = Data(), timeout: TimeInterval
+        ) {
             self.method = method
             self.url = url
             self.headers = headers
@@ -150,7 +152,9 @@ public final class CurlHTTPClient: @unchecked Sendable {
     }
 
     /// POSTs `body` to `url`.
-    public func post(url: String, headers: [(String, String)] = [], body: Data, timeout: TimeInterval)
+    public func post(
+        url: String, headers: [(String, String)] = [], body: Data, timeout: TimeInterval
+    )
         throws(CurlError) -> Response
     {
         try perform(Request(method: .post, url: url, headers: headers, body: body, timeout: timeout))
@@ -241,7 +245,9 @@ final class CurlEasyHandle {
     /// Forgets the last request's options; keeps the connection and DNS caches.
     func reset() { curl_easy_reset(pointer) }
 
-    func perform(_ request: CurlHTTPClient.Request, configuration: CurlHTTPClient.Configuration) throws(CurlError)
+    func perform(
+        _ request: CurlHTTPClient.Request, configuration: CurlHTTPClient.Configuration
+    ) throws(CurlError)
         -> CurlHTTPClient.Response
     {
         errorBuffer[0] = 0

@@ -11,7 +11,8 @@ struct WebhooksCurlClientTests {
             otherwise: .respond(status: 202, headers: [("X-Answer", "forty two")], body: Data("hello".utf8)))
         defer { receiver.stop() }
         let client = CurlHTTPClient()
-        let response = try client.get(url: receiver.url("/status?x=1"), headers: [("Accept", "text/plain")], timeout: 20)
+        let response = try client.get(
+            url: receiver.url("/status?x=1"), headers: [("Accept", "text/plain")], timeout: 20)
         #expect(response.status == 202)
         #expect(response.header("x-answer") == "forty two")
         #expect(response.body == Data("hello".utf8))
@@ -22,7 +23,8 @@ struct WebhooksCurlClientTests {
         #expect(request.header("Accept") == "text/plain")
     }
 
-    @Test("POST sends the body byte for byte, large ones without an Expect round trip", arguments: [0, 1, 1025, 200_000])
+    @Test(
+        "POST sends the body byte for byte, large ones without an Expect round trip", arguments: [0, 1, 1025, 200_000])
     func post(size: Int) throws {
         let receiver = try LoopbackHTTPReceiver()
         defer { receiver.stop() }
@@ -39,7 +41,8 @@ struct WebhooksCurlClientTests {
 
     @Test("a body longer than the cap is cut there and reported", arguments: [0, 10, 1000])
     func cappedBody(cap: Int) throws {
-        let receiver = try LoopbackHTTPReceiver(otherwise: .respond(status: 200, body: Data(repeating: 0x61, count: 50_000)))
+        let receiver = try LoopbackHTTPReceiver(
+            otherwise: .respond(status: 200, body: Data(repeating: 0x61, count: 50_000)))
         defer { receiver.stop() }
         var configuration = CurlHTTPClient.Configuration()
         configuration.maximumResponseBytes = cap
@@ -69,7 +72,8 @@ struct WebhooksCurlClientTests {
 
     @Test("https-only (mutual TLS) clients refuse http; every client refuses other schemes")
     func schemes() {
-        let mutual = CurlHTTPClient(configuration: .mutualTLS(certificatePath: "/nonexistent.pem", keyPath: "/nonexistent.key"))
+        let mutual = CurlHTTPClient(
+            configuration: .mutualTLS(certificatePath: "/nonexistent.pem", keyPath: "/nonexistent.key"))
         #expect(mutual.configuration.httpsOnly)
         #expect(throws: CurlError(code: .urlRefused)) { try mutual.get(url: "http://127.0.0.1:9/", timeout: 5) }
         #expect(throws: CurlError(code: .urlRefused)) { try CurlHTTPClient().get(url: "ftp://127.0.0.1/", timeout: 5) }
@@ -80,7 +84,8 @@ struct WebhooksCurlClientTests {
     func missingClientCertificate() throws {
         let receiver = try LoopbackHTTPReceiver()
         defer { receiver.stop() }
-        let client = CurlHTTPClient(configuration: .mutualTLS(certificatePath: "/nonexistent.pem", keyPath: "/nonexistent.key"))
+        let client = CurlHTTPClient(
+            configuration: .mutualTLS(certificatePath: "/nonexistent.pem", keyPath: "/nonexistent.key"))
         // The certificate cannot be loaded: the request fails before anything is sent, never as plain HTTP.
         #expect(throws: CurlError(code: .tlsFailed)) {
             try client.get(url: "https://127.0.0.1:\(receiver.port)/", timeout: 5)

@@ -29,7 +29,8 @@ struct WebhooksDispatcherTests {
                 log: logs.sink)
         }
 
-        func addEvent(_ id: String = "evt_1", secrets: [String] = [WebhooksDispatcherTests.secret], url: String? = nil) {
+        func addEvent(_ id: String = "evt_1", secrets: [String] = [WebhooksDispatcherTests.secret], url: String? = nil)
+        {
             outbox.add(
                 WebhookFixtures.event(id), url: url ?? receiver.url(), secrets: secrets, dueAt: clock.now())
         }
@@ -108,7 +109,8 @@ struct WebhooksDispatcherTests {
         #expect(try fixture.run() == WebhookDispatchSummary(attempted: 1, delivered: 1))
         #expect(fixture.outbox.row("evt_1")?.state == .delivered)
         #expect(fixture.receiver.requests.map { $0.header("Orchard-Delivery-Attempt") } == ["1", "2"])
-        #expect(fixture.receiver.requests.map(\.body) == [WebhookFixtures.event().payload, WebhookFixtures.event().payload])
+        #expect(
+            fixture.receiver.requests.map(\.body) == [WebhookFixtures.event().payload, WebhookFixtures.event().payload])
     }
 
     @Test(
@@ -234,7 +236,9 @@ struct WebhooksDispatcherTests {
         #expect(logs.records.first?.error?.hasPrefix("url_refused") == true)
     }
 
-    @Test("the libcurl sender refuses other schemes itself too", arguments: ["ftp://127.0.0.1/", "file:///etc/hosts", "dict://127.0.0.1/"])
+    @Test(
+        "the libcurl sender refuses other schemes itself too",
+        arguments: ["ftp://127.0.0.1/", "file:///etc/hosts", "dict://127.0.0.1/"])
     func curlRefusesSchemes(url: String) {
         let result = CurlWebhookSender().send(url: url, body: Data("{}".utf8), headers: [], timeout: 5)
         #expect(result == .failed(WebhookTransportError(code: .urlRefused)))
@@ -245,7 +249,8 @@ struct WebhooksDispatcherTests {
         let outbox = InMemoryWebhookOutbox()
         let sender = ScriptedWebhookSender()
         let dispatcher = WebhookDispatcher(outbox: outbox, sender: sender)
-        outbox.add(WebhookFixtures.event(), url: "https://merchant.example/hooks", secrets: [""], dueAt: WebhookFixtures.start)
+        outbox.add(
+            WebhookFixtures.event(), url: "https://merchant.example/hooks", secrets: [""], dueAt: WebhookFixtures.start)
         try dispatcher.runOnce(now: WebhookFixtures.start)
         #expect(sender.calls.isEmpty)
         #expect(outbox.attempts.first?.error?.hasPrefix("no_signing_secret") == true)
@@ -275,7 +280,10 @@ struct WebhooksDispatcherTests {
         #expect(records[1].error == "timeout: after 10000 ms")
         #expect(records[0].nextAttemptAt == WebhookFixtures.start + 60)
         #expect(records.allSatisfy { $0.endpoint == "https://merchant.example:8443/hooks/orchard" })
-        #expect(records.allSatisfy { $0.eventID == "evt_1" && $0.eventType == "payment.succeeded" && $0.merchantID == "mer_1" })
+        #expect(
+            records.allSatisfy {
+                $0.eventID == "evt_1" && $0.eventType == "payment.succeeded" && $0.merchantID == "mer_1"
+            })
         let payload = String(decoding: WebhookFixtures.event().payload, as: UTF8.self)
         for record in records {
             let line = record.description

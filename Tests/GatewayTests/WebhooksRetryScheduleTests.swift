@@ -17,8 +17,10 @@ struct WebhooksRetryScheduleTests {
 
     @Test(
         "the wait after each failed attempt, and none after the last",
-        arguments: [(0, nil), (1, 60.0), (2, 300.0), (3, 1800.0), (4, 7200.0), (5, 21600.0), (6, 43200.0),
-            (7, 86400.0), (8, nil), (9, nil)] as [(Int, TimeInterval?)])
+        arguments: [
+            (0, nil), (1, 60.0), (2, 300.0), (3, 1800.0), (4, 7200.0), (5, 21600.0), (6, 43200.0),
+            (7, 86400.0), (8, nil), (9, nil),
+        ] as [(Int, TimeInterval?)])
     func backoff(attempt: Int, delay: TimeInterval?) {
         let at = Date(timeIntervalSince1970: 1_800_000_000)
         #expect(WebhookRetrySchedule.default.delay(afterAttempt: attempt) == delay)

@@ -31,7 +31,8 @@ struct WebhooksSignatureTests {
 
     @Test("the header carries t then one v1 per secret during a rotation")
     func headerShape() {
-        let header = WebhookSignature.header(secrets: [Self.secret, Self.rotated], at: Self.now.addingTimeInterval(0.9), body: Self.body)
+        let header = WebhookSignature.header(
+            secrets: [Self.secret, Self.rotated], at: Self.now.addingTimeInterval(0.9), body: Self.body)
         #expect(
             header.description
                 == "t=1800000000,v1=6ebe12522f52f9540818273cc5ef306b89c6b94b2d00854a07a0519890ee10a7,"
@@ -80,7 +81,8 @@ struct WebhooksSignatureTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("any change to the body, the timestamp, the signature or the secret is a mismatch", arguments: Tamper.allCases)
+    @Test(
+        "any change to the body, the timestamp, the signature or the secret is a mismatch", arguments: Tamper.allCases)
     func tamper(_ tamper: Tamper) {
         var body = Self.body
         var secret = Self.secret
@@ -121,7 +123,10 @@ struct WebhooksSignatureTests {
             ("t=1800000000,v1=\(validHex),", "signature_header_malformed"),
             ("t=1800000000,=x,v1=\(validHex)", "signature_header_malformed"),
             ("t=99999999999999999999,v1=\(validHex)", "signature_header_malformed"),
-            ("t=1800000000," + String(repeating: "v0=x,", count: 1000) + "v1=\(validHex)", "signature_header_malformed"),
+            (
+                "t=1800000000," + String(repeating: "v0=x,", count: 1000) + "v1=\(validHex)",
+                "signature_header_malformed"
+            ),
             ("t=1800000000", "signature_no_supported_scheme"),
             ("t=1800000000,v0=abc,v2=def", "signature_no_supported_scheme"),
         ])
@@ -139,7 +144,8 @@ struct WebhooksSignatureTests {
         #expect(parsed.v1 == [Self.validHex])
         #expect(
             parsed.otherItems == [
-                WebhookSignatureItem(key: "v0", value: "legacy"), WebhookSignatureItem(key: "v2", value: "future=value"),
+                WebhookSignatureItem(key: "v0", value: "legacy"),
+                WebhookSignatureItem(key: "v2", value: "future=value"),
             ])
         #expect(throws: Never.self) {
             try WebhookSignature.verify(header: header, body: Self.body, secret: Self.secret, now: Self.now)
@@ -157,7 +163,8 @@ struct WebhooksSignatureTests {
             try WebhookSignature.verify(header: header.description, body: Self.body, secret: "", now: Self.now)
         }
         do {
-            try WebhookSignature.verify(header: header.description, body: Data("x".utf8), secret: Self.secret, now: Self.now)
+            try WebhookSignature.verify(
+                header: header.description, body: Data("x".utf8), secret: Self.secret, now: Self.now)
             Issue.record("a changed body verified")
         } catch {
             #expect(error.code == .signatureMismatch)

@@ -171,7 +171,9 @@ final class LoopbackHTTPReceiver: @unchecked Sendable {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 16) == 0 else {
             _ = closeDescriptor(fd)
@@ -307,7 +309,9 @@ final class LoopbackHTTPReceiver: @unchecked Sendable {
         let bytes = [UInt8](data)
         while offset < bytes.count {
             #if canImport(Glibc)
-                let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let written = bytes[offset...].withUnsafeBytes {
+                    send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
             #else
                 let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
             #endif

@@ -120,7 +120,8 @@ public struct WebhookDeliveryLogRecord: Sendable, Hashable, CustomStringConverti
     public var description: String {
         fields.map { key, value in
             let needsQuotes = value.isEmpty || value.contains { $0 == " " || $0 == "\"" || $0 == "=" }
-            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+                of: "\"", with: "\\\"")
             return "\(key)=\(needsQuotes ? "\"\(escaped)\"" : escaped)"
         }.joined(separator: " ")
     }
@@ -269,7 +270,8 @@ public final class WebhookDispatcher: @unchecked Sendable {
         if !Self.isDeliverableURL(due.url) {
             result = .failed(WebhookTransportError(code: .urlRefused, reason: "only http and https URLs are delivered"))
         } else if due.secrets.allSatisfy(\.isEmpty) {
-            result = .failed(WebhookTransportError(code: .noSigningSecret, reason: "the endpoint has no signing secret"))
+            result = .failed(
+                WebhookTransportError(code: .noSigningSecret, reason: "the endpoint has no signing secret"))
         } else {
             let signature = WebhookSignature.header(
                 secrets: due.secrets.filter { !$0.isEmpty }, at: date, body: due.event.payload)
@@ -281,13 +283,14 @@ public final class WebhookDispatcher: @unchecked Sendable {
                 ("Orchard-Delivery-Attempt", String(number)),
                 ("User-Agent", configuration.userAgent),
             ]
-            result = sender.send(url: due.url, body: due.event.payload, headers: headers, timeout: configuration.timeout)
+            result = sender.send(
+                url: due.url, body: due.event.payload, headers: headers, timeout: configuration.timeout)
         }
         let elapsed = Int((DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
 
         let attempt: WebhookAttempt
         switch result {
-        case .answered(let status) where (200...299).contains(status):
+        case .answered(let status) where result.isSuccess:
             attempt = WebhookAttempt(
                 eventID: due.event.id, attemptedAt: date, httpStatus: status, error: nil, state: .delivered,
                 nextAttemptAt: nil)
