@@ -48,7 +48,11 @@ let package = Package(
         .target(name: "GatewaySQLite", dependencies: ["Gateway", "CSQLite"]),
         // Outbound HTTP (webhook delivery, merchant validation) on libcurl.
         .target(name: "GatewayCurl", dependencies: ["Gateway", "CCurl"]),
-        .target(name: "GatewayHTTP", dependencies: ["Gateway", "CMicroHTTPD"]),
+        .target(
+            name: "GatewayHTTP",
+            dependencies: [
+                "Gateway", "CMicroHTTPD", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardCrypto",
+            ]),
         .target(
             name: "OrchardCLI",
             dependencies: [
@@ -67,7 +71,12 @@ let package = Package(
         .testTarget(name: "OrchardCryptoTests", dependencies: ["OrchardCrypto"]),
         .testTarget(
             name: "GatewayTests", dependencies: ["Gateway", "GatewaySQLite", "GatewayCurl", "ApplePaySandbox"]),
-        .testTarget(name: "GatewayHTTPTests", dependencies: ["GatewayHTTP", "Gateway", "GatewaySQLite", "CCurl"]),
+        .testTarget(
+            name: "GatewayHTTPTests",
+            dependencies: [
+                "GatewayHTTP", "Gateway", "GatewaySQLite", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
+                "OrchardCLI",
+            ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI"]),
     ],
     swiftLanguageModes: [.v6]

@@ -72,14 +72,19 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// A server answering with `responder`. Call ``start()`` to listen. `messages` receives libmicrohttpd's own
     /// diagnostics (bind failures, TLS handshake errors …), standard error by default.
+    ///
+    /// `bodyLimit` may raise or lower the body cap for some requests (by method and raw path), e.g. a bulk upload
+    /// route; `nil` from it (or no closure) keeps ``ServerConfiguration/maxBodyBytes``.
     public init(
         configuration: ServerConfiguration, responder: any HTTPResponder,
+        bodyLimit: (@Sendable (HTTPMethod, String) -> Int?)? = nil,
         messages: @escaping @Sendable (String) -> Void = { message in
             FileHandle.standardError.write(Data("microhttpd: \(message)\n".utf8))
         }
     ) {
         self.configuration = configuration
-        self.core = ServerCore(responder: responder, maxBodyBytes: configuration.maxBodyBytes, messages: messages)
+        self.core = ServerCore(
+            responder: responder, maxBodyBytes: configuration.maxBodyBytes, bodyLimit: bodyLimit, messages: messages)
     }
 
     deinit {
@@ -309,6 +314,7 @@ private final class RequestState {
     var remoteAddress: String?
     var answered = false
     var overflow = 0
+    var bodyLimit = 0
 
     var request: HTTPRequest {
         HTTPRequest(
@@ -334,6 +340,7 @@ private let collectValue: MHD_KeyValueIterator = { context, _, key, value in
 private final class ServerCore: @unchecked Sendable {
     let responder: any HTTPResponder
     let maxBodyBytes: Int
+    let bodyLimit: (@Sendable (HTTPMethod, String) -> Int?)?
     let messages: @Sendable (String) -> Void
     let logger: UnsafeMutablePointer<orchard_mhd_logger>
     private let condition = NSCondition()
@@ -341,9 +348,13 @@ private final class ServerCore: @unchecked Sendable {
     private var draining = false
     private var lastLogMessage: String?
 
-    init(responder: any HTTPResponder, maxBodyBytes: Int, messages: @escaping @Sendable (String) -> Void) {
+    init(
+        responder: any HTTPResponder, maxBodyBytes: Int, bodyLimit: (@Sendable (HTTPMethod, String) -> Int?)? = nil,
+        messages: @escaping @Sendable (String) -> Void
+    ) {
         self.responder = responder
         self.maxBodyBytes = maxBodyBytes
+        self.bodyLimit = bodyLimit
         self.messages = messages
         logger = .allocate(capacity: 1)
         logger.initialize(to: orchard_mhd_logger(function: logMessage, context: nil))
@@ -409,8 +420,9 @@ private final class ServerCore: @unchecked Sendable {
             }
             requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
             requestStarted()
-            if let declared = state.headers["Content-Length"].flatMap({ Int($0) }), declared > maxBodyBytes {
-                return answer(connection, state, rejection: .bodyTooLarge(limit: maxBodyBytes))
+            state.bodyLimit = bodyLimit?(state.method, state.path) ?? maxBodyBytes
+            if let declared = state.headers["Content-Length"].flatMap({ Int($0) }), declared > state.bodyLimit {
+                return answer(connection, state, rejection: .bodyTooLarge(limit: state.bodyLimit))
             }
             return .YES
         }
@@ -422,7 +434,7 @@ private final class ServerCore: @unchecked Sendable {
         }
         if size > 0 {
             uploadSize.pointee = 0
-            if state.overflow > 0 || state.body.count + size > maxBodyBytes {
+            if state.overflow > 0 || state.body.count + size > state.bodyLimit {
                 // libmicrohttpd cannot answer while a body is arriving: discard it (bounded), answer 413 at its end.
                 state.body = Data()
                 state.overflow += size
@@ -433,7 +445,7 @@ private final class ServerCore: @unchecked Sendable {
             }
             return .YES
         }
-        return answer(connection, state, rejection: state.overflow > 0 ? .bodyTooLarge(limit: maxBodyBytes) : nil)
+        return answer(connection, state, rejection: state.overflow > 0 ? .bodyTooLarge(limit: state.bodyLimit) : nil)
     }
 
     /// How much of a body past the cap (one without `Content-Length`, e.g. chunked) is read and discarded so that

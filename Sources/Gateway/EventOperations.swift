@@ -1,0 +1,137 @@
+import Foundation
+
+/// Where an event's delivery stands, as `GET /v1/events` shows it.
+public struct EventDelivery: Sendable, Hashable {
+    public var state: WebhookDeliveryState
+    /// Attempts made so far.
+    public var attempts: Int
+    /// When the next attempt is due; nil unless pending.
+    public var nextAttemptAt: Date?
+    /// The HTTP status of the last attempt; nil before the first or when it got no answer.
+    public var lastStatus: Int?
+
+    public init(state: WebhookDeliveryState, attempts: Int, nextAttemptAt: Date?, lastStatus: Int?) {
+        self.state = state
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.lastStatus = lastStatus
+    }
+}
+
+/// An outbox event with its delivery state.
+public struct EventRecord: Sendable, Hashable {
+    public var event: WebhookEvent
+    public var delivery: EventDelivery
+
+    public init(event: WebhookEvent, delivery: EventDelivery) {
+        self.event = event
+        self.delivery = delivery
+    }
+}
+
+/// A position in the newest-first event listing (creation time, then id).
+public struct EventCursor: Sendable, Hashable {
+    public var createdAt: Date
+    public var id: String
+
+    public init(createdAt: Date, id: String) {
+        self.createdAt = createdAt
+        self.id = id
+    }
+
+    /// The opaque text form (`cur_…`).
+    public var text: String {
+        "cur_" + Data("e\(Int64((createdAt.timeIntervalSince1970 * 1000).rounded())):\(id)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+    }
+
+    /// Parses the text form; nil when it was not made by ``text``.
+    public init?(text: String) {
+        guard text.hasPrefix("cur_"), text.count <= 200 else { return nil }
+        var base64 = String(text.dropFirst(4)).replacingOccurrences(of: "-", with: "+")
+            .replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64), let string = String(data: data, encoding: .utf8),
+            string.hasPrefix("e"), let colon = string.firstIndex(of: ":"),
+            let millis = Int64(string[string.index(after: string.startIndex)..<colon])
+        else { return nil }
+        createdAt = Date(timeIntervalSince1970: Double(millis) / 1000)
+        id = String(string[string.index(after: colon)...])
+        guard !id.isEmpty else { return nil }
+    }
+}
+
+/// Read-side queries for operations and the events API that a ``Store`` may offer (the SQLite store does).
+public protocol OperationsQueries: Sendable {
+    /// The merchant's events, newest first (creation time, then id, descending), optionally of one type,
+    /// strictly after `cursor`, at most `limit`.
+    func eventPage(merchantID: String, type: String?, after cursor: EventCursor?, limit: Int) throws -> [EventRecord]
+    /// One event with its delivery state.
+    func eventRecord(id: String) throws -> EventRecord?
+    /// How many payments are in each status (all merchants and environments).
+    func paymentCountsByStatus() throws -> [PaymentStatus: Int]
+}
+
+extension GatewayError.Code {
+    /// An event cannot be redelivered: the merchant has no webhook endpoint.
+    public static let webhookEndpointNotConfigured = GatewayError.Code(rawValue: "webhook_endpoint_not_configured")
+}
+
+extension GatewayService {
+    var operationsQueries: (any OperationsQueries)? { store as? any OperationsQueries }
+
+    /// One page of the merchant's events with their delivery state, newest first, and the cursor of the next.
+    public func eventPage(merchant: Merchant, type: String?, limit: Int, cursor: String?) throws(GatewayError) -> (
+        events: [EventRecord], nextCursor: String?
+    ) {
+        guard (1...100).contains(limit) else { throw .invalid("limit", "1 to 100") }
+        var after: EventCursor?
+        if let cursor {
+            guard let parsed = EventCursor(text: cursor) else {
+                throw GatewayError(.invalidCursor, "this cursor was not issued by this server", param: "cursor")
+            }
+            after = parsed
+        }
+        guard let queries = operationsQueries else { throw GatewayError(.internalError, "the store cannot list events") }
+        let rows = try gatewayThrowing {
+            try queries.eventPage(merchantID: merchant.id, type: type, after: after, limit: limit + 1)
+        }
+        let page = Array(rows.prefix(limit))
+        let next = rows.count > limit ? page.last.map { EventCursor(createdAt: $0.event.createdAt, id: $0.event.id).text } : nil
+        return (page, next)
+    }
+
+    /// Makes an event of this merchant pending again (due now) and returns it; `webhook_endpoint_not_configured`
+    /// when the merchant has no endpoint to send it to.
+    public func redeliver(merchant: Merchant, eventID: String) throws(GatewayError) -> EventRecord {
+        guard let queries = operationsQueries else { throw GatewayError(.internalError, "the store cannot read events") }
+        guard let record = try gatewayThrowing({ try queries.eventRecord(id: eventID) }),
+            record.event.merchantID == merchant.id
+        else { throw GatewayError(.notFound, "no such event", param: "id") }
+        guard try merchants.merchant(id: merchant.id).webhookURL != nil else {
+            throw GatewayError(.webhookEndpointNotConfigured, "the merchant has no webhook endpoint")
+        }
+        try redeliverEvent(merchant: merchant, eventID: eventID)
+        guard let updated = try gatewayThrowing({ try queries.eventRecord(id: eventID) }) else {
+            throw GatewayError(.notFound, "no such event", param: "id")
+        }
+        return updated
+    }
+
+    /// Payments in each status, for the metrics endpoint (empty when the store cannot count).
+    public func paymentCountsByStatus() throws(GatewayError) -> [PaymentStatus: Int] {
+        guard let queries = operationsQueries else { return [:] }
+        return try gatewayThrowing { try queries.paymentCountsByStatus() }
+    }
+
+    /// Events waiting for delivery (the webhook backlog).
+    public func webhookBacklog() throws(GatewayError) -> Int {
+        try gatewayThrowing { try store.pendingWebhookCount() }
+    }
+
+    /// Whether the store answers a read.
+    public func storeIsReachable() -> Bool {
+        (try? store.read { _ in true }) ?? false
+    }
+}
