@@ -53,10 +53,8 @@ public struct TokenLibraryOpener: PaymentTokenOpener {
                 expirationDate: data.applicationExpirationDate, currencyNumericCode: data.currencyCode,
                 amount: data.transactionAmount, cryptogram: cryptogram, eci: data.eciIndicator,
                 cardholderName: data.cardholderName, paymentDataType: data.paymentDataType)
-        } catch let error as PaymentTokenError {
-            throw GatewayError.token(code: error.code.rawValue, reason: error.reason)
         } catch {
-            throw GatewayError.token(code: PaymentTokenError.Code.malformedToken.rawValue, reason: "unreadable token")
+            throw GatewayError.token(code: error.code.rawValue, reason: error.reason)
         }
     }
 }

@@ -1,0 +1,375 @@
+import ApplePayModel
+import Foundation
+import Gateway
+
+extension GatewayAPI {
+    /// Every route of `openapi.yaml`.
+    public func makeRouter() -> Router {
+        var router = Router()
+        // Prime flow and sessions (client).
+        router.post("/v1/tokens", scope: .client, summary: "createPrime", handler: endpoint(idempotent: true, tokenize))
+        router.get("/v1/sessions/{order_token}", scope: .client, summary: "getSession", handler: endpoint(getSession))
+        router.post(
+            "/v1/sessions/{order_token}/pay", scope: .client, summary: "paySession",
+            handler: endpoint(idempotent: true, key: Self.transactionIdentifierKey, paySession))
+        // Server.
+        router.post("/v1/sessions", scope: .server, summary: "createSession", handler: endpoint(idempotent: true, createSession))
+        router.post("/v1/payments", scope: .server, summary: "createPayment", handler: endpoint(idempotent: true, createPayment))
+        router.get("/v1/payments", scope: .server, summary: "listPayments", handler: endpoint(listPayments))
+        router.get("/v1/payments/{id}", scope: .server, summary: "getPayment", handler: endpoint(getPayment))
+        router.post(
+            "/v1/payments/{id}/capture", scope: .server, summary: "capturePayment",
+            handler: endpoint(idempotent: true, capture))
+        router.post(
+            "/v1/payments/{id}/void", scope: .server, summary: "voidPayment", handler: endpoint(idempotent: true, void))
+        router.post(
+            "/v1/payments/{id}/refunds", scope: .server, summary: "refundPayment",
+            handler: endpoint(idempotent: true, refund))
+        router.get("/v1/events", scope: .server, summary: "listEvents", handler: endpoint(listEvents))
+        router.post(
+            "/v1/events/{id}/redeliver", scope: .server, summary: "redeliverEvent",
+            handler: endpoint(idempotent: true, redeliver))
+        router.get("/v1/webhook-endpoint", scope: .server, summary: "getWebhookEndpoint", handler: endpoint(getWebhook))
+        router.put("/v1/webhook-endpoint", scope: .server, summary: "putWebhookEndpoint", handler: endpoint(putWebhook))
+        router.post(
+            "/v1/merchant-keys/csr", scope: .server, summary: "createMerchantKeyCSR",
+            handler: endpoint(idempotent: true, createCSR))
+        router.post(
+            "/v1/merchant-keys/{id}/certificate", scope: .server, summary: "uploadMerchantKeyCertificate",
+            handler: endpoint(idempotent: true, uploadCertificate))
+        router.put(
+            "/v1/bin-table", scope: .server, accepts: ["text/csv"], summary: "putBinTable", handler: endpoint(putBinTable))
+        // Operations.
+        router.get("/healthz", summary: "healthz", handler: health)
+        router.get("/readyz", summary: "readyz", handler: readiness)
+        router.get("/metrics", summary: "metrics", handler: metrics.handler)
+        return router
+    }
+
+    /// The session-pay idempotency key without a header: the token's `transactionIdentifier`.
+    @Sendable static func transactionIdentifierKey(_ request: HTTPRequest) -> String? {
+        guard let object = (try? JSONSerialization.jsonObject(with: request.body)) as? [String: Any],
+            let token = object["token"] as? [String: Any], let identifier = token["transactionIdentifier"] as? String
+        else { return nil }
+        return "txn:" + String(identifier.prefix(200))
+    }
+
+    // MARK: Prime flow
+
+    func tokenize(_ call: Call) throws -> HTTPResponse {
+        let body = try RequestBody(call.request, required: true)
+        guard let token = try body.json("token", required: true) else { throw body.missing("token") }
+        let paymentRequest = try body.json("payment_request")
+        let prime = try gateway.tokenize(
+            merchant: call.merchant, token: token, paymentRequest: paymentRequest, idempotencyKey: call.idempotencyKey)
+        return Wire.response([
+            "prime": prime.prime, "prime_expiry_millis": prime.primeExpiryMillis, "card_info": Wire.cardInfo(prime.cardInfo),
+            "merchant_reference_info": ["affiliate_codes": prime.affiliateCodes],
+            "total_amount": Wire.amount(prime.totalAmount, prime.currency), "currency": prime.currency,
+        ])
+    }
+
+    func createPayment(_ call: Call) throws -> HTTPResponse {
+        let body = try RequestBody(call.request, required: true)
+        let prime = try body.requiredString("prime", max: 64)
+        guard let currency = try body.currency("currency"), let amount = try body.amount("amount", currency: currency)
+        else { throw body.missing("amount") }
+        var cardholder: Cardholder?
+        if let holder = try body.nested("cardholder") {
+            cardholder = Cardholder(
+                name: try holder.string("name", max: 100), email: try holder.string("email", max: 254),
+                phoneNumber: try holder.string("phone_number", max: 20), zipCode: try holder.string("zip_code", max: 10),
+                address: try holder.string("address", max: 200), nationalID: try holder.string("national_id", max: 20))
+        }
+        var mode = CaptureMode.now
+        if let capture = try body.nested("capture") {
+            let delay = try capture.integer("delay_days")
+            switch try capture.requiredString("mode", max: 10) {
+            case "now": mode = .now
+            case "manual": mode = .manual
+            case "delay":
+                guard let delay else { throw capture.missing("delay_days") }
+                guard (1...30).contains(delay) else { throw capture.invalid("delay_days", "1 to 30") }
+                mode = .afterDays(delay)
+            default: throw capture.invalid("mode", "now, delay or manual")
+            }
+            if delay != nil, case .afterDays = mode {} else if delay != nil {
+                throw capture.invalid("delay_days", "only with mode delay")
+            }
+        }
+        var metadata: [String: String] = [:]
+        if let nested = try body.nested("metadata") {
+            guard nested.object.count <= 20 else { throw body.invalid("metadata", "at most 20 keys") }
+            for (key, value) in nested.object {
+                guard let text = value as? String, (1...40).contains(key.count), text.count <= 500 else {
+                    throw body.invalid("metadata", "string values of at most 500 characters under keys of 1 to 40")
+                }
+                metadata[key] = text
+            }
+        }
+        let payment = try gateway.payByPrime(
+            merchant: call.merchant,
+            PayByPrimeRequest(
+                prime: prime, amount: amount, currency: currency.code,
+                orderNumber: try body.string("order_number", max: 50), details: try body.string("details", max: 100),
+                cardholder: cardholder, captureMode: mode, metadata: metadata),
+            idempotencyKey: call.idempotencyKey)
+        return try paymentResponse(call.merchant, payment)
+    }
+
+    func paymentResponse(_ merchant: Merchant, _ payment: Payment) throws -> HTTPResponse {
+        let transitions = try gateway.transitions(merchant: merchant, paymentID: payment.id)
+        return Wire.response(Wire.payment(payment, transitions: transitions))
+    }
+
+    // MARK: Sessions
+
+    func createSession(_ call: Call) throws -> HTTPResponse {
+        let body = try RequestBody(call.request, required: true)
+        let outTradeNo = try body.requiredString("out_trade_no", max: 64)
+        guard outTradeNo.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }) else {
+            throw body.invalid("out_trade_no", "letters, digits, _ - and . only")
+        }
+        guard let currency = try body.currency("currency"), let amount = try body.amount("amount", currency: currency)
+        else { throw body.missing("amount") }
+        let country = try body.requiredString("country", max: 2)
+        guard country.count == 2, country.allSatisfy({ $0.isASCII && $0.isUppercase }), (try? CountryCode(country)) != nil
+        else {
+            throw GatewayAPIError.make(
+                .badRequest, .invalidRequest, "invalid_country_code", "\(country) is not an ISO 3166-1 alpha-2 code",
+                param: "country")
+        }
+        let subject = try body.requiredString("subject", max: 256)
+        let userID = try body.requiredString("user_id", max: 64)
+        let notifyURL = try body.string("notify_url", max: 2048)
+        if let seconds = try body.integer("expires_in_seconds"), !(60...86_400).contains(seconds) {
+            throw body.invalid("expires_in_seconds", "60 to 86400")
+        }
+        let session = try gateway.createSession(
+            merchant: call.merchant,
+            CreateSessionRequest(
+                outTradeNo: outTradeNo, amount: amount, currency: currency.code, country: country, subject: subject,
+                userID: userID, notifyURL: notifyURL), idempotencyKey: call.idempotencyKey)
+        return Wire.response(Wire.session(session, merchantName: call.merchant.name, now: gateway.now))
+    }
+
+    func getSession(_ call: Call) throws -> HTTPResponse {
+        let session = try gateway.session(merchant: call.merchant, orderToken: try call.context.parameter("order_token"))
+        return Wire.response(Wire.session(session, merchantName: call.merchant.name, now: gateway.now))
+    }
+
+    func paySession(_ call: Call) throws -> HTTPResponse {
+        let body = try RequestBody(call.request, required: true)
+        guard let token = try body.json("token", required: true) else { throw body.missing("token") }
+        let orderToken = try call.context.parameter("order_token")
+        let payment = try gateway.paySession(
+            merchant: call.merchant, orderToken: orderToken, token: token, idempotencyKey: call.idempotencyKey)
+        return Wire.response([
+            "payment_id": payment.id, "status": payment.status.rawValue, "order_token": orderToken,
+            "out_trade_no": payment.outTradeNo ?? "", "amount": Wire.amount(payment.amount, payment.currency),
+            "currency": payment.currency, "card_info": Wire.cardInfo(payment.cardInfo),
+            "created_at": Wire.time(payment.createdAt),
+        ])
+    }
+
+    // MARK: Payments
+
+    func getPayment(_ call: Call) throws -> HTTPResponse {
+        try paymentResponse(call.merchant, try gateway.payment(merchant: call.merchant, id: try call.context.parameter("id")))
+    }
+
+    static func queryTime(_ request: HTTPRequest, _ name: String) throws(GatewayAPIError) -> Date? {
+        guard let text = request.query(name) else { return nil }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        throw GatewayAPIError.make(
+            .badRequest, .invalidRequest, "parameter_invalid", "\(name) must be an RFC 3339 time", param: name)
+    }
+
+    static func limit(_ request: HTTPRequest) throws(GatewayAPIError) -> Int {
+        guard let text = request.query("limit") else { return 20 }
+        guard let limit = Int(text), (1...100).contains(limit) else {
+            throw GatewayAPIError.make(.badRequest, .invalidRequest, "parameter_invalid", "limit is 1 to 100", param: "limit")
+        }
+        return limit
+    }
+
+    func listPayments(_ call: Call) throws -> HTTPResponse {
+        let request = call.request
+        var currency: Currency?
+        if let code = request.query("currency") {
+            guard let parsed = try? Currency(code: code), code == code.uppercased() else {
+                throw GatewayAPIError.make(
+                    .badRequest, .invalidRequest, "unknown_currency", "\(code) is not an ISO 4217 currency code",
+                    param: "currency")
+            }
+            currency = parsed
+        }
+        func amount(_ name: String) throws -> Int64? {
+            guard let text = request.query(name) else { return nil }
+            guard let currency else {
+                throw GatewayAPIError.make(
+                    .badRequest, .invalidRequest, "parameter_missing", "\(name) needs currency", param: "currency")
+            }
+            do throws(MoneyError) {
+                return try Money(text, currency: currency).minorUnits
+            } catch { throw GatewayAPIError.from(error, param: name) }
+        }
+        var statuses: [PaymentStatus] = []
+        if let list = request.query("status") {
+            for part in list.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let status = PaymentStatus(rawValue: String(part)) else {
+                    throw GatewayAPIError.make(
+                        .badRequest, .invalidRequest, "parameter_invalid", "unknown status \(part)", param: "status")
+                }
+                statuses.append(status)
+            }
+        }
+        let query = PaymentQuery(
+            createdFrom: try Self.queryTime(request, "created_from"), createdTo: try Self.queryTime(request, "created_to"),
+            minAmount: try amount("amount_min"), maxAmount: try amount("amount_max"), statuses: statuses,
+            orderNumber: request.query("order_number"), outTradeNo: request.query("out_trade_no"),
+            limit: try Self.limit(request), cursor: request.query("cursor"))
+        let page = try gateway.payments(merchant: call.merchant, query: query)
+        var data: [[String: Any]] = []
+        for payment in page.payments where currency == nil || payment.currency == currency?.code {
+            let transitions = try gateway.transitions(merchant: call.merchant, paymentID: payment.id)
+            data.append(Wire.payment(payment, transitions: transitions))
+        }
+        return Wire.response(["data": data, "next_cursor": Wire.value(page.nextCursor)])
+    }
+
+    func capture(_ call: Call) throws -> HTTPResponse {
+        let body = try RequestBody(call.request, required: false)
+        let id = try call.context.parameter("id")
+        var amount: Int64?
+        if body.object["amount"] != nil, !(body.object["amount"] is NSNull) {
+            let payment = try gateway.payment(merchant: call.merchant, id: id)
+            amount = try body.amount("amount", currency: try Currency(code: payment.currency))
+        }
+        let payment = try gateway.capture(
+            merchant: call.merchant, paymentID: id, amount: amount, idempotencyKey: call.idempotencyKey)
+        return try paymentResponse(call.merchant, payment)
+    }
+
+    func void(_ call: Call) throws -> HTTPResponse {
+        let payment = try gateway.void(
+            merchant: call.merchant, paymentID: try call.context.parameter("id"), idempotencyKey: call.idempotencyKey)
+        return try paymentResponse(call.merchant, payment)
+    }
+
+    func refund(_ call: Call) throws -> HTTPResponse {
+        let body = try RequestBody(call.request, required: false)
+        let id = try call.context.parameter("id")
+        var amount: Int64?
+        if body.object["amount"] != nil, !(body.object["amount"] is NSNull) {
+            let payment = try gateway.payment(merchant: call.merchant, id: id)
+            amount = try body.amount("amount", currency: try Currency(code: payment.currency))
+        }
+        let result = try gateway.refund(
+            merchant: call.merchant, paymentID: id, amount: amount, reason: try body.string("reason", max: 200),
+            idempotencyKey: call.idempotencyKey)
+        return Wire.response(Wire.refund(result.refund))
+    }
+
+    // MARK: Events and webhooks
+
+    static let eventTypes: Set<String> = [
+        WebhookEventType.paymentSucceeded, WebhookEventType.paymentFailed, WebhookEventType.paymentCaptured,
+        WebhookEventType.paymentRefunded, WebhookEventType.paymentVoided, WebhookEventType.paymentUnknownResolved,
+        WebhookEventType.sessionCompleted,
+    ]
+
+    func listEvents(_ call: Call) throws -> HTTPResponse {
+        let type = call.request.query("type")
+        if let type, !Self.eventTypes.contains(type) {
+            throw GatewayAPIError.make(.badRequest, .invalidRequest, "parameter_invalid", "unknown event type", param: "type")
+        }
+        let page = try gateway.eventPage(
+            merchant: call.merchant, type: type, limit: try Self.limit(call.request), cursor: call.request.query("cursor"))
+        return Wire.response([
+            "data": page.events.map { Wire.event($0, merchantName: call.merchant.name) },
+            "next_cursor": Wire.value(page.nextCursor),
+        ])
+    }
+
+    func redeliver(_ call: Call) throws -> HTTPResponse {
+        let record = try gateway.redeliver(merchant: call.merchant, eventID: try call.context.parameter("id"))
+        return Wire.response(Wire.event(record, merchantName: call.merchant.name))
+    }
+
+    func getWebhook(_ call: Call) throws -> HTTPResponse {
+        let merchant = try gateway.merchants.merchant(id: call.merchant.id)
+        let secret = try gateway.merchants.webhookSecrets(merchantID: merchant.id).first
+        let hint = secret.map { "whsec_…" + String($0.suffix(4)) }
+        return Wire.response([
+            "url": Wire.value(merchant.webhookURL), "enabled": merchant.webhookURL != nil, "secret_hint": Wire.value(hint),
+        ])
+    }
+
+    /// The URL rules: https, or plain http to the loopback in the sandbox.
+    static func acceptableWebhookURL(_ text: String, environment: GatewayEnvironment) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(),
+            !host.isEmpty
+        else { return false }
+        if scheme == "https" { return true }
+        return scheme == "http" && environment == .sandbox && ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host)
+    }
+
+    func putWebhook(_ call: Call) throws -> HTTPResponse {
+        let body = try RequestBody(call.request, required: true)
+        let url = try body.requiredString("url", max: 2048)
+        guard Self.acceptableWebhookURL(url, environment: call.merchant.environment) else {
+            throw body.invalid("url", "an https URL (http only to the loopback in the sandbox)")
+        }
+        if try body.boolean("enabled") == false {
+            throw body.invalid("enabled", "holding deliveries is not supported yet; omit enabled or send true")
+        }
+        let result = try gateway.merchants.setWebhookEndpoint(merchantID: call.merchant.id, url: url)
+        return Wire.response(["url": result.url, "secret": result.secret])
+    }
+
+    // MARK: Merchant keys and the BIN table
+
+    func createCSR(_ call: Call) throws -> HTTPResponse {
+        let body = try RequestBody(call.request, required: true)
+        let type = try body.requiredString("type", max: 10)
+        let purpose = try body.requiredString("purpose", max: 20)
+        let csr = try gateway.merchants.createKeyCSR(merchant: call.merchant, type: type, purpose: purpose)
+        return Wire.response([
+            "id": csr.id, "type": csr.type, "purpose": csr.purpose, "csr_pem": csr.csrPEM,
+            "public_key_hash": csr.publicKeyHash,
+        ])
+    }
+
+    func uploadCertificate(_ call: Call) throws -> HTTPResponse {
+        let body = try RequestBody(call.request, required: true)
+        let pem = try body.requiredString("certificate_pem", max: 16_384)
+        let key = try gateway.merchants.attachCertificate(
+            merchant: call.merchant, keyID: try call.context.parameter("id"), certificatePEM: pem)
+        return Wire.response([
+            "id": key.id, "type": key.type, "purpose": key.purpose, "public_key_hash": key.publicKeyHash,
+            "merchant_identifier_hash": Wire.value(key.merchantIdentifierHash), "not_before": Wire.time(key.notBefore),
+            "not_after": Wire.time(key.notAfter), "active": key.active,
+        ])
+    }
+
+    func putBinTable(_ call: Call) throws -> HTTPResponse {
+        guard let csv = String(data: call.request.body, encoding: .utf8) else {
+            throw HTTPAPIError.unsupportedMediaType("the BIN table must be UTF-8 text/csv")
+        }
+        let header = csv.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map {
+            $0.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        guard header == "bin_prefix,issuer,bank_id,funding,level,country,country_code" else {
+            throw GatewayAPIError.make(
+                .unprocessableContent, .invalidRequest, "bin_table_invalid",
+                "line 1: the header must be bin_prefix,issuer,bank_id,funding,level,country,country_code")
+        }
+        let rows = try gateway.merchants.loadBINTable(merchantID: call.merchant.id, csv: csv)
+        return Wire.response(["rows": rows])
+    }
+}

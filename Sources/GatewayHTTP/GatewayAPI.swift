@@ -1,0 +1,326 @@
+import Foundation
+import Gateway
+import OrchardCrypto
+import Synchronization
+
+extension RouteScope {
+    /// Client routes: the app id and app key (`X-Orchard-App-Id`, `X-Orchard-App-Key`); CORS for web origins.
+    public static let client: RouteScope = "client"
+    /// Server routes: the secret key (`Authorization: Bearer sk_…`).
+    public static let server: RouteScope = "server"
+}
+
+/// The gateway's HTTP API (`openapi.yaml`): every route mounted on a ``Router`` with its scope, the
+/// authentication, CORS, idempotency and error mapping the specification describes, and the operations routes.
+///
+/// ```swift
+/// let api = GatewayAPI(gateway: service, metrics: metrics)
+/// let application = api.application(configuration: configuration, accessLog: { print($0) })
+/// let server = HTTPServer(configuration: configuration, responder: application, bodyLimit: GatewayAPI.bodyLimit)
+/// ```
+public final class GatewayAPI: Sendable {
+    /// The domain.
+    public let gateway: GatewayService
+    /// Where the request, payment and webhook metrics go.
+    public let metrics: MetricsRegistry
+    /// Extra readiness checks by name (e.g. `webhook_dispatcher`), each true when healthy.
+    let readinessChecks: [String: @Sendable () -> Bool]
+    private let draining = Mutex(false)
+
+    /// The body cap of `PUT /v1/bin-table` (8 MiB); other routes use the server's (64 KiB by default).
+    public static let binTableMaxBytes = 8 << 20
+
+    /// An API over `gateway`, registering the payments and webhook backlog gauges in `metrics`.
+    public init(
+        gateway: GatewayService, metrics: MetricsRegistry = MetricsRegistry(),
+        readinessChecks: [String: @Sendable () -> Bool] = [:]
+    ) {
+        self.gateway = gateway
+        self.metrics = metrics
+        self.readinessChecks = readinessChecks
+        metrics.gauge("orchard_payments", help: "Payments in each status.", labels: ["status"]) { [gateway] in
+            let counts = (try? gateway.paymentCountsByStatus()) ?? [:]
+            return PaymentStatus.allCases.map { ([$0.rawValue], Double(counts[$0] ?? 0)) }
+        }
+        metrics.gauge("orchard_webhook_backlog", help: "Events waiting for delivery.") { [gateway] in
+            Double((try? gateway.webhookBacklog()) ?? 0)
+        }
+    }
+
+    /// Marks the instance as shutting down: `/readyz` answers 503 from now on.
+    public func beginDraining() { draining.withLock { $0 = true } }
+
+    /// The body cap for a request, for ``HTTPServer/init(configuration:responder:bodyLimit:messages:)``.
+    @Sendable public static func bodyLimit(_ method: HTTPMethod, _ path: String) -> Int? {
+        method == .put && path == "/v1/bin-table" ? binTableMaxBytes : nil
+    }
+
+    /// The spec's limits on top of a server configuration: JSON depth 16 and strings of 16 KiB unless they
+    /// were configured explicitly.
+    public static func defaults(_ configuration: ServerConfiguration, settings: ResolvedSettings? = nil)
+        -> ServerConfiguration
+    {
+        var configuration = configuration
+        if settings?.source("max-json-depth") ?? .defaultValue == .defaultValue { configuration.maxJSONDepth = 16 }
+        if settings?.source("max-string-length") ?? .defaultValue == .defaultValue {
+            configuration.maxStringLength = 16_384
+        }
+        return configuration
+    }
+
+    // MARK: Application
+
+    /// The application: the router behind access log, metrics, CORS, authentication, origin check, rate limit,
+    /// content type and JSON limits.
+    public func application(
+        configuration: ServerConfiguration, accessLog: @escaping @Sendable (String) -> Void,
+        clock: HTTPClock = .system, requestIDs: RequestIDGenerator = .random,
+        onUnexpectedError: (@Sendable (any Error, RequestContext) -> Void)? = nil
+    ) -> HTTPApplication {
+        let router = makeRouter()
+        var middlewares: [any HTTPMiddleware] = [
+            AccessLogMiddleware(sink: accessLog), MetricsMiddleware(registry: metrics),
+            GatewayCORSMiddleware(router: router, gateway: gateway),
+            AuthenticationMiddleware { [self] request, context in try authenticate(request, context) },
+            OriginCheckMiddleware(),
+        ]
+        if configuration.rateLimitPerSecond > 0 {
+            let limiter = TokenBucketRateLimiter(
+                ratePerSecond: configuration.rateLimitPerSecond, burst: configuration.rateLimitBurst,
+                monotonicSeconds: clock.monotonicSeconds)
+            middlewares.append(RateLimitMiddleware(limiter: limiter))
+        }
+        middlewares.append(ContentTypeMiddleware())
+        middlewares.append(JSONLimitsMiddleware(limits: configuration.jsonLimits))
+        return HTTPApplication(
+            router: router, middlewares: middlewares, requestIDs: requestIDs, clock: clock,
+            onUnexpectedError: onUnexpectedError)
+    }
+
+    // MARK: Authentication
+
+    /// Decides from the headers present (see the specification's Authentication section).
+    func authenticate(_ request: HTTPRequest, _ context: RequestContext) throws -> Principal? {
+        guard let route = context.route, route.scope == .client || route.scope == .server else { return nil }
+        let appID = request.headers["X-Orchard-App-Id"]
+        let appKey = request.headers["X-Orchard-App-Key"]
+        let hasApp = appID != nil || appKey != nil
+        let hasAuthorization = request.headers.contains("Authorization")
+        if route.scope == .client {
+            if hasApp {
+                guard let appID, let appKey, !appID.isEmpty, !appKey.isEmpty else {
+                    throw HTTPAPIError.invalidCredentials("send both X-Orchard-App-Id and X-Orchard-App-Key")
+                }
+                let merchant: Merchant
+                do { merchant = try gateway.merchants.authenticateClient(appID: appID, appKey: appKey) } catch {
+                    throw credentialError(error)
+                }
+                return Principal(credentialID: "app:" + merchant.appID, kind: "app_key", value: merchant)
+            }
+            if hasAuthorization {
+                throw Self.forbidden("the secret key cannot call client routes; use the app id and app key")
+            }
+            throw HTTPAPIError.missingCredentials(
+                "this route needs the app id and app key (X-Orchard-App-Id, X-Orchard-App-Key)")
+        }
+        if hasAuthorization {
+            guard let token = request.headers.bearerToken else {
+                throw HTTPAPIError.invalidCredentials("send Authorization: Bearer sk_…")
+            }
+            let merchant: Merchant
+            do { merchant = try gateway.merchants.authenticateServer(secretKey: token) } catch {
+                throw credentialError(error)
+            }
+            return Principal(credentialID: "sk:" + String(token.prefix(20)), kind: "secret_key", value: merchant)
+        }
+        if hasApp { throw Self.forbidden("app credentials cannot call server routes; use the secret key") }
+        throw HTTPAPIError.missingCredentials("this route needs the secret key (Authorization: Bearer sk_…)")
+    }
+
+    private func credentialError(_ error: GatewayError) -> any Error {
+        if error.code == .authenticationFailed || error.code == .merchantNotFound {
+            return HTTPAPIError.invalidCredentials("the credentials are not valid")
+        }
+        return GatewayAPIError.from(error)
+    }
+
+    static func forbidden(_ message: String) -> HTTPAPIError {
+        HTTPAPIError(status: .forbidden, type: .authentication, code: .forbidden, message: message)
+    }
+
+    // MARK: Endpoints
+
+    /// What an endpoint gets: the request, its context, the authenticated merchant and the idempotency key.
+    struct Call {
+        var request: HTTPRequest
+        var context: RequestContext
+        var merchant: Merchant
+        var idempotencyKey: String?
+    }
+
+    /// Wraps an endpoint: merchant from the principal, `Idempotency-Key` validation, replay of a stored answer
+    /// (`Idempotent-Replayed: true`), storing of complete answers, and the error mapping.
+    func endpoint(
+        idempotent: Bool = false, key derive: (@Sendable (HTTPRequest) -> String?)? = nil,
+        _ body: @escaping @Sendable (Call) throws -> HTTPResponse
+    ) -> HTTPHandler {
+        { [gateway] request, context in
+            guard let merchant = context.principal?.value(as: Merchant.self) else { throw HTTPAPIError.internalError() }
+            var key: String?
+            var storeKey: String?
+            if idempotent {
+                key = request.headers["Idempotency-Key"]
+                if let key {
+                    guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                        throw GatewayAPIError.make(
+                            .badRequest, .idempotency, "idempotency_key_invalid",
+                            "Idempotency-Key must be 1 to 255 printable ASCII characters")
+                    }
+                }
+                storeKey = key ?? derive?(request)
+            }
+            let fingerprint =
+                request.method.rawValue + " " + request.path + " "
+                + Hex.encode(SHA256.hash(Array(request.body)))
+            if let storeKey {
+                if let stored = try gateway.storedResponse(merchant: merchant, key: storeKey) {
+                    guard stored.fingerprint == fingerprint else {
+                        throw GatewayAPIError.make(
+                            .unprocessableContent, .idempotency, "idempotency_conflict",
+                            "this Idempotency-Key was used with a different method, path or parameters")
+                    }
+                    return HTTPResponse(
+                        status: HTTPStatus(rawValue: stored.status),
+                        headers: ["Content-Type": JSONCoding.contentType, "Idempotent-Replayed": "true"],
+                        body: stored.body)
+                }
+            }
+            var response: HTTPResponse
+            var storable: Bool
+            do {
+                response = try body(Call(request: request, context: context, merchant: merchant, idempotencyKey: key))
+                storable = response.status == .ok
+            } catch {
+                let apiError = GatewayAPIError.from(error)
+                context.errorCode = apiError.base.code
+                response = apiError.response(requestID: context.requestID)
+                let code = apiError.base.code.rawValue
+                storable =
+                    [402, 404, 409, 422].contains(apiError.base.status.rawValue)
+                    && !["idempotency_in_flight", "idempotency_conflict"].contains(code)
+            }
+            if let storeKey, storable {
+                try? gateway.storeResponse(
+                    StoredResponse(
+                        fingerprint: fingerprint, status: response.status.rawValue, body: response.body,
+                        createdAt: gateway.now), merchant: merchant, key: storeKey)
+            }
+            return response
+        }
+    }
+
+    // MARK: Operations
+
+    func health(_ request: HTTPRequest, _ context: RequestContext) -> HTTPResponse {
+        Wire.response(["status": "ok"])
+    }
+
+    func readiness(_ request: HTTPRequest, _ context: RequestContext) -> HTTPResponse {
+        var checks: [String: String] = ["database": gateway.storeIsReachable() ? "ok" : "failed"]
+        for (name, check) in readinessChecks { checks[name] = check() ? "ok" : "failed" }
+        let ready = !draining.withLock { $0 } && checks.values.allSatisfy { $0 == "ok" }
+        return Wire.response(
+            ["status": ready ? "ready" : "not_ready", "checks": checks], status: ready ? .ok : .serviceUnavailable)
+    }
+}
+
+/// CORS for the client routes, per the specification: preflights answered here for client routes (origins
+/// configured by any merchant), `Access-Control-Allow-Origin` and `Access-Control-Expose-Headers` on actual
+/// client-route responses whose merchant allows the origin; no CORS on server and operations routes, where
+/// `OPTIONS` is 405.
+struct GatewayCORSMiddleware: HTTPMiddleware {
+    let router: Router
+    let gateway: GatewayService
+
+    var runsForRejectedRequests: Bool { true }
+
+    static let allowedHeaders = "Content-Type, Idempotency-Key, X-Orchard-App-Id, X-Orchard-App-Key"
+    static let exposedHeaders = "Request-Id, Idempotent-Replayed, Retry-After"
+
+    /// Whether any merchant has `origin` among its web origins.
+    func anyMerchantAllows(_ origin: String) -> Bool {
+        for environment in GatewayEnvironment.allCases {
+            let merchants = (try? gateway.merchants.merchants(environment: environment)) ?? []
+            if merchants.contains(where: { $0.webOrigins.contains(origin) }) { return true }
+        }
+        return false
+    }
+
+    func clientRoute(_ path: String) -> Bool {
+        for method in [HTTPMethod.get, .post] {
+            if case .matched(let route, _) = router.resolve(method: method, path: path), route.scope == .client {
+                return true
+            }
+        }
+        return false
+    }
+
+    func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
+        if request.method == .options {
+            let isClient = clientRoute(request.path)
+            if isClient, let origin = request.headers["Origin"],
+                request.headers.contains("Access-Control-Request-Method")
+            {
+                guard anyMerchantAllows(origin) else {
+                    var response = GatewayAPIError(OriginCheckMiddleware.notAllowed).response(
+                        requestID: context.requestID)
+                    context.errorCode = .init(rawValue: "origin_not_allowed")
+                    response.headers.addVary("Origin")
+                    return response
+                }
+                var response = HTTPResponse(status: .noContent)
+                response.headers["Access-Control-Allow-Origin"] = origin
+                response.headers["Access-Control-Allow-Methods"] = "GET, POST"
+                response.headers["Access-Control-Allow-Headers"] = Self.allowedHeaders
+                response.headers["Access-Control-Max-Age"] = "600"
+                response.headers.addVary("Origin")
+                return response
+            }
+            switch router.resolve(method: .options, path: request.path) {
+            case .methodNotAllowed(let allowed): throw HTTPAPIError.methodNotAllowed(.options, allowed: allowed)
+            default: return next(request, context)
+            }
+        }
+        var response = next(request, context)
+        guard let origin = request.headers["Origin"], context.route?.scope == .client else { return response }
+        let allowed: Bool
+        if let merchant = context.principal?.value(as: Merchant.self) {
+            allowed = merchant.webOrigins.contains(origin)
+        } else {
+            allowed = anyMerchantAllows(origin)
+        }
+        if allowed {
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Access-Control-Expose-Headers"] = Self.exposedHeaders
+        }
+        response.headers.addVary("Origin")
+        return response
+    }
+}
+
+/// Refuses client-route requests whose `Origin` the authenticated merchant has not configured
+/// (403 `origin_not_allowed`), before the endpoint runs.
+struct OriginCheckMiddleware: HTTPMiddleware {
+    static let notAllowed = HTTPAPIError(
+        status: .forbidden, type: .authentication, code: .init(rawValue: "origin_not_allowed"),
+        message: "this origin is not one of the merchant's configured web origins")
+
+    func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
+        if context.route?.scope == .client, let origin = request.headers["Origin"],
+            let merchant = context.principal?.value(as: Merchant.self), !merchant.webOrigins.contains(origin)
+        {
+            throw Self.notAllowed
+        }
+        return next(request, context)
+    }
+}
