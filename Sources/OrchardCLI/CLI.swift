@@ -27,6 +27,9 @@ public enum CLI {
         DemoCommand.command,
         AuditCommand.command,
         GatewayWorkerCommand.command,
+        ServeCommand.command,
+        MerchantCommand.command,
+        SandboxCommand.command,
     ]
 
     /// Orchard's version.

@@ -1,0 +1,91 @@
+import ApplePayToken
+import Foundation
+import Gateway
+import GatewayHTTP
+import GatewaySQLite
+import OrchardCrypto
+
+/// The gateway over a SQLite database: master key, store, sandbox PKI and sandbox merchant, token opener,
+/// sandbox acquirer. `orchard serve`, `orchard merchant show` and `orchard sandbox mint --database` share it.
+public final class GatewayRuntime: @unchecked Sendable {
+    /// How to open a database.
+    public struct Options: Sendable {
+        /// The SQLite file (created with its parent directory when missing).
+        public var databasePath: String
+        /// `sandbox` provisions the sandbox merchant; `production` needs a master key.
+        public var environment: GatewayEnvironment = .sandbox
+        /// 64 hex digits; else `masterKeyFile`; else `<database>.master-key` (generated in sandbox).
+        public var masterKeyHex: String?
+        /// A file holding the master key in hex.
+        public var masterKeyFile: String?
+        /// Apple Root CA - G3 (PEM), the production trust anchor.
+        public var appleRootPath: String?
+        /// The tokens' signing-time window.
+        public var window: SigningTimeWindow = .default
+        /// The domain's tunables.
+        public var configuration = GatewayConfiguration()
+        /// The sandbox acquirer's behavior.
+        public var acquirer = SandboxAcquirer.Configuration()
+
+        /// Options for `databasePath`.
+        public init(databasePath: String) { self.databasePath = databasePath }
+    }
+
+    public let options: Options
+    public let store: SQLiteStore
+    public let gateway: GatewayService
+    /// The sandbox PKI and merchant (sandbox mode).
+    public let sandbox: SandboxSetup?
+    /// A warning for the operator (e.g. a missing Apple root in production), if any.
+    public let warnings: [String]
+
+    /// Opens (creating and migrating) the database and, in sandbox mode, provisions the sandbox merchant.
+    public init(_ options: Options, clock: any GatewayClock = SystemClock()) throws {
+        self.options = options
+        let directory = (options.databasePath as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        let masterKey: MasterKey
+        if let hex = options.masterKeyHex, !hex.isEmpty {
+            masterKey = try MasterKey(hex: hex.trimmingCharacters(in: .whitespacesAndNewlines))
+        } else if let file = options.masterKeyFile {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw GatewayError(.masterKeyMissing, "cannot read the master key file \(file)")
+            }
+            masterKey = try MasterKey(hex: text.trimmingCharacters(in: .whitespacesAndNewlines))
+        } else {
+            masterKey = try MasterKey.load(
+                file: MasterKey.defaultFile(forDatabase: options.databasePath), environment: options.environment)
+        }
+        let cipher = EnvelopeCipher(masterKey: masterKey)
+        store = try SQLiteStore(path: options.databasePath, cipher: cipher)
+        var warnings: [String] = []
+        var productionAnchor: TrustAnchor?
+        let rootPath = options.appleRootPath ?? TrustAnchor.defaultAppleRootPath()
+        if FileManager.default.fileExists(atPath: rootPath) {
+            productionAnchor = try TrustAnchor.appleRoot(contentsOf: rootPath)
+        } else if options.environment == .production {
+            warnings.append("no Apple root certificate at \(rootPath): production tokens will be refused")
+        }
+        let registry = MerchantRegistry(store: store, cipher: cipher, clock: clock)
+        var sandbox: SandboxSetup?
+        if options.environment == .sandbox {
+            sandbox = try registry.ensureSandbox(
+                issuer: SandboxPKIIssuer(), name: "Orchard Sandbox Store",
+                merchantIdentifier: "merchant.invalid.orchard.sandbox")
+        }
+        let sandboxAnchor = try sandbox.map { try TrustAnchor(pem: $0.trustAnchorPEM) }
+        self.sandbox = sandbox
+        self.warnings = warnings
+        gateway = GatewayService(
+            configuration: options.configuration, store: store,
+            processor: SandboxAcquirer(ledger: store, clock: clock, configuration: options.acquirer),
+            tokenOpener: TokenLibraryOpener(
+                sandboxAnchor: sandboxAnchor, productionAnchor: productionAnchor, window: options.window),
+            currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(), cipher: cipher, clock: clock)
+    }
+
+    /// The sandbox merchant (the first one), when provisioned.
+    public var sandboxMerchant: Merchant? { sandbox?.merchant }
+}

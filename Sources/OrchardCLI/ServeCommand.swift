@@ -1,0 +1,235 @@
+import ApplePayToken
+import Foundation
+import Gateway
+import GatewayCurl
+import GatewayHTTP
+import Synchronization
+
+/// `orchard serve`: the gateway's HTTP API on libmicrohttpd, with the webhook dispatcher and the reconciliation
+/// of unknown payments running beside it, until SIGTERM or SIGINT.
+public enum ServeCommand {
+    static let command = CLI.Command(name: "serve", summary: "run the payment gateway's HTTP API (default 127.0.0.1:8080)") {
+        arguments, io in
+        run(arguments, io)
+    }
+
+    /// Every setting of `orchard serve`: the HTTP server's and the gateway's.
+    public static func registry() -> SettingsRegistry {
+        var registry = SettingsRegistry()
+        ServerConfiguration.register(in: &registry)
+        let settings: [Setting] = [
+            Setting(
+                name: "database", kind: .string, default: "sqlite:./orchard.db",
+                summary: "the database, sqlite:PATH (created on first run)"),
+            Setting(
+                name: "master-key", kind: .string, summary: "64 hex digits sealing keys and secrets at rest",
+                isSecret: true),
+            Setting(
+                name: "master-key-file", kind: .path,
+                summary: "a file holding the master key (default: <database>.master-key, generated in sandbox)"),
+            Setting(
+                name: "environment", kind: .string, default: "sandbox",
+                summary: "sandbox (provisions the sandbox merchant) or production (needs a master key)"),
+            Setting(name: "apple-root", kind: .path, summary: "Apple Root CA - G3 (PEM), the production trust anchor"),
+            Setting(
+                name: "signing-time-max-age", kind: .integer, default: "300",
+                summary: "seconds a token's signing time may lie in the past"),
+            Setting(
+                name: "signing-time-future-skew", kind: .integer, default: "60",
+                summary: "seconds a token's signing time may lie in the future"),
+            Setting(
+                name: "webhook-retry-schedule", kind: .string, default: "1m,5m,30m,2h,6h,12h,24h",
+                summary: "delays between webhook delivery attempts, then dead"),
+            Setting(
+                name: "reconcile-interval", kind: .integer, default: "60",
+                summary: "seconds between reconciliation runs for unknown payments (0: off)"),
+            Setting(name: "log-level", kind: .string, default: "info", summary: "info (every request), error (5xx only) or off"),
+        ]
+        for setting in settings { registry.register(setting) }
+        return registry
+    }
+
+    static let header = """
+        usage: orchard serve [--host H] [--port P] [--database sqlite:PATH] [options]
+
+        Runs the gateway's HTTP API. Settings come from flags, then ORCHARD_… environment variables, then the JSON
+        config file (--config), then the defaults. GET /healthz answers 200 once the server is ready.
+
+        settings:
+        """
+
+    /// Everything `orchard serve` runs, started; ``stop()`` shuts it down gracefully.
+    public final class Running: @unchecked Sendable {
+        public let runtime: GatewayRuntime
+        public let api: GatewayAPI
+        public let server: HTTPServer
+        public let dispatcher: WebhookDispatcher
+        let reconciler: PeriodicTask?
+
+        init(runtime: GatewayRuntime, api: GatewayAPI, server: HTTPServer, dispatcher: WebhookDispatcher, reconciler: PeriodicTask?) {
+            self.runtime = runtime
+            self.api = api
+            self.server = server
+            self.dispatcher = dispatcher
+            self.reconciler = reconciler
+        }
+
+        /// Stops accepting, finishes requests in flight, then stops the dispatcher and the reconciliation.
+        public func stop() {
+            api.beginDraining()
+            server.stop()
+            dispatcher.stop()
+            reconciler?.stop()
+        }
+    }
+
+    /// Starts the gateway described by `settings`; `log` receives the access log lines and notices.
+    public static func start(settings: ResolvedSettings, io: CLIOutput) throws -> Running {
+        let database = try GatewayDatabase.sqlitePath(settings.string("database") ?? "sqlite:./orchard.db")
+        var options = GatewayRuntime.Options(databasePath: database)
+        switch settings.string("environment") ?? "sandbox" {
+        case "sandbox": options.environment = .sandbox
+        case "production": options.environment = .production
+        case let other: throw UsageError("--environment must be sandbox or production, not \(other)")
+        }
+        options.masterKeyHex = settings.string("master-key")
+        options.masterKeyFile = settings.string("master-key-file")
+        if options.environment == .production, options.masterKeyHex == nil, options.masterKeyFile == nil {
+            throw UsageError("production refuses to start without a master key (--master-key or --master-key-file)")
+        }
+        options.appleRootPath = settings.string("apple-root")
+        options.window = SigningTimeWindow(
+            maximumAge: TimeInterval(try settings.integer("signing-time-max-age", in: 1...86_400) ?? 300),
+            maximumFutureSkew: TimeInterval(try settings.integer("signing-time-future-skew", in: 0...3600) ?? 60))
+        var dispatcherConfiguration = WebhookDispatcher.Configuration()
+        dispatcherConfiguration.retrySchedule = try WebhookRetrySchedule(
+            parsing: settings.string("webhook-retry-schedule") ?? "1m,5m,30m,2h,6h,12h,24h")
+        let logLevel = settings.string("log-level") ?? "info"
+        guard ["info", "error", "off"].contains(logLevel) else { throw UsageError("--log-level is info, error or off") }
+        let configuration = GatewayAPI.defaults(try ServerConfiguration(settings: settings), settings: settings)
+
+        let runtime = try GatewayRuntime(options)
+        for warning in runtime.warnings { io.err("orchard serve: warning: \(warning)") }
+        if let credentials = runtime.sandbox?.newCredentials {
+            io.out("Sandbox merchant created. Its keys are shown once here:")
+            io.out("  merchant_id  \(credentials.merchantID)")
+            io.out("  app_id       \(credentials.appID)")
+            io.out("  app_key      \(credentials.appKey)")
+            io.out("  secret_key   \(credentials.secretKey)")
+            io.out("Show them again with: orchard merchant show --database sqlite:\(database)")
+        }
+        let metrics = MetricsRegistry()
+        let deliveries = metrics.counter(
+            "orchard_webhook_deliveries_total", help: "Webhook delivery attempts by outcome.", labels: ["outcome"])
+        let dispatcher = WebhookDispatcher(
+            outbox: runtime.store, sender: CurlWebhookSender(), configuration: dispatcherConfiguration
+        ) { record in
+            let outcome =
+                switch record.state {
+                case .delivered: "delivered"
+                case .dead: "dead"
+                case .pending: "failed"
+                }
+            deliveries.increment(labels: [outcome])
+            if logLevel == "info" { io.out(Self.deliveryLine(record)) }
+        }
+        let api = GatewayAPI(
+            gateway: runtime.gateway, metrics: metrics,
+            readinessChecks: ["webhook_dispatcher": { dispatcher.isRunning }])
+        let application = api.application(configuration: configuration) { line in
+            switch logLevel {
+            case "info": io.out(line)
+            case "error" where line.contains("\"level\":\"error\""): io.out(line)
+            default: break
+            }
+        }
+        let server = HTTPServer(configuration: configuration, responder: application, bodyLimit: GatewayAPI.bodyLimit)
+        server.registerMetrics(in: metrics)
+        dispatcher.start()
+        var reconciler: PeriodicTask?
+        let interval = try settings.integer("reconcile-interval", in: 0...86_400) ?? 60
+        if interval > 0 {
+            let gateway = runtime.gateway
+            reconciler = PeriodicTask(interval: TimeInterval(interval)) { _ = try? gateway.reconcile() }
+        }
+        do { try server.start() } catch {
+            dispatcher.stop()
+            reconciler?.stop()
+            throw error
+        }
+        return Running(runtime: runtime, api: api, server: server, dispatcher: dispatcher, reconciler: reconciler)
+    }
+
+    static func deliveryLine(_ record: WebhookDeliveryLogRecord) -> String {
+        var object: [String: Any] = ["level": "info", "message": "webhook_attempt"]
+        for (key, value) in record.fields { object[key] = value }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
+        let registry = registry()
+        let settings: ResolvedSettings
+        do {
+            settings = try registry.resolve(arguments: arguments)
+        } catch {
+            io.err("orchard serve: \(error)\n\n\(header)\n\(registry.helpText)")
+            return 2
+        }
+        if settings.helpRequested {
+            io.out(header + "\n" + registry.helpText)
+            return 0
+        }
+        let running: Running
+        do {
+            running = try start(settings: settings, io: io)
+        } catch let error as UsageError {
+            io.err("orchard serve: \(error)")
+            return 2
+        } catch {
+            io.err("orchard serve: \(error)")
+            return 1
+        }
+        io.out("Orchard gateway listening on \(running.server.baseURL) (GET /healthz; stop with Ctrl-C)")
+        let signal = running.server.runUntilShutdownSignal { _ in running.api.beginDraining() }
+        running.stop()
+        io.out("Orchard gateway stopped (signal \(signal))")
+        return 0
+    }
+}
+
+/// Runs `body` every `interval` seconds on its own thread until ``stop()``.
+final class PeriodicTask: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var stopped = false
+    private var finished = false
+
+    init(interval: TimeInterval, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in
+            while true {
+                condition.lock()
+                let deadline = Date(timeIntervalSinceNow: interval)
+                while !stopped && condition.wait(until: deadline) {}
+                let stop = stopped
+                condition.unlock()
+                if stop { break }
+                body()
+            }
+            condition.withLock {
+                finished = true
+                condition.broadcast()
+            }
+        }
+        thread.name = "orchard-reconcile"
+        thread.start()
+    }
+
+    /// Stops the loop and waits for a run in progress to finish.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+}
