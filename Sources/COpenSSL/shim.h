@@ -42,4 +42,31 @@ static inline int orchard_sk_X509_push(STACK_OF(X509) *sk, X509 *x) { return sk_
 static inline void orchard_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
 static inline void orchard_sk_X509_pop_free(STACK_OF(X509) *sk) { sk_X509_pop_free(sk, X509_free); }
 
+// MARK: Apple Pay tokens, merchant keys and the sandbox PKI
+
+/// BIO_get_mem_data: the memory BIO's contents (not NUL-terminated) and their length.
+static inline long orchard_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
+/// OPENSSL_free.
+static inline void orchard_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
+
+static inline int orchard_sk_CMS_SignerInfo_num(const STACK_OF(CMS_SignerInfo) *sk) { return sk_CMS_SignerInfo_num(sk); }
+static inline CMS_SignerInfo *orchard_sk_CMS_SignerInfo_value(const STACK_OF(CMS_SignerInfo) *sk, int i) {
+    return sk_CMS_SignerInfo_value(sk, i);
+}
+
+/// A STACK_OF(X509_EXTENSION) for CSR extension requests.
+static inline STACK_OF(X509_EXTENSION) *orchard_sk_X509_EXTENSION_new_null(void) { return sk_X509_EXTENSION_new_null(); }
+static inline int orchard_sk_X509_EXTENSION_push(STACK_OF(X509_EXTENSION) *sk, X509_EXTENSION *x) {
+    return sk_X509_EXTENSION_push(sk, x);
+}
+static inline void orchard_sk_X509_EXTENSION_pop_free(STACK_OF(X509_EXTENSION) *sk) {
+    sk_X509_EXTENSION_pop_free(sk, X509_EXTENSION_free);
+}
+
+/// X509V3_set_ctx_nodb.
+static inline void orchard_X509V3_set_ctx_nodb(X509V3_CTX *ctx) { X509V3_set_ctx_nodb(ctx); }
+
+/// XN_FLAG_RFC2253 without escaping of UTF-8 bytes, for printing names.
+static inline unsigned long orchard_XN_FLAG_RFC2253_UTF8(void) { return XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB; }
+
 #endif

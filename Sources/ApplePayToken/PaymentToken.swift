@@ -1,0 +1,168 @@
+import Foundation
+import OrchardCrypto
+
+/// The payment token format version.
+public enum PaymentTokenVersion: String, Sendable {
+    /// Elliptic-curve key agreement (ECDH P-256) and AES-256-GCM.
+    case ecV1 = "EC_v1"
+    /// RSA-OAEP key wrapping (SHA-256, MGF1-SHA-256) and AES-128-GCM.
+    case rsaV1 = "RSA_v1"
+}
+
+/// The card that paid, as the wallet describes it (not authenticated by the signature).
+public struct PaymentMethodInfo: Sendable, Hashable {
+    /// A display name such as "Visa 1111".
+    public var displayName: String?
+    /// The card network, e.g. "Visa", "MasterCard".
+    public var network: String?
+    /// "debit", "credit", "prepaid" or "store".
+    public var type: String?
+
+    /// A payment method description.
+    public init(displayName: String? = nil, network: String? = nil, type: String? = nil) {
+        self.displayName = displayName
+        self.network = network
+        self.type = type
+    }
+}
+
+/// A parsed Apple Pay payment token, not yet verified.
+///
+/// Accepts the whole token as `PKPaymentToken` and Apple Pay JS deliver it
+/// (`{"paymentData": …, "paymentMethod": …, "transactionIdentifier": …}`) or its `paymentData` alone.
+/// Every field is bounded in size; anything else is ``PaymentTokenError/Code/malformedToken``.
+public struct PaymentToken: Sendable {
+    /// The largest token JSON accepted, in bytes.
+    public static let maximumSize = 64 * 1024
+
+    /// The token's format version.
+    public var version: PaymentTokenVersion
+    /// `header.transactionId` (hex).
+    public var transactionId: String
+    /// `header.publicKeyHash` (base64 of the SHA-256 of the merchant public key's DER SubjectPublicKeyInfo).
+    public var publicKeyHash: String
+    /// `header.applicationData` (hex), when the payment request carried application data.
+    public var applicationData: String?
+    /// The top-level `transactionIdentifier`, when the whole token was given.
+    public var transactionIdentifier: String?
+    /// The top-level `paymentMethod`, when the whole token was given.
+    public var paymentMethod: PaymentMethodInfo?
+
+    /// The decoded `data`: ciphertext followed by the 16-byte GCM tag.
+    package var ciphertext: [UInt8]
+    /// The decoded `signature` (CMS SignedData, DER or BER).
+    package var signature: [UInt8]
+    /// The decoded `header.ephemeralPublicKey` (EC_v1) or `header.wrappedKey` (RSA_v1).
+    package var keyMaterial: [UInt8]
+    package var publicKeyHashBytes: [UInt8]
+    package var transactionIdBytes: [UInt8]
+    package var applicationDataBytes: [UInt8]
+
+    /// Parses token JSON.
+    public init(json: Data) throws(PaymentTokenError) {
+        guard json.count <= Self.maximumSize else {
+            throw PaymentTokenError(.malformedToken, "token larger than \(Self.maximumSize) bytes")
+        }
+        let root: JSONValue
+        do {
+            root = try JSONValue.parse(json, maximumDepth: 8)
+        } catch {
+            throw PaymentTokenError(.malformedToken, "not JSON: \(error)")
+        }
+        guard root.members != nil else { throw PaymentTokenError(.malformedToken, "the token is not a JSON object") }
+        let paymentData: JSONValue
+        if let nested = root["paymentData"] {
+            paymentData = nested
+            transactionIdentifier = try Self.optionalString(root, "transactionIdentifier", limit: 256)
+            if let method = root["paymentMethod"], method != .null {
+                guard method.members != nil else { throw PaymentTokenError(.malformedToken, "paymentMethod is not an object") }
+                paymentMethod = PaymentMethodInfo(
+                    displayName: try Self.optionalString(method, "displayName", limit: 256),
+                    network: try Self.optionalString(method, "network", limit: 256),
+                    type: try Self.optionalString(method, "type", limit: 256))
+            } else {
+                paymentMethod = nil
+            }
+        } else {
+            paymentData = root
+            transactionIdentifier = nil
+            paymentMethod = nil
+        }
+        guard paymentData.members != nil else { throw PaymentTokenError(.malformedToken, "paymentData is not an object") }
+        let versionText = try Self.string(paymentData, "version", limit: 32)
+        guard let version = PaymentTokenVersion(rawValue: versionText) else {
+            throw PaymentTokenError(.unsupportedVersion, "version \"\(versionText.prefix(32))\" is not EC_v1 or RSA_v1")
+        }
+        self.version = version
+        ciphertext = try Self.base64(paymentData, "data", limit: 48 * 1024)
+        guard ciphertext.count >= AESGCM.tagLength else { throw PaymentTokenError(.malformedToken, "data is shorter than its tag") }
+        signature = try Self.base64(paymentData, "signature", limit: 16 * 1024)
+        guard let header = paymentData["header"], header.members != nil else {
+            throw PaymentTokenError(.malformedToken, "missing header")
+        }
+        switch version {
+        case .ecV1: keyMaterial = try Self.base64(header, "ephemeralPublicKey", limit: 512)
+        case .rsaV1: keyMaterial = try Self.base64(header, "wrappedKey", limit: 2048)
+        }
+        guard !keyMaterial.isEmpty else { throw PaymentTokenError(.malformedToken, "empty key material") }
+        publicKeyHash = try Self.string(header, "publicKeyHash", limit: 64)
+        guard let hashBytes = Self.decodeBase64(publicKeyHash), hashBytes.count == 32 else {
+            throw PaymentTokenError(.malformedToken, "publicKeyHash is not base64 of 32 bytes")
+        }
+        publicKeyHashBytes = hashBytes
+        transactionId = try Self.string(header, "transactionId", limit: 256)
+        guard let transactionBytes = Hex.decode(transactionId), !transactionBytes.isEmpty else {
+            throw PaymentTokenError(.malformedToken, "transactionId is not hex")
+        }
+        transactionIdBytes = transactionBytes
+        applicationData = try Self.optionalString(header, "applicationData", limit: 1024)
+        if let applicationData {
+            guard let bytes = Hex.decode(applicationData) else {
+                throw PaymentTokenError(.malformedToken, "applicationData is not hex")
+            }
+            applicationDataBytes = bytes
+        } else {
+            applicationDataBytes = []
+        }
+    }
+
+    /// Parses token JSON text.
+    public init(json: String) throws(PaymentTokenError) {
+        try self.init(json: Data(json.utf8))
+    }
+
+    /// The bytes the CMS signature covers: the ephemeral public key or wrapped key, the ciphertext,
+    /// the transaction id and the application data (both hex-decoded).
+    package var signedContent: [UInt8] {
+        var content: [UInt8] = []
+        content.reserveCapacity(keyMaterial.count + ciphertext.count + transactionIdBytes.count + applicationDataBytes.count)
+        content += keyMaterial
+        content += ciphertext
+        content += transactionIdBytes
+        content += applicationDataBytes
+        return content
+    }
+
+    static func string(_ object: JSONValue, _ key: String, limit: Int) throws(PaymentTokenError) -> String {
+        guard let value = object[key] else { throw PaymentTokenError(.malformedToken, "missing \(key)") }
+        guard let text = value.string else { throw PaymentTokenError(.malformedToken, "\(key) is not a string") }
+        guard text.utf8.count <= limit else { throw PaymentTokenError(.malformedToken, "\(key) longer than \(limit) bytes") }
+        return text
+    }
+
+    static func optionalString(_ object: JSONValue, _ key: String, limit: Int) throws(PaymentTokenError) -> String? {
+        guard let value = object[key], value != .null else { return nil }
+        return try string(object, key, limit: limit)
+    }
+
+    static func base64(_ object: JSONValue, _ key: String, limit: Int) throws(PaymentTokenError) -> [UInt8] {
+        let text = try string(object, key, limit: limit * 4 / 3 + 4)
+        guard let bytes = decodeBase64(text) else { throw PaymentTokenError(.malformedToken, "\(key) is not base64") }
+        return bytes
+    }
+
+    static func decodeBase64(_ text: String) -> [UInt8]? {
+        guard let data = Data(base64Encoded: text) else { return nil }
+        return [UInt8](data)
+    }
+}

@@ -1,0 +1,407 @@
+import COpenSSL
+import Foundation
+import OrchardCrypto
+
+/// How far a token's signing time may lie from "now".
+public struct SigningTimeWindow: Sendable, Hashable {
+    /// The oldest accepted signature, in seconds before now (default 5 minutes).
+    public var maximumAge: TimeInterval = 300
+    /// The furthest accepted signing time after now, for clock skew (default 1 minute).
+    public var maximumFutureSkew: TimeInterval = 60
+
+    /// A window; the defaults are Apple's recommendation.
+    public init(maximumAge: TimeInterval = 300, maximumFutureSkew: TimeInterval = 60) {
+        self.maximumAge = maximumAge
+        self.maximumFutureSkew = maximumFutureSkew
+    }
+
+    /// At most 5 minutes old, at most 1 minute in the future.
+    public static let `default` = SigningTimeWindow()
+}
+
+/// What verification established about a token.
+public struct TokenVerification: Sendable, Hashable {
+    /// The token's version.
+    public var version: PaymentTokenVersion
+    /// The CMS signingTime.
+    public var signingTime: Date
+    /// The signing leaf's subject (RFC 2253).
+    public var signerSubject: String
+    /// The signing leaf's serial number (hex).
+    public var signerSerialNumber: String
+    /// The intermediate's subject.
+    public var intermediateSubject: String
+    /// The trust anchor's subject.
+    public var rootSubject: String
+    /// The trust anchor's SHA-256 fingerprint.
+    public var rootFingerprint: String
+}
+
+/// Verifies Apple Pay payment tokens against a trust anchor and decrypts them with a ring of merchant keys.
+///
+/// Verification, in order: the signature is a detached CMS SignedData with exactly one SignerInfo; the
+/// certificates include one leaf marked 1.2.840.113635.100.6.29 and one intermediate marked
+/// 1.2.840.113635.100.6.2.14; the SignerInfo names that leaf; the signingTime lies in the window around
+/// `now`; leaf → intermediate → anchor is a valid chain at the signing time (and nothing else); the
+/// signature verifies over ephemeralPublicKey/wrappedKey ‖ data ‖ transactionId ‖ applicationData.
+///
+/// Build one decryptor and reuse it: keys and the trust store are parsed once, and validated chains
+/// are cached by the certificates' bytes (their validity is re-checked at every signing time).
+public struct PaymentTokenDecryptor: Sendable {
+    /// The trust anchor.
+    public let trustAnchor: TrustAnchor
+    /// The merchant keys, in the order given.
+    public let keys: [MerchantKey]
+    /// The accepted signing-time window.
+    public var window: SigningTimeWindow
+
+    private let store: TrustStore
+    private let cache: ChainCache
+
+    /// A decryptor trusting `trustAnchor` and holding `keys` (several for certificate rotation).
+    public init(trustAnchor: TrustAnchor, keys: [MerchantKey], window: SigningTimeWindow = .default) {
+        self.trustAnchor = trustAnchor
+        self.keys = keys
+        self.window = window
+        self.store = TrustStore(anchor: trustAnchor.certificate)
+        self.cache = ChainCache()
+    }
+
+    /// Verifies `token`'s signature, certificates and signing time as of `now`.
+    public func verify(_ token: PaymentToken, at now: Date) throws(PaymentTokenError) -> TokenVerification {
+        try verifyCapturing(token, at: now, details: true)
+    }
+
+    /// Verifies `token`, then decrypts it with the merchant key its `publicKeyHash` names.
+    public func decrypt(_ token: PaymentToken, at now: Date) throws(PaymentTokenError) -> DecryptedPaymentData {
+        _ = try verifyCapturing(token, at: now, details: false)
+        return try decryptUnverified(token)
+    }
+
+    /// Decrypts without verifying the signature. For diagnostics only; never accept a payment this way.
+    package func decryptUnverified(_ token: PaymentToken) throws(PaymentTokenError) -> DecryptedPaymentData {
+        guard
+            let key = keys.first(where: { ConstantTime.equals($0.publicKeyHashBytes, token.publicKeyHashBytes) })
+        else {
+            throw PaymentTokenError(.unknownMerchantKey, "no merchant key has publicKeyHash \(token.publicKeyHash)")
+        }
+        var symmetricKey: [UInt8]
+        switch token.version {
+        case .ecV1:
+            guard key.privateKey.kind == .ec else {
+                throw PaymentTokenError(.decryptionFailed, "an EC_v1 token needs an EC merchant key")
+            }
+            var sharedSecret = try Self.ecdh(privateKey: key.privateKey, peerSPKI: token.keyMaterial)
+            defer { SecureBytes.zero(&sharedSecret) }
+            symmetricKey = Self.deriveKey(sharedSecret: sharedSecret, partyV: key.partyV)
+        case .rsaV1:
+            guard key.privateKey.kind == .rsa else {
+                throw PaymentTokenError(.decryptionFailed, "an RSA_v1 token needs an RSA merchant key")
+            }
+            symmetricKey = try Self.unwrap(token.keyMaterial, with: key.privateKey)
+        }
+        defer { SecureBytes.zero(&symmetricKey) }
+        let plaintext: SecureBytes
+        do {
+            plaintext = try AESGCM.open(token.ciphertext, key: symmetricKey, nonce: Self.zeroNonce)
+        } catch {
+            throw PaymentTokenError(.decryptionFailed, "AES-GCM: \(error)")
+        }
+        return try DecryptedPaymentData(plaintext: plaintext)
+    }
+
+    static let zeroNonce = [UInt8](repeating: 0, count: 16)
+
+    /// K = SHA-256(00000001 ‖ Z ‖ 0x0D ‖ "id-aes256-GCM" ‖ "Apple" ‖ partyV).
+    package static func deriveKey(sharedSecret: [UInt8], partyV: [UInt8]) -> [UInt8] {
+        let prefix: [UInt8] = [0, 0, 0, 1]
+        let info: [UInt8] = [0x0D] + Array("id-aes256-GCM".utf8) + Array("Apple".utf8)
+        return OrchardCrypto.SHA256.hash(parts: [prefix, sharedSecret, info, partyV])
+    }
+
+    /// ECDH P-256 between the merchant key and the ephemeral key (DER SubjectPublicKeyInfo): the 32-byte x-coordinate.
+    package static func ecdh(privateKey: EVPKey, peerSPKI: [UInt8]) throws(PaymentTokenError) -> [UInt8] {
+        let peer: EVPKey
+        do {
+            peer = try EVPKey(publicKeyDER: peerSPKI)
+        } catch {
+            OpenSSLErrorQueue.clear()
+            throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a valid EC point")
+        }
+        guard peer.kind == .ec else { throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not EC") }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, privateKey.pointer, nil) else {
+            throw PaymentTokenError(.decryptionFailed, "ECDH context: \(OpenSSLErrorQueue.drain())")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.pointer) == 1 else {
+            throw PaymentTokenError(.decryptionFailed, "ECDH with the ephemeral key: \(OpenSSLErrorQueue.drain())")
+        }
+        var secret = [UInt8](repeating: 0, count: 32)
+        var length = secret.count
+        guard EVP_PKEY_derive(context, &secret, &length) == 1, length == 32 else {
+            throw PaymentTokenError(.decryptionFailed, "ECDH: \(OpenSSLErrorQueue.drain())")
+        }
+        return secret
+    }
+
+    /// RSA-OAEP (SHA-256, MGF1-SHA-256) unwrapping of the 16-byte AES-128 key.
+    package static func unwrap(_ wrapped: [UInt8], with key: EVPKey) throws(PaymentTokenError) -> [UInt8] {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
+            throw PaymentTokenError(.decryptionFailed, "RSA context: \(OpenSSLErrorQueue.drain())")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_decrypt_init(context) == 1, EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1,
+            EVP_PKEY_CTX_set_rsa_oaep_md(context, EVP_sha256()) == 1,
+            EVP_PKEY_CTX_set_rsa_mgf1_md(context, EVP_sha256()) == 1
+        else { throw PaymentTokenError(.decryptionFailed, "RSA-OAEP setup: \(OpenSSLErrorQueue.drain())") }
+        var length = 0
+        guard EVP_PKEY_decrypt(context, nil, &length, wrapped, wrapped.count) == 1 else {
+            throw PaymentTokenError(.decryptionFailed, "RSA-OAEP: \(OpenSSLErrorQueue.drain())")
+        }
+        var output = [UInt8](repeating: 0, count: length)
+        guard EVP_PKEY_decrypt(context, &output, &length, wrapped, wrapped.count) == 1 else {
+            SecureBytes.zero(&output)
+            OpenSSLErrorQueue.clear()
+            throw PaymentTokenError(.decryptionFailed, "RSA-OAEP unwrapping failed")
+        }
+        guard length == 16 else {
+            SecureBytes.zero(&output)
+            throw PaymentTokenError(.decryptionFailed, "the unwrapped key is \(length) bytes, not 16")
+        }
+        let key = Array(output.prefix(length))
+        SecureBytes.zero(&output)
+        return key
+    }
+
+    // MARK: Verification
+
+    private func verifyCapturing(_ token: PaymentToken, at now: Date, details: Bool) throws(PaymentTokenError)
+        -> TokenVerification
+    {
+        defer { OpenSSLErrorQueue.clear() }
+        let cms = try CMSSignedData(der: token.signature)
+        // Exactly one SignerInfo.
+        guard let signerInfos = CMS_get0_SignerInfos(cms.pointer), orchard_sk_CMS_SignerInfo_num(signerInfos) == 1,
+            let signerInfo = orchard_sk_CMS_SignerInfo_value(signerInfos, 0)
+        else { throw PaymentTokenError(.signatureInvalid, "the signature must have exactly one signer") }
+
+        // The leaf and the intermediate, by Apple's marker extensions.
+        let certificates = cms.certificates
+        var leaf: X509Certificate?
+        var intermediate: X509Certificate?
+        for certificate in certificates {
+            if certificate.hasExtension(AppleOID.leaf) {
+                guard leaf == nil else { throw PaymentTokenError(.certificateUntrusted, "more than one signing leaf") }
+                leaf = certificate
+            } else if certificate.hasExtension(AppleOID.intermediate) {
+                guard intermediate == nil else { throw PaymentTokenError(.certificateUntrusted, "more than one intermediate") }
+                intermediate = certificate
+            }
+        }
+        guard let leaf else {
+            throw PaymentTokenError(.certificateUntrusted, "no certificate carries the leaf marker 1.2.840.113635.100.6.29")
+        }
+        guard let intermediate else {
+            throw PaymentTokenError(
+                .certificateUntrusted, "no certificate carries the intermediate marker 1.2.840.113635.100.6.2.14")
+        }
+        // The SignerInfo must name that very leaf.
+        guard CMS_SignerInfo_cert_cmp(signerInfo, leaf.pointer) == 0 else {
+            throw PaymentTokenError(.signatureInvalid, "the signer is not the Apple Pay signing leaf")
+        }
+
+        // The signing time, and the window around now.
+        let signingSeconds = try Self.signingTime(signerInfo)
+        let signingTime = Date(timeIntervalSince1970: TimeInterval(signingSeconds))
+        let age = now.timeIntervalSince(signingTime)
+        guard age <= window.maximumAge else {
+            throw PaymentTokenError(
+                .signingTimeOutOfWindow,
+                "signed at \(Self.iso8601(signingTime)), \(Int(age)) s before \(Self.iso8601(now)) (limit \(Int(window.maximumAge)) s)")
+        }
+        guard -age <= window.maximumFutureSkew else {
+            throw PaymentTokenError(
+                .signingTimeOutOfWindow,
+                "signed at \(Self.iso8601(signingTime)), \(Int(-age)) s after \(Self.iso8601(now)) (limit \(Int(window.maximumFutureSkew)) s)")
+        }
+
+        // The chain, at the signing time.
+        try validateChain(leaf: leaf, intermediate: intermediate, at: signingSeconds)
+
+        // The signature over the content, by that leaf.
+        CMS_SignerInfo_set1_signer_cert(signerInfo, leaf.pointer)
+        var content = token.signedContent
+        let verified = content.withUnsafeMutableBytes { buffer -> Int32 in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return -1 }
+            defer { BIO_free(bio) }
+            return CMS_verify(
+                cms.pointer, nil, nil, bio, nil, UInt32(CMS_DETACHED | CMS_BINARY | CMS_NO_SIGNER_CERT_VERIFY))
+        }
+        guard verified == 1 else {
+            throw PaymentTokenError(.signatureInvalid, "the CMS signature does not verify: \(OpenSSLErrorQueue.drain())")
+        }
+        guard details else {
+            return TokenVerification(
+                version: token.version, signingTime: signingTime, signerSubject: "", signerSerialNumber: "",
+                intermediateSubject: "", rootSubject: "", rootFingerprint: "")
+        }
+        return TokenVerification(
+            version: token.version, signingTime: signingTime, signerSubject: leaf.subject,
+            signerSerialNumber: leaf.serialNumberHex, intermediateSubject: intermediate.subject,
+            rootSubject: trustAnchor.certificate.subject, rootFingerprint: trustAnchor.sha256Fingerprint)
+    }
+
+    private static func signingTime(_ signerInfo: OpaquePointer) throws(PaymentTokenError) -> Int {
+        let object = OBJ_nid2obj(NID_pkcs9_signingTime)
+        var raw = CMS_signed_get0_data_by_OBJ(signerInfo, object, -3, V_ASN1_UTCTIME)
+        if raw == nil {
+            OpenSSLErrorQueue.clear()
+            raw = CMS_signed_get0_data_by_OBJ(signerInfo, object, -3, V_ASN1_GENERALIZEDTIME)
+        }
+        guard let raw else {
+            throw PaymentTokenError(.signatureInvalid, "the signature has no single signingTime attribute")
+        }
+        let time = raw.assumingMemoryBound(to: ASN1_TIME.self)
+        guard ASN1_TIME_check(time) == 1, let seconds = X509Certificate.epochSeconds(time) else {
+            throw PaymentTokenError(.signatureInvalid, "the signingTime attribute is not a valid time")
+        }
+        return seconds
+    }
+
+    private func validateChain(leaf: X509Certificate, intermediate: X509Certificate, at time: Int)
+        throws(PaymentTokenError)
+    {
+        var cacheKey = leaf.der
+        cacheKey.append(contentsOf: intermediate.der)
+        if let entry = cache.entry(for: cacheKey) {
+            guard time >= entry.notBefore, time < entry.notAfter else {
+                throw PaymentTokenError(
+                    .certificateUntrusted, "a certificate of the chain is not valid at the signing time")
+            }
+            return
+        }
+        let validity = try store.validate(leaf: leaf, intermediate: intermediate, at: time)
+        cache.insert(validity, for: cacheKey)
+    }
+
+    static func iso8601(_ date: Date) -> String {
+        var format = Date.ISO8601FormatStyle()
+        format.timeZone = TimeZone(identifier: "UTC")!
+        return date.formatted(format)
+    }
+}
+
+/// An owned CMS_ContentInfo holding a SignedData.
+final class CMSSignedData {
+    let pointer: OpaquePointer
+
+    init(der: [UInt8]) throws(PaymentTokenError) {
+        let parsed = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            let end = cursor.map { $0 + buffer.count }
+            let cms = d2i_CMS_ContentInfo(nil, &cursor, buffer.count)
+            if let cms, cursor != end {
+                CMS_ContentInfo_free(cms)
+                return nil
+            }
+            return cms
+        }
+        guard let parsed else {
+            OpenSSLErrorQueue.clear()
+            throw PaymentTokenError(.malformedToken, "the signature is not a CMS structure")
+        }
+        pointer = parsed
+        guard OBJ_obj2nid(CMS_get0_type(pointer)) == NID_pkcs7_signed else {
+            throw PaymentTokenError(.signatureInvalid, "the signature is not CMS SignedData")
+        }
+        guard CMS_is_detached(pointer) == 1 else {
+            throw PaymentTokenError(.signatureInvalid, "the signature is not detached")
+        }
+    }
+    deinit { CMS_ContentInfo_free(pointer) }
+
+    /// The certificates the SignedData carries.
+    var certificates: [X509Certificate] {
+        guard let stack = CMS_get1_certs(pointer) else { return [] }
+        defer { orchard_sk_X509_pop_free(stack) }
+        var result: [X509Certificate] = []
+        for index in 0..<orchard_sk_X509_num(stack) {
+            if let certificate = orchard_sk_X509_value(stack, index) { result.append(X509Certificate(retaining: certificate)) }
+        }
+        return result
+    }
+}
+
+/// The validity interval (seconds since 1970) in which a validated chain holds.
+struct ChainValidity: Sendable {
+    var notBefore: Int
+    var notAfter: Int
+}
+
+/// An X509_STORE holding only the trust anchor.
+final class TrustStore: @unchecked Sendable {
+    let pointer: OpaquePointer
+    let anchor: X509Certificate
+
+    init(anchor: X509Certificate) {
+        guard let store = X509_STORE_new() else { fatalError("X509_STORE_new failed") }
+        X509_STORE_add_cert(store, anchor.pointer)
+        self.pointer = store
+        self.anchor = anchor
+    }
+    deinit { X509_STORE_free(pointer) }
+
+    /// Validates leaf → intermediate → anchor at `time`; returns the interval in which all three are valid.
+    func validate(leaf: X509Certificate, intermediate: X509Certificate, at time: Int) throws(PaymentTokenError)
+        -> ChainValidity
+    {
+        guard let context = X509_STORE_CTX_new() else {
+            throw PaymentTokenError(.certificateUntrusted, "X509_STORE_CTX_new: \(OpenSSLErrorQueue.drain())")
+        }
+        defer { X509_STORE_CTX_free(context) }
+        let untrusted = orchard_sk_X509_new_null()
+        defer { orchard_sk_X509_free(untrusted) }
+        orchard_sk_X509_push(untrusted, intermediate.pointer)
+        guard X509_STORE_CTX_init(context, pointer, leaf.pointer, untrusted) == 1 else {
+            throw PaymentTokenError(.certificateUntrusted, "X509_STORE_CTX_init: \(OpenSSLErrorQueue.drain())")
+        }
+        X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(context), time_t(time))
+        guard X509_verify_cert(context) == 1 else {
+            let code = X509_STORE_CTX_get_error(context)
+            let text = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
+            OpenSSLErrorQueue.clear()
+            throw PaymentTokenError(.certificateUntrusted, "the certificate chain does not verify: \(text)")
+        }
+        guard let chain = X509_STORE_CTX_get0_chain(context), orchard_sk_X509_num(chain) == 3,
+            let built1 = orchard_sk_X509_value(chain, 1), let built2 = orchard_sk_X509_value(chain, 2),
+            X509_cmp(built1, intermediate.pointer) == 0, X509_cmp(built2, anchor.pointer) == 0
+        else {
+            throw PaymentTokenError(.certificateUntrusted, "the chain is not leaf → intermediate → trust anchor")
+        }
+        var validity = ChainValidity(notBefore: Int.min, notAfter: Int.max)
+        for certificate in [leaf.pointer, intermediate.pointer, anchor.pointer] {
+            guard let notBefore = X509Certificate.epochSeconds(X509_get0_notBefore(certificate)),
+                let notAfter = X509Certificate.epochSeconds(X509_get0_notAfter(certificate))
+            else { throw PaymentTokenError(.certificateUntrusted, "unreadable validity period") }
+            validity.notBefore = max(validity.notBefore, notBefore)
+            validity.notAfter = min(validity.notAfter, notAfter)
+        }
+        return validity
+    }
+}
+
+/// Chains already validated, keyed by the leaf's and intermediate's DER bytes.
+final class ChainCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [[UInt8]: ChainValidity] = [:]
+    private let capacity = 256
+
+    func entry(for key: [UInt8]) -> ChainValidity? { lock.withLock { entries[key] } }
+
+    func insert(_ validity: ChainValidity, for key: [UInt8]) {
+        lock.withLock {
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = validity
+        }
+    }
+}

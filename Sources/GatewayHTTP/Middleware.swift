@@ -1,0 +1,300 @@
+import Foundation
+
+/// Writes one structured JSON line per request:
+/// `{"time","level","request_id","method","route","status","latency_ms","remote"[,"error_code"]}`.
+///
+/// The route is the matched template (`/v1/payments/{id}`), never the raw path, and no header, query or body is
+/// ever written, so ids, keys and card data stay out of the log.
+public struct AccessLogMiddleware: HTTPMiddleware {
+    /// Receives each line (without a newline).
+    public let sink: @Sendable (String) -> Void
+
+    /// A logger writing to `sink`.
+    public init(sink: @escaping @Sendable (String) -> Void) { self.sink = sink }
+
+    /// A logger writing lines to standard output.
+    public static var standardOutput: AccessLogMiddleware {
+        AccessLogMiddleware { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    }
+
+    /// Logs every request, refused ones included.
+    public var runsForRejectedRequests: Bool { true }
+
+    /// Calls `next`, then writes the line.
+    public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
+        let response = next(request, context)
+        let latency = max(0, context.clock.monotonicSeconds() - context.startedAt) * 1000
+        var fields: [(String, String)] = [
+            ("time", jsonString(Self.timestamp(context.clock.now()))),
+            ("level", jsonString(response.status.rawValue >= 500 ? "error" : "info")),
+            ("request_id", jsonString(context.requestID)),
+            ("method", jsonString(request.method.rawValue)),
+            ("route", jsonString(context.routeTemplate)),
+            ("status", String(response.status.rawValue)),
+            ("latency_ms", String(format: "%.3f", latency)),
+            ("remote", request.remoteAddress.map(jsonString) ?? "null"),
+        ]
+        if let code = context.errorCode { fields.append(("error_code", jsonString(code.rawValue))) }
+        sink("{" + fields.map { "\(jsonString($0.0)):\($0.1)" }.joined(separator: ",") + "}")
+        return response
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        var formatted = date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+        if !formatted.hasSuffix("Z") { formatted += "Z" }
+        return formatted
+    }
+}
+
+/// A JSON string literal for `text`, escaped.
+func jsonString(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029:
+            out += String(format: "\\u%04x", scalar.value)
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+/// Counts requests by method, route template and status, and observes latencies by route, in a
+/// ``MetricsRegistry``: `orchard_http_requests_total` and `orchard_http_request_duration_seconds`.
+public struct MetricsMiddleware: HTTPMiddleware {
+    private let requests: Counter
+    private let latency: Histogram
+
+    /// Registers the two metrics in `registry`.
+    public init(registry: MetricsRegistry) {
+        requests = registry.counter(
+            "orchard_http_requests_total", help: "HTTP requests answered, by method, route template and status.",
+            labels: ["method", "route", "status"])
+        latency = registry.histogram(
+            "orchard_http_request_duration_seconds", help: "Time to answer HTTP requests, by route template.",
+            labels: ["route"])
+    }
+
+    /// Counts refused requests too.
+    public var runsForRejectedRequests: Bool { true }
+
+    /// Calls `next`, then records the outcome.
+    public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
+        let response = next(request, context)
+        let route = context.routeTemplate
+        let method = context.route == nil ? "other" : request.method.rawValue
+        requests.increment(labels: [method, route, String(response.status.rawValue)])
+        latency.observe(max(0, context.clock.monotonicSeconds() - context.startedAt), labels: [route])
+        return response
+    }
+}
+
+/// Cross-origin resource sharing for browsers calling the client-side routes.
+public struct CORSPolicy: Sendable {
+    /// Whether `origin` may read the response to `request`. Called for preflights (which carry no credentials)
+    /// and, after the rest of the chain ran, for actual requests (when ``RequestContext/principal`` may be set).
+    public var isAllowed: @Sendable (_ origin: String, _ request: HTTPRequest, _ context: RequestContext) -> Bool
+    /// Methods a preflight allows.
+    public var allowedMethods: [HTTPMethod]
+    /// Request headers a preflight allows.
+    public var allowedHeaders: [String]
+    /// Response headers scripts may read.
+    public var exposedHeaders: [String]
+    /// How long a browser may cache a preflight answer, in seconds.
+    public var maxAgeSeconds: Int
+
+    /// A policy deciding origins with `isAllowed`.
+    public init(
+        allowedMethods: [HTTPMethod] = [.get, .post, .put, .delete],
+        allowedHeaders: [String] = [
+            "Content-Type", "Idempotency-Key", "X-Orchard-App-Id", "X-Orchard-App-Key", "Authorization",
+        ],
+        exposedHeaders: [String] = ["Request-Id", "Retry-After"], maxAgeSeconds: Int = 600,
+        isAllowed: @escaping @Sendable (_ origin: String, _ request: HTTPRequest, _ context: RequestContext) -> Bool
+    ) {
+        self.isAllowed = isAllowed
+        self.allowedMethods = allowedMethods
+        self.allowedHeaders = allowedHeaders
+        self.exposedHeaders = exposedHeaders
+        self.maxAgeSeconds = maxAgeSeconds
+    }
+
+    /// A policy allowing exactly `origins` (e.g. `https://shop.example`) for every request.
+    public static func origins(_ origins: Set<String>) -> CORSPolicy {
+        CORSPolicy { origin, _, _ in origins.contains(origin) }
+    }
+}
+
+/// Answers CORS preflights (`OPTIONS` with `Access-Control-Request-Method`) and adds
+/// `Access-Control-Allow-Origin` to actual responses for allowed origins. Every response to a request with an
+/// `Origin` gets `Vary: Origin`. A preflight from a refused origin is answered 403 `forbidden`.
+public struct CORSMiddleware: HTTPMiddleware {
+    /// The policy.
+    public let policy: CORSPolicy
+
+    /// A middleware applying `policy`.
+    public init(policy: CORSPolicy) { self.policy = policy }
+
+    /// Refused requests get CORS headers too, so scripts can read the error.
+    public var runsForRejectedRequests: Bool { true }
+
+    /// Answers a preflight, or calls `next` and decorates its response.
+    public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
+        guard let origin = request.headers["Origin"] else { return next(request, context) }
+        if request.method == .options, request.headers.contains("Access-Control-Request-Method") {
+            guard policy.isAllowed(origin, request, context) else {
+                var response = HTTPAPIError.forbidden("origin not allowed").response(requestID: context.requestID)
+                response.headers.addVary("Origin")
+                return response
+            }
+            var response = HTTPResponse(status: .noContent)
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Access-Control-Allow-Methods"] = policy.allowedMethods.map(\.rawValue).joined(
+                separator: ", ")
+            response.headers["Access-Control-Allow-Headers"] = policy.allowedHeaders.joined(separator: ", ")
+            response.headers["Access-Control-Max-Age"] = String(policy.maxAgeSeconds)
+            response.headers.addVary("Origin")
+            return response
+        }
+        var response = next(request, context)
+        if policy.isAllowed(origin, request, context) {
+            response.headers["Access-Control-Allow-Origin"] = origin
+            if !policy.exposedHeaders.isEmpty {
+                response.headers["Access-Control-Expose-Headers"] = policy.exposedHeaders.joined(separator: ", ")
+            }
+        }
+        response.headers.addVary("Origin")
+        return response
+    }
+}
+
+extension HTTPHeaders {
+    mutating func addVary(_ name: String) {
+        let existing = values(for: "Vary").flatMap { $0.split(separator: ",") }.map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard !existing.contains(where: { $0.caseInsensitiveEquals(name) }) else { return }
+        self["Vary"] = (existing + [name]).joined(separator: ", ")
+    }
+}
+
+/// Refuses a body whose `Content-Type` the route does not accept (415 `unsupported_media_type`).
+///
+/// Applies to `POST`, `PUT` and `PATCH` requests with a non-empty body. The accepted media types are the matched
+/// route's ``Route/accepts`` (`application/json` by default); a JSON body's `charset`, if given, must be UTF-8.
+public struct ContentTypeMiddleware: HTTPMiddleware {
+    /// A content-type check.
+    public init() {}
+
+    /// Checks, then calls `next`.
+    public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
+        guard [.post, .put, .patch].contains(request.method), !request.body.isEmpty else {
+            return next(request, context)
+        }
+        let accepted = context.route?.accepts ?? ["application/json"]
+        guard let mediaType = request.headers.mediaType else {
+            throw HTTPAPIError.unsupportedMediaType("a request body needs a Content-Type; send application/json")
+        }
+        guard accepted.contains(mediaType) else {
+            let list = accepted.sorted().joined(separator: ", ")
+            throw HTTPAPIError.unsupportedMediaType("Content-Type \(mediaType) is not accepted here; send \(list)")
+        }
+        if mediaType == "application/json", let charset = request.headers.charset,
+            !["utf-8", "utf8"].contains(charset)
+        {
+            throw HTTPAPIError.unsupportedMediaType("JSON bodies must be UTF-8, not \(charset)")
+        }
+        return next(request, context)
+    }
+}
+
+extension HTTPHeaders {
+    /// The `charset` parameter of `Content-Type`, lower-cased.
+    var charset: String? {
+        guard let value = self["Content-Type"] else { return nil }
+        for parameter in value.split(separator: ";").dropFirst() {
+            let parts = parameter.split(separator: "=", maxSplits: 1)
+            if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" {
+                return parts[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: ["\""]).lowercased()
+            }
+        }
+        return nil
+    }
+}
+
+/// Scans a JSON body before any decoding and refuses it if it is malformed (`invalid_json`), nests deeper than
+/// ``JSONLimits/maxDepth`` (`json_too_deep`) or holds a string longer than ``JSONLimits/maxStringLength``
+/// (`string_too_long`), all 400.
+public struct JSONLimitsMiddleware: HTTPMiddleware {
+    /// The limits.
+    public let limits: JSONLimits
+
+    /// A middleware enforcing `limits`.
+    public init(limits: JSONLimits = JSONLimits()) { self.limits = limits }
+
+    /// Scans JSON bodies, then calls `next`.
+    public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
+        if !request.body.isEmpty, let mediaType = request.headers.mediaType,
+            mediaType == "application/json" || mediaType.hasSuffix("+json")
+        {
+            try limits.validate(request.body)
+        }
+        return next(request, context)
+    }
+}
+
+/// The authentication hook: maps a request (its headers) and the matched route to the caller.
+///
+/// The closure returns the ``Principal`` for valid credentials, `nil` when the route needs none (its
+/// ``Route/scope`` is public), or throws an ``HTTPAPIError`` such as ``HTTPAPIError/missingCredentials(_:)``,
+/// ``HTTPAPIError/invalidCredentials(_:)`` or ``HTTPAPIError/forbidden(_:)``. The principal is stored in
+/// ``RequestContext/principal``.
+public struct AuthenticationMiddleware: HTTPMiddleware {
+    /// The hook.
+    public let authenticate: @Sendable (HTTPRequest, RequestContext) throws -> Principal?
+
+    /// A middleware calling `authenticate`.
+    public init(authenticate: @escaping @Sendable (HTTPRequest, RequestContext) throws -> Principal?) {
+        self.authenticate = authenticate
+    }
+
+    /// Authenticates, then calls `next`. Unmatched routes skip the hook (they are answered 404/405).
+    public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
+        if context.route != nil {
+            context.principal = try authenticate(request, context)
+        }
+        return next(request, context)
+    }
+}
+
+/// Limits each credential's request rate with a token bucket (429 `rate_limited` with `Retry-After`).
+public struct RateLimitMiddleware: HTTPMiddleware {
+    /// The buckets.
+    public let limiter: TokenBucketRateLimiter
+    /// The key of a request, or `nil` for no limit; by default the principal's credential id.
+    public let key: @Sendable (HTTPRequest, RequestContext) -> String?
+
+    /// A middleware limiting with `limiter` per `key`.
+    public init(
+        limiter: TokenBucketRateLimiter,
+        key: @escaping @Sendable (HTTPRequest, RequestContext) -> String? = { _, context in
+            context.principal?.credentialID
+        }
+    ) {
+        self.limiter = limiter
+        self.key = key
+    }
+
+    /// Takes a token for the request's key, then calls `next`.
+    public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
+        if let key = key(request, context), case .limited(let retryAfter) = limiter.acquire(key) {
+            throw HTTPAPIError.rateLimited(retryAfterSeconds: retryAfter)
+        }
+        return next(request, context)
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// How the HTTP server listens and what it bounds. Every setting has a documented default; see
+/// ``ServerConfiguration/settings`` for their names in config files, environment variables and flags.
+public struct ServerConfiguration: Sendable, Equatable {
+    /// The IPv4 or IPv6 address to bind (`127.0.0.1`, `0.0.0.0`, `::1`; `localhost` means `127.0.0.1`).
+    /// Default `127.0.0.1`.
+    public var host: String = "127.0.0.1"
+    /// The TCP port; 0 picks a free one (read it back from ``HTTPServer/port``). Default 8080.
+    public var port: Int = 8080
+    /// The largest request body accepted; larger ones are answered 413 `body_too_large` without being read.
+    /// Default 65 536 (64 KiB).
+    public var maxBodyBytes: Int = 65_536
+    /// The deepest JSON nesting accepted (400 `json_too_deep`). Default 32.
+    public var maxJSONDepth: Int = 32
+    /// The longest JSON string accepted, in UTF-8 bytes (400 `string_too_long`). Default 8 192.
+    public var maxStringLength: Int = 8_192
+    /// The most connections open at once. Default 1 000.
+    public var connectionLimit: Int = 1_000
+    /// The most connections open at once from one IP address; 0 for no limit (behind a proxy every client has
+    /// the proxy's address). Default 64.
+    public var perIPConnectionLimit: Int = 64
+    /// Seconds of inactivity after which a connection is closed (slow clients, idle keep-alive). Default 30.
+    public var connectionTimeoutSeconds: Int = 30
+    /// Worker threads; handlers run synchronously on them. Default: twice the processor count, at least 4.
+    public var threadPoolSize: Int = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
+    /// Requests per second allowed per credential on average; 0 disables the rate limit. Default 50.
+    public var rateLimitPerSecond: Double = 50
+    /// Requests a credential may make at once before the rate applies. Default 100.
+    public var rateLimitBurst: Int = 100
+    /// A PEM certificate chain for HTTPS, with ``tlsKeyPath``; `nil` for plain HTTP. Default `nil`.
+    public var tlsCertificatePath: String? = nil
+    /// The PEM private key for HTTPS. Default `nil`.
+    public var tlsKeyPath: String? = nil
+    /// Seconds ``HTTPServer/stop()`` waits for requests in flight before closing. Default 10.
+    public var shutdownTimeoutSeconds: Int = 10
+
+    /// The defaults.
+    public init() {}
+
+    /// The JSON limits these settings describe.
+    public var jsonLimits: JSONLimits { JSONLimits(maxDepth: maxJSONDepth, maxStringLength: maxStringLength) }
+
+    /// Whether HTTPS is configured.
+    public var usesTLS: Bool { tlsCertificatePath != nil || tlsKeyPath != nil }
+}

@@ -1,0 +1,73 @@
+import ApplePayToken
+import Foundation
+import Testing
+
+/// Real Apple Pay tokens from public projects (../shared/vectors). Skipped when the directory is absent,
+/// as in a fresh clone: set ORCHARD_VECTORS_DIR or place the vectors next to the checkout.
+@Suite("Conformance vectors", .enabled(if: Vectors.available, "../shared/vectors is absent: conformance vectors skipped"))
+struct ConformanceTests {
+    @Test("every vector verifies at its signing time", arguments: Vectors.all)
+    func verifies(_ vector: Vectors.Vector) throws {
+        let decryptor = PaymentTokenDecryptor(trustAnchor: try Vectors.appleRoot(), keys: [])
+        let token = try PaymentToken(json: try vector.tokenData())
+        #expect(token.version.rawValue == vector.version)
+        let verification = try decryptor.verify(token, at: vector.verifyAt)
+        #expect(verification.signingTime == vector.verifyAt)
+        #expect(verification.rootFingerprint == TrustAnchor.appleRootCAG3SHA256)
+        #expect(verification.intermediateSubject.contains("Apple Application Integration CA - G3"))
+    }
+
+    @Test("every vector with a key decrypts to exactly its expected JSON", arguments: Vectors.all.filter { $0.expected != nil })
+    func decrypts(_ vector: Vectors.Vector) throws {
+        let key = try #require(try vector.merchantKey())
+        let decryptor = PaymentTokenDecryptor(trustAnchor: try Vectors.appleRoot(), keys: [key])
+        let token = try PaymentToken(json: try vector.tokenData())
+        #expect(token.publicKeyHash == key.publicKeyHash)
+        let payment = try decryptor.decrypt(token, at: vector.verifyAt)
+        var expected = try Data(contentsOf: vector.url(vector.expected!))
+        while expected.last == 0x0A || expected.last == 0x0D { expected.removeLast() }
+        #expect(payment.json(revealing: true) == expected)
+        #expect(!String(decoding: payment.json(revealing: false), as: UTF8.self).contains(payment.applicationPrimaryAccountNumber))
+        #expect(!payment.description.contains(payment.applicationPrimaryAccountNumber))
+    }
+
+    @Test("every vector is rejected at today's date", arguments: Vectors.all)
+    func rejectedToday(_ vector: Vectors.Vector) throws {
+        let decryptor = PaymentTokenDecryptor(trustAnchor: try Vectors.appleRoot(), keys: [])
+        let token = try PaymentToken(json: try vector.tokenData())
+        let error = #expect(throws: PaymentTokenError.self) { try decryptor.verify(token, at: Date()) }
+        #expect([.signingTimeOutOfWindow, .certificateUntrusted].contains(error?.code))
+    }
+
+    @Test("with a wide window an old vector verifies today: the chain is checked at the signing time")
+    func expiredLeafWideWindow() throws {
+        let vector = try #require(Vectors.all.first { $0.id == "gala" })
+        let decryptor = PaymentTokenDecryptor(
+            trustAnchor: try Vectors.appleRoot(), keys: [],
+            window: SigningTimeWindow(maximumAge: 100 * 365 * 86400, maximumFutureSkew: 60))
+        let token = try PaymentToken(json: try vector.tokenData())
+        // The signing time is within the leaf's validity, so the chain holds; only the window rejects today.
+        #expect(throws: Never.self) { try decryptor.verify(token, at: Date()) }
+    }
+
+    @Test("rotation: the old token does not decrypt with only the new key, and both decrypt with both")
+    func rotation() throws {
+        let new = try #require(Vectors.all.first { $0.id == "basis-theory-ec-new" })
+        let old = try #require(Vectors.all.first { $0.id == "basis-theory-ec-old" })
+        let newKey = try #require(try new.merchantKey())
+        let oldKey = try #require(try old.merchantKey())
+        let onlyNew = PaymentTokenDecryptor(trustAnchor: try Vectors.appleRoot(), keys: [newKey])
+        let oldToken = try PaymentToken(json: try old.tokenData())
+        #expect(throws: PaymentTokenError(.unknownMerchantKey)) { try onlyNew.decrypt(oldToken, at: old.verifyAt) }
+        let both = PaymentTokenDecryptor(trustAnchor: try Vectors.appleRoot(), keys: [newKey, oldKey])
+        #expect(throws: Never.self) { try both.decrypt(oldToken, at: old.verifyAt) }
+        #expect(throws: Never.self) { try both.decrypt(try PaymentToken(json: try new.tokenData()), at: new.verifyAt) }
+    }
+
+    @Test("the Apple root is refused when its fingerprint differs")
+    func wrongRootFingerprint() throws {
+        let intermediate = Vectors.directory!.appendingPathComponent("apple-aai-ca-g3.pem").path
+        #expect(throws: PaymentTokenError(.certificateUntrusted)) { try TrustAnchor.appleRoot(contentsOf: intermediate) }
+        #expect(try Vectors.appleRoot().sha256Fingerprint == TrustAnchor.appleRootCAG3SHA256)
+    }
+}

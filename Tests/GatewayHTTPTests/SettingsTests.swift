@@ -1,0 +1,133 @@
+import Foundation
+import GatewayHTTP
+import Testing
+
+@Suite("Settings: config file < environment < flags")
+struct SettingsTests {
+    static var registry: SettingsRegistry {
+        var registry = SettingsRegistry()
+        ServerConfiguration.register(in: &registry)
+        registry.register(
+            Setting(name: "database", kind: .string, default: "sqlite:./orchard.db", summary: "the store"))
+        registry.register(Setting(name: "master-key", kind: .string, summary: "the master key", isSecret: true))
+        registry.register(Setting(name: "sandbox", kind: .boolean, default: "true", summary: "sandbox mode"))
+        registry.register(Setting(name: "webhook-retry-schedule", kind: .list, default: "1,5,30", summary: "retries"))
+        return registry
+    }
+
+    func writeConfig(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-\(UUID().uuidString).json")
+            .path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("defaults apply when nothing is given")
+    func defaults() throws {
+        let settings = try Self.registry.resolve(arguments: [], environment: [:])
+        let configuration = try ServerConfiguration(settings: settings)
+        #expect(configuration == ServerConfiguration())
+        #expect(configuration.host == "127.0.0.1" && configuration.port == 8080 && configuration.maxBodyBytes == 65_536)
+        #expect(settings.source("port") == .defaultValue)
+        #expect(settings.string("database") == "sqlite:./orchard.db")
+        #expect(settings.string("tls-cert") == nil)
+    }
+
+    @Test(
+        "each layer overrides the one below: file < environment < flag",
+        arguments: [
+            ([], [:], "9001", "file"),
+            ([], ["ORCHARD_PORT": "9002"], "9002", "env"),
+            (["--port", "9003"], ["ORCHARD_PORT": "9002"], "9003", "flag"),
+            (["--port=9004"], [:], "9004", "flag"),
+            ([], ["ORCHARD_PORT": ""], "9001", "file"),
+        ] as [([String], [String: String], String, String)])
+    func precedence(arguments: [String], environment: [String: String], port: String, source: String) throws {
+        let path = try writeConfig(#"{"port": 9001, "host": "0.0.0.0", "max_body_bytes": 1000, "sandbox": false}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let settings = try Self.registry.resolve(arguments: ["--config", path] + arguments, environment: environment)
+        #expect(settings.string("port") == port)
+        switch source {
+        case "file": #expect(settings.source("port") == .file(path))
+        case "env": #expect(settings.source("port") == .environment("ORCHARD_PORT"))
+        default: #expect(settings.source("port") == .flag("--port"))
+        }
+        let configuration = try ServerConfiguration(settings: settings)
+        #expect(configuration.port == Int(port))
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.maxBodyBytes == 1000)
+        #expect(try settings.boolean("sandbox") == false)
+    }
+
+    @Test("the config file may be named by ORCHARD_CONFIG; lists, booleans and secrets")
+    func configFromEnvironment() throws {
+        let path = try writeConfig(
+            #"{"webhook-retry-schedule": [10, 60, 300], "master-key": "mk_secret_value", "rate-limit-per-second": 2.5}"#
+        )
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let settings = try Self.registry.resolve(
+            arguments: ["--sandbox", "serve-extra"], environment: ["ORCHARD_CONFIG": path, "ORCHARD_HOST": "::1"])
+        #expect(settings.list("webhook-retry-schedule") == ["10", "60", "300"])
+        #expect(try settings.boolean("sandbox") == true)
+        #expect(settings.positionals == ["serve-extra"])
+        #expect(settings.string("master-key") == "mk_secret_value")
+        #expect(settings.summaryLines.contains("master-key = (set) (config file \(path))"))
+        #expect(!settings.summaryLines.joined().contains("mk_secret_value"))
+        let configuration = try ServerConfiguration(settings: settings)
+        #expect(configuration.host == "::1")
+        #expect(configuration.rateLimitPerSecond == 2.5)
+    }
+
+    @Test(
+        "bad input is a clear configuration error",
+        arguments: [
+            (["--prot", "1"], [:], "{}", ConfigurationError.Code.unknownFlag),
+            (["--port"], [:], "{}", .missingValue),
+            ([], ["ORCHARD_PORT": "eighty"], "{}", .invalidValue),
+            (["--port", "70000"], [:], "{}", .invalidValue),
+            ([], [:], #"{"prot": 1}"#, .unknownKey),
+            ([], [:], #"[1, 2]"#, .invalidFile),
+            ([], [:], #"{"port": {"a": 1}}"#, .invalidValue),
+            (["--tls-cert", "/x.pem"], [:], "{}", .invalidValue),
+        ] as [([String], [String: String], String, ConfigurationError.Code)])
+    func errors(
+        arguments: [String], environment: [String: String], file: String, code: ConfigurationError.Code
+    )
+        throws
+    {
+        let path = try writeConfig(file)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = #expect(throws: ConfigurationError.self) {
+            let settings = try Self.registry.resolve(
+                arguments: ["--config", path] + arguments, environment: environment)
+            _ = try ServerConfiguration(settings: settings)
+        }
+        #expect(error?.code == code)
+        #expect(error?.description.isEmpty == false)
+    }
+
+    @Test("an unreadable config file is reported with its path")
+    func unreadableFile() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try Self.registry.resolve(arguments: ["--config", "/nonexistent/orchard.json"], environment: [:])
+        }
+        #expect(error?.code == .unreadableFile)
+        #expect(error?.reason.contains("/nonexistent/orchard.json") == true)
+    }
+
+    @Test("help lists every setting with its flag, variable and default; secrets' values never")
+    func help() throws {
+        var registry = Self.registry
+        registry.register(Setting(name: "api-secret", kind: .string, default: "s3cr3t", summary: "x", isSecret: true))
+        let help = registry.helpText
+        for setting in registry.settings {
+            #expect(help.contains(setting.flag))
+            #expect(help.contains(setting.environmentVariable))
+        }
+        #expect(help.contains("--port N"))
+        #expect(help.contains("default 8080"))
+        #expect(help.contains("ORCHARD_MAX_BODY_BYTES"))
+        #expect(!help.contains("s3cr3t"))
+        #expect(try Self.registry.resolve(arguments: ["--help"], environment: [:]).helpRequested)
+    }
+}
