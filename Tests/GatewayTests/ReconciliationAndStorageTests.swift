@@ -60,7 +60,7 @@ struct StorageTests {
         _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
         let cryptogram = Data(base64Encoded: Harness.cryptogram)!
         let needles = [Data(Harness.pan.utf8), Data(Harness.cryptogram.utf8), cryptogram, Data(h.credentials.appKey.utf8),
-            Data(h.credentials.secretKey.utf8), Data("test key".utf8)]
+            Data(h.credentials.secretKey.utf8), Data("BEGIN PRIVATE KEY".utf8), Data("BEGIN EC PRIVATE KEY".utf8)]
         var scanned = 0
         for suffix in ["", "-wal", "-shm"] {
             guard let bytes = FileManager.default.contents(atPath: h.databasePath + suffix) else { continue }
@@ -152,15 +152,32 @@ struct MerchantTests {
     @Test("key ring: rotation keeps several keys active; a retired key opens nothing")
     func keyRing() throws {
         let h = try Harness()
-        let second = try h.gateway.merchants.addProcessingKey(
-            merchantID: h.merchant.id, privateKeyPEM: SecureBytes(Array("second".utf8)), certificatePEM: "cert 2")
-        #expect(try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == [second, h.keyID])
+        let issuer = SandboxPKIIssuer()
+        let pki = try #require(try h.store.read { try $0.setting(MerchantRegistry.sandboxPKISetting) })
+        let material = try issuer.issueProcessingKey(
+            pki: try h.cipher.open(pki, context: SealingContext.setting(MerchantRegistry.sandboxPKISetting)),
+            merchantIdentifier: h.merchant.merchantIdentifiers[0], id: "pk_second", now: h.clock.now())
+        try h.gateway.merchants.addProcessingKey(
+            merchantID: h.merchant.id, privateKeyPEM: material.privateKeyPEM, certificatePEM: material.certificatePEM,
+            id: "pk_second")
+        #expect(try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == ["pk_second", h.keyID])
+        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(certificatePEM: material.certificatePEM))
         try h.gateway.merchants.setProcessingKey(merchantID: h.merchant.id, keyID: h.keyID, active: false)
         expectGatewayError(GatewayError.Code(rawValue: "unknown_merchant_key")) {
             try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         }
-        let material = try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id)
-        #expect(material.first?.privateKeyPEM.copyBytes() == Array("second".utf8))
+        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(certificatePEM: material.certificatePEM))
+    }
+
+    @Test("sandbox provisioning runs once: the PKI and the merchant persist across restarts")
+    func provisioningOnce() throws {
+        let h = try Harness()
+        let again = try MerchantRegistry(store: h.store, cipher: h.cipher, clock: h.clock).ensureSandbox(
+            issuer: SandboxPKIIssuer())
+        #expect(again.merchant.id == h.merchant.id)
+        #expect(again.newCredentials == nil)
+        #expect(try h.gateway.merchants.merchants(environment: .sandbox).count == 1)
     }
 
     @Test("envelope encryption binds the record; the master key file is 0600 in sandbox, required in production")

@@ -12,7 +12,7 @@ struct SessionTests {
             merchant: h.merchant,
             CreateSessionRequest(outTradeNo: "T-1", amount: 25_000, currency: "TWD", country: "tw", subject: "Tea set"))
         #expect(session.status == .open)
-        #expect(session.merchantIdentifier == "merchant.test.shop")
+        #expect(session.merchantIdentifier == "merchant.dev.orchard.sandbox")
         #expect(session.expiresAt == h.clock.now().addingTimeInterval(30 * 60))
         #expect(try h.gateway.session(merchant: h.merchant, orderToken: session.orderToken).country == "TW")
         let token = h.token(amount: 25_000, transactionIdentifier: "ABC123")
