@@ -137,7 +137,11 @@ public final class GatewayService: Sendable {
         throws(GatewayError) -> PrimeResult
     {
         guard !token.isEmpty, token.count <= 64 * 1024 else { throw .invalid("token", "1 byte to 64 KiB") }
-        let parts = [Hex.encode(SHA256.hash([UInt8](token))), Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data())))]
+        // A token is identified by its header's transactionId (a retried request may carry a re-serialized copy).
+        let parts = [
+            Self.transactionID(of: token) ?? Hex.encode(SHA256.hash([UInt8](token))),
+            Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data()))),
+        ]
         return try idempotent(merchant, key: idempotencyKey, operation: "tokenize", fingerprint: parts) {
             scope throws(GatewayError) in
             let now = clock.now()
@@ -158,18 +162,15 @@ public final class GatewayService: Sendable {
         }
     }
 
-    /// Tokenizes a token that was opened elsewhere (the crash-consistency harness), idempotently.
-    package func tokenize(
-        merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms = .immediate, idempotencyKey: String?
-    ) throws(GatewayError) -> PrimeResult {
-        try idempotent(merchant, key: idempotencyKey, operation: "tokenize_opened", fingerprint: [opened.transactionID]) {
-            scope throws(GatewayError) in
-            try makePrime(merchant: merchant, opened: opened, terms: terms, now: clock.now(), scope: scope)
-        }
+    /// `paymentData.header.transactionId` of a token, read without verifying it.
+    static func transactionID(of token: Data) -> String? {
+        let object = (try? JSONSerialization.jsonObject(with: token)) as? [String: Any]
+        let header = (object?["paymentData"] as? [String: Any])?["header"] as? [String: Any]
+        return (header?["transactionId"] as? String)?.lowercased()
     }
 
-    /// Turns an opened token into a prime (replay check, card info, sealed storage). The crash harness calls
-    /// it directly with tokens it opened itself.
+    /// Turns an opened token into a prime (replay check, card info, sealed storage), storing the result with
+    /// the prime in one transaction.
     package func makePrime(
         merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms, now: Date, scope: IdempotencyScope
     ) throws(GatewayError) -> PrimeResult {
