@@ -49,6 +49,20 @@ struct ReconciliationTests {
 
 @Suite("Storage and secrets")
 struct StorageTests {
+    @Test("card data is dropped once the authorization is sent and when a prime is claimed")
+    func cardDataLifetime() throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let hash = Identifiers.sha256Hex(prime.prime)
+        #expect(try h.store.read { try $0.prime(hash: hash) }?.cardDataSealed != nil)
+        let payment = try h.gateway.payByPrime(
+            merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+        #expect(try h.store.read { try $0.prime(hash: hash) }?.cardDataSealed == nil)
+        #expect(try h.store.read { try $0.cardData(paymentID: payment.id) } == nil)
+        let declined = expectGatewayError(.cardDeclined) { try h.pay(amount: 10_005) }
+        #expect(try h.store.read { try $0.cardData(paymentID: declined!.paymentID!) } == nil)
+    }
+
     @Test("the database file holds neither the PAN nor the cryptogram in plaintext")
     func noPlaintextSecrets() throws {
         let h = try Harness()

@@ -155,6 +155,10 @@ struct IdempotencyTests {
             done.signal()
         }
         gate.entered.wait()
+        // The card data left the database before the authorization was handed to the processor.
+        let inFlight = try #require(try h.gateway.payments(merchant: h.merchant, query: PaymentQuery()).payments.first)
+        #expect(inFlight.status == .processing)
+        #expect(try h.store.read { try $0.cardData(paymentID: inFlight.id) } == nil)
         expectGatewayError(.idempotencyInFlight) {
             try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "fly")
         }
