@@ -4,7 +4,7 @@ import Gateway
 /// The rows of one open SQLite transaction. Only valid inside the `write`/`read` call that made it.
 struct SQLiteTransaction: StoreTransaction {
     let store: SQLiteStore
-    var db: SQLiteConnection { store.connection }
+    let db: SQLiteConnection
 
     // MARK: Settings
 
