@@ -96,11 +96,15 @@ public final class GatewayService: Sendable {
     func emit(_ type: String, payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
         var withRefunds = payment
         withRefunds.refunds = try tx.refunds(paymentID: payment.id)
-        try emit(type, object: withRefunds.jsonObject(), objectID: payment.id, merchantID: payment.merchantID, in: tx, at: now)
+        let notifyURL = try payment.sessionID.flatMap { try tx.session(id: $0) }?.notifyURL
+        try emit(
+            type, object: withRefunds.jsonObject(), objectID: payment.id, merchantID: payment.merchantID,
+            deliveryURL: notifyURL, in: tx, at: now)
     }
 
     func emit(
-        _ type: String, object: [String: Any], objectID: String, merchantID: String, in tx: any StoreTransaction, at now: Date
+        _ type: String, object: [String: Any], objectID: String, merchantID: String, deliveryURL: String?,
+        in tx: any StoreTransaction, at now: Date
     ) throws {
         let id = try Identifiers.make("evt_", 24)
         let body: [String: Any] = [
@@ -108,7 +112,8 @@ public final class GatewayService: Sendable {
         ]
         let payload = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
         try tx.insertEvent(
-            WebhookEvent(id: id, merchantID: merchantID, type: type, payload: payload, createdAt: now), objectID: objectID)
+            WebhookEvent(id: id, merchantID: merchantID, type: type, payload: payload, createdAt: now), objectID: objectID,
+            deliveryURL: deliveryURL)
     }
 
     func validateAmount(_ amount: Int64, currency: String, merchant: Merchant) throws(GatewayError) {

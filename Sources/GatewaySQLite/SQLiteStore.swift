@@ -109,9 +109,11 @@ extension SQLiteStore {
         try transaction("BEGIN") { tx in
             let rows = try tx.db.query(
                 """
-                SELECT e.id, e.merchant_id, e.type, e.payload, e.created_at, e.attempts, m.webhook_url, m.body
+                SELECT e.id, e.merchant_id, e.type, e.payload, e.created_at, e.attempts,
+                    COALESCE(e.delivery_url, m.webhook_url), m.body
                 FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
-                WHERE e.state = 'pending' AND e.next_attempt_at <= ? AND m.webhook_url IS NOT NULL
+                WHERE e.state = 'pending' AND e.next_attempt_at <= ?
+                    AND COALESCE(e.delivery_url, m.webhook_url) IS NOT NULL
                 ORDER BY e.next_attempt_at, e.created_at LIMIT ?
                 """, [SQLValue(now), SQLValue(limit)]
             ) { row in
@@ -153,11 +155,21 @@ extension SQLiteStore {
 
     public func scheduleRedelivery(eventID: String, merchantID: String, now: Date) throws {
         let changed = try transaction("BEGIN IMMEDIATE") { tx in
-            try tx.db.run(
+            let url = try tx.db.query(
+                """
+                SELECT COALESCE(e.delivery_url, m.webhook_url) FROM webhook_events e
+                JOIN merchants m ON m.id = e.merchant_id WHERE e.id = ? AND e.merchant_id = ?
+                """, [.text(eventID), .text(merchantID)]
+            ) { $0.optionalText(0) }
+            guard let found = url.first else { return 0 }
+            guard found != nil else {
+                throw GatewayError(.webhookEndpointNotConfigured, "no webhook endpoint nor notify_url for this event")
+            }
+            return try tx.db.run(
                 "UPDATE webhook_events SET state = 'pending', next_attempt_at = ? WHERE id = ? AND merchant_id = ?",
                 [SQLValue(now), .text(eventID), .text(merchantID)])
         }
-        guard changed == 1 else { throw GatewayError.invalid("event_id", "no such event") }
+        guard changed == 1 else { throw GatewayError(.notFound, "no such event", param: "event_id") }
     }
 
     public func pendingWebhookCount() throws -> Int {

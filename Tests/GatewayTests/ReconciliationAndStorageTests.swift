@@ -94,6 +94,31 @@ struct StorageTests {
         #expect(try reopened.read { try $0.payment(id: payment.id) }?.status == .captured)
     }
 
+    @Test("a session's notify_url receives its events, signed with the merchant's secret")
+    func notifyURL() throws {
+        let h = try Harness()
+        let plain = try h.pay()
+        let session = try h.gateway.createSession(
+            merchant: h.merchant,
+            CreateSessionRequest(
+                outTradeNo: "N-1", amount: 10_000, currency: "TWD", country: "TW",
+                notifyURL: "https://shop.example/notify"))
+        _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
+        let due = try h.store.dueWebhooks(now: h.clock.now(), limit: 10)
+        #expect(due.map(\.event.type) == ["payment.succeeded", "session.completed", "payment.captured"])
+        #expect(due.allSatisfy { $0.url == "https://shop.example/notify" && $0.secrets.count == 1 })
+        #expect(due.first?.secrets == (try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id)))
+        let unroutable = try #require(
+            try h.gateway.events(merchant: h.merchant, limit: 100).first {
+                (try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any])
+                    .flatMap { ($0["data"] as? [String: Any])?["object"] as? [String: Any] }?["id"] as? String == plain.id
+            })
+        expectGatewayError(.webhookEndpointNotConfigured) {
+            try h.gateway.redeliverEvent(merchant: h.merchant, eventID: unroutable.id)
+        }
+        expectGatewayError(.notFound) { try h.gateway.redeliverEvent(merchant: h.merchant, eventID: "evt_nope") }
+    }
+
     @Test("the outbox: due events carry the endpoint and secrets; attempts move them; redelivery reschedules")
     func outbox() throws {
         let h = try Harness()
@@ -103,7 +128,7 @@ struct StorageTests {
         #expect(url == "https://shop.example/hook")
         let due = try h.store.dueWebhooks(now: h.clock.now(), limit: 10)
         #expect(due.map(\.event.type) == ["payment.succeeded", "payment.captured"])
-        #expect(due.allSatisfy { $0.secrets == [secret] && $0.url == url && $0.attempts == 0 })
+        #expect(due.allSatisfy { $0.secrets.first == secret && $0.url == url && $0.attempts == 0 })
         #expect(try h.store.pendingWebhookCount() == 2)
         let event = due[0].event
         let body = try JSONSerialization.jsonObject(with: event.payload) as! [String: Any]
