@@ -87,6 +87,8 @@ public struct GatewayError: Error, Hashable, Sendable, Codable, CustomStringConv
         public static let masterKeyInvalid = Code(rawValue: "master_key_invalid")
         /// The payment request JSON given with a token is invalid.
         public static let paymentRequestInvalid = Code(rawValue: "payment_request_invalid")
+        /// An event cannot be (re)delivered: no webhook endpoint nor notify_url.
+        public static let webhookEndpointNotConfigured = Code(rawValue: "webhook_endpoint_not_configured")
         /// The database failed (transient; the request can be retried with its idempotency key).
         public static let storageFailure = Code(rawValue: "storage_failure")
         /// An unexpected internal failure.

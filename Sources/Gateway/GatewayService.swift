@@ -96,11 +96,15 @@ public final class GatewayService: Sendable {
     func emit(_ type: String, payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
         var withRefunds = payment
         withRefunds.refunds = try tx.refunds(paymentID: payment.id)
-        try emit(type, object: withRefunds.jsonObject(), objectID: payment.id, merchantID: payment.merchantID, in: tx, at: now)
+        let notifyURL = try payment.sessionID.flatMap { try tx.session(id: $0) }?.notifyURL
+        try emit(
+            type, object: withRefunds.jsonObject(), objectID: payment.id, merchantID: payment.merchantID,
+            deliveryURL: notifyURL, in: tx, at: now)
     }
 
     func emit(
-        _ type: String, object: [String: Any], objectID: String, merchantID: String, in tx: any StoreTransaction, at now: Date
+        _ type: String, object: [String: Any], objectID: String, merchantID: String, deliveryURL: String?,
+        in tx: any StoreTransaction, at now: Date
     ) throws {
         let id = try Identifiers.make("evt_", 24)
         let body: [String: Any] = [
@@ -108,7 +112,8 @@ public final class GatewayService: Sendable {
         ]
         let payload = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
         try tx.insertEvent(
-            WebhookEvent(id: id, merchantID: merchantID, type: type, payload: payload, createdAt: now), objectID: objectID)
+            WebhookEvent(id: id, merchantID: merchantID, type: type, payload: payload, createdAt: now), objectID: objectID,
+            deliveryURL: deliveryURL)
     }
 
     func validateAmount(_ amount: Int64, currency: String, merchant: Merchant) throws(GatewayError) {
@@ -137,7 +142,11 @@ public final class GatewayService: Sendable {
         throws(GatewayError) -> PrimeResult
     {
         guard !token.isEmpty, token.count <= 64 * 1024 else { throw .invalid("token", "1 byte to 64 KiB") }
-        let parts = [Hex.encode(SHA256.hash([UInt8](token))), Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data())))]
+        // A token is identified by its header's transactionId (a retried request may carry a re-serialized copy).
+        let parts = [
+            Self.transactionID(of: token) ?? Hex.encode(SHA256.hash([UInt8](token))),
+            Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data()))),
+        ]
         return try idempotent(merchant, key: idempotencyKey, operation: "tokenize", fingerprint: parts) {
             scope throws(GatewayError) in
             let now = clock.now()
@@ -158,18 +167,15 @@ public final class GatewayService: Sendable {
         }
     }
 
-    /// Tokenizes a token that was opened elsewhere (the crash-consistency harness), idempotently.
-    package func tokenize(
-        merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms = .immediate, idempotencyKey: String?
-    ) throws(GatewayError) -> PrimeResult {
-        try idempotent(merchant, key: idempotencyKey, operation: "tokenize_opened", fingerprint: [opened.transactionID]) {
-            scope throws(GatewayError) in
-            try makePrime(merchant: merchant, opened: opened, terms: terms, now: clock.now(), scope: scope)
-        }
+    /// `paymentData.header.transactionId` of a token, read without verifying it.
+    static func transactionID(of token: Data) -> String? {
+        let object = (try? JSONSerialization.jsonObject(with: token)) as? [String: Any]
+        let header = (object?["paymentData"] as? [String: Any])?["header"] as? [String: Any]
+        return (header?["transactionId"] as? String)?.lowercased()
     }
 
-    /// Turns an opened token into a prime (replay check, card info, sealed storage). The crash harness calls
-    /// it directly with tokens it opened itself.
+    /// Turns an opened token into a prime (replay check, card info, sealed storage), storing the result with
+    /// the prime in one transaction.
     package func makePrime(
         merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms, now: Date, scope: IdempotencyScope
     ) throws(GatewayError) -> PrimeResult {

@@ -126,6 +126,12 @@ public final class MerchantRegistry: Sendable {
         let secretKey = (spec.environment == .sandbox ? "sk_test_" : "sk_live_") + secretKeyID
             + (try Identifiers.make("", 32))
         let credentials = MerchantCredentials(merchantID: id, appID: appID, appKey: appKey, secretKey: secretKey)
+        // A signing secret from the start, so events sent to a session's notify_url are signed even before a
+        // webhook endpoint is configured (setWebhookEndpoint rotates it).
+        let webhookSecret = try Identifiers.make("whsec_", 32)
+        let webhookSecretsSealed = try cipher.seal(
+            Array(try gatewayThrowing { try JSONEncoder().encode([webhookSecret]) }),
+            context: SealingContext.webhookSecrets(merchantID: id))
         var sealedCredentials: Data?
         if spec.environment == .sandbox {
             let json = try gatewayThrowing { try JSONEncoder().encode(credentials) }
@@ -135,7 +141,7 @@ public final class MerchantRegistry: Sendable {
             id: id, environment: spec.environment, name: spec.name, countryCode: spec.countryCode.uppercased(),
             merchantIdentifiers: spec.merchantIdentifiers, allowedCurrencies: spec.allowedCurrencies.map { $0.uppercased() },
             allowedNetworks: spec.allowedNetworks, webOrigins: spec.webOrigins, webhookURL: nil,
-            webhookSecretsSealed: nil, appID: appID, appKeyHash: Identifiers.sha256Hex(appKey),
+            webhookSecretsSealed: webhookSecretsSealed, appID: appID, appKeyHash: Identifiers.sha256Hex(appKey),
             secretKeyID: secretKeyID, secretKeyHash: Identifiers.sha256Hex(secretKey),
             credentialsSealed: sealedCredentials, identityCertificatePEM: nil, identityKeySealed: nil,
             createdAt: clock.now())

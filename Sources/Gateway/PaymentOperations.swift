@@ -131,7 +131,7 @@ extension GatewayService {
         try tx.updateSession(session)
         try emit(
             WebhookEventType.sessionCompleted, object: session.jsonObject(), objectID: session.id,
-            merchantID: session.merchantID, in: tx, at: now)
+            merchantID: session.merchantID, deliveryURL: session.notifyURL, in: tx, at: now)
     }
 
     /// Asks the processor what happened to a payment whose authorization was sent, and records the answer.

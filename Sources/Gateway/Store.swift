@@ -85,8 +85,8 @@ public protocol StoreTransaction {
 
     // MARK: Outbox
     /// Adds an event about `objectID` (a payment or session id) to the outbox, pending and due at its
-    /// creation time.
-    func insertEvent(_ event: WebhookEvent, objectID: String) throws
+    /// creation time. `deliveryURL` (a session's notify_url) replaces the merchant's endpoint for it.
+    func insertEvent(_ event: WebhookEvent, objectID: String, deliveryURL: String?) throws
     /// The merchant's events, newest first.
     func events(merchantID: String, limit: Int) throws -> [WebhookEvent]
     func event(id: String) throws -> WebhookEvent?

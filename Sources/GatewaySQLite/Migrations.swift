@@ -136,6 +136,7 @@ enum Migrations {
                     type TEXT NOT NULL,
                     payload BLOB NOT NULL,
                     created_at BIGINT NOT NULL,
+                    delivery_url TEXT,
                     state TEXT NOT NULL,
                     attempts INTEGER NOT NULL,
                     next_attempt_at BIGINT

@@ -8,8 +8,12 @@ import Gateway
 public final class SQLiteStore: Store, @unchecked Sendable {
     /// The database file.
     public let path: String
+    /// The writer: every write transaction, serialized by `lock`.
     let connection: SQLiteConnection
     let lock = NSRecursiveLock()
+    /// The reader: read transactions run here (WAL lets them proceed while a write is in progress).
+    let reader: SQLiteConnection
+    let readLock = NSRecursiveLock()
     let cipher: EnvelopeCipher?
     let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -32,56 +36,57 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds)
         _ = try connection.query("PRAGMA journal_mode=WAL") { $0.text(0) }
         try connection.execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
-        try migrate()
+        try Self.migrate(connection)
+        reader = try SQLiteConnection(path: path)
+        sqlite3_busy_timeout(reader.handle, busyTimeoutMilliseconds)
+        try reader.execute("PRAGMA foreign_keys=ON; PRAGMA query_only=ON;")
     }
 
     /// The versions of the applied migrations.
     public func appliedMigrations() throws -> [Int] {
-        try locked { try connection.query("SELECT version FROM schema_migrations ORDER BY version") { Int($0.int(0)) } }
-    }
-
-    private func migrate() throws {
-        try locked {
-            try connection.execute("BEGIN IMMEDIATE")
-            do {
-                try connection.execute(
-                    """
-                    CREATE TABLE IF NOT EXISTS schema_migrations (
-                        version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)
-                    """)
-                let applied = Set(try connection.query("SELECT version FROM schema_migrations") { Int($0.int(0)) })
-                for migration in Migrations.all where !applied.contains(migration.version) {
-                    try connection.execute(migration.sql)
-                    try connection.run(
-                        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                        [SQLValue(migration.version), .text(migration.name), SQLValue(Date())])
-                }
-                try connection.execute("COMMIT")
-            } catch {
-                try? connection.execute("ROLLBACK")
-                throw error
-            }
+        try transaction("BEGIN") { tx in
+            try connection.query("SELECT version FROM schema_migrations ORDER BY version") { Int($0.int(0)) }
         }
     }
 
-    func locked<T>(_ body: () throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+    private static func migrate(_ connection: SQLiteConnection) throws {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            try connection.execute(
+                """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)
+                """)
+            let applied = Set(try connection.query("SELECT version FROM schema_migrations") { Int($0.int(0)) })
+            for migration in Migrations.all where !applied.contains(migration.version) {
+                try connection.execute(migration.sql)
+                try connection.run(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    [SQLValue(migration.version), .text(migration.name), SQLValue(Date())])
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
     }
 
+    /// Runs `body` in a transaction: `BEGIN IMMEDIATE` on the writer, or `BEGIN` on the reader.
     @discardableResult
-    private func transaction<T>(_ begin: String, _ body: (SQLiteTransaction) throws -> T) throws -> T {
-        try locked {
-            try connection.execute(begin)
-            do {
-                let result = try body(SQLiteTransaction(store: self))
-                try connection.execute("COMMIT")
-                return result
-            } catch {
-                try? connection.execute("ROLLBACK")
-                throw error
-            }
+    func transaction<T>(_ begin: String, _ body: (SQLiteTransaction) throws -> T) throws -> T {
+        let writing = begin != "BEGIN"
+        let connection = writing ? self.connection : reader
+        let lock = writing ? self.lock : readLock
+        lock.lock()
+        defer { lock.unlock() }
+        try connection.execute(begin)
+        do {
+            let result = try body(SQLiteTransaction(store: self, db: connection))
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
         }
     }
 
@@ -102,11 +107,13 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 extension SQLiteStore {
     public func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook] {
         try transaction("BEGIN") { tx in
-            let rows = try connection.query(
+            let rows = try tx.db.query(
                 """
-                SELECT e.id, e.merchant_id, e.type, e.payload, e.created_at, e.attempts, m.webhook_url, m.body
+                SELECT e.id, e.merchant_id, e.type, e.payload, e.created_at, e.attempts,
+                    COALESCE(e.delivery_url, m.webhook_url), m.body
                 FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
-                WHERE e.state = 'pending' AND e.next_attempt_at <= ? AND m.webhook_url IS NOT NULL
+                WHERE e.state = 'pending' AND e.next_attempt_at <= ?
+                    AND COALESCE(e.delivery_url, m.webhook_url) IS NOT NULL
                 ORDER BY e.next_attempt_at, e.created_at LIMIT ?
                 """, [SQLValue(now), SQLValue(limit)]
             ) { row in
@@ -133,39 +140,49 @@ extension SQLiteStore {
     }
 
     public func recordWebhookAttempt(_ attempt: WebhookAttempt) throws {
-        try transaction("BEGIN IMMEDIATE") { _ in
-            try connection.run(
+        try transaction("BEGIN IMMEDIATE") { tx in
+            try tx.db.run(
                 "INSERT INTO webhook_attempts (event_id, attempted_at, http_status, error, state) VALUES (?, ?, ?, ?, ?)",
                 [
                     .text(attempt.eventID), SQLValue(attempt.attemptedAt), SQLValue(attempt.httpStatus.map(Int64.init)),
                     SQLValue(attempt.error), .text(attempt.state.rawValue),
                 ])
-            try connection.run(
+            try tx.db.run(
                 "UPDATE webhook_events SET state = ?, attempts = attempts + 1, next_attempt_at = ? WHERE id = ?",
                 [.text(attempt.state.rawValue), SQLValue(attempt.nextAttemptAt), .text(attempt.eventID)])
         }
     }
 
     public func scheduleRedelivery(eventID: String, merchantID: String, now: Date) throws {
-        let changed = try transaction("BEGIN IMMEDIATE") { _ in
-            try connection.run(
+        let changed = try transaction("BEGIN IMMEDIATE") { tx in
+            let url = try tx.db.query(
+                """
+                SELECT COALESCE(e.delivery_url, m.webhook_url) FROM webhook_events e
+                JOIN merchants m ON m.id = e.merchant_id WHERE e.id = ? AND e.merchant_id = ?
+                """, [.text(eventID), .text(merchantID)]
+            ) { $0.optionalText(0) }
+            guard let found = url.first else { return 0 }
+            guard found != nil else {
+                throw GatewayError(.webhookEndpointNotConfigured, "no webhook endpoint nor notify_url for this event")
+            }
+            return try tx.db.run(
                 "UPDATE webhook_events SET state = 'pending', next_attempt_at = ? WHERE id = ? AND merchant_id = ?",
                 [SQLValue(now), .text(eventID), .text(merchantID)])
         }
-        guard changed == 1 else { throw GatewayError.invalid("event_id", "no such event") }
+        guard changed == 1 else { throw GatewayError(.notFound, "no such event", param: "event_id") }
     }
 
     public func pendingWebhookCount() throws -> Int {
-        try transaction("BEGIN") { _ in
-            try connection.query("SELECT COUNT(*) FROM webhook_events WHERE state = 'pending'") { Int($0.int(0)) }
+        try transaction("BEGIN") { tx in
+            try tx.db.query("SELECT COUNT(*) FROM webhook_events WHERE state = 'pending'") { Int($0.int(0)) }
                 .first ?? 0
         }
     }
 
     /// The recorded delivery attempts of an event, oldest first.
     public func webhookAttempts(eventID: String) throws -> [WebhookAttempt] {
-        try transaction("BEGIN") { _ in
-            try connection.query(
+        try transaction("BEGIN") { tx in
+            try tx.db.query(
                 "SELECT attempted_at, http_status, error, state FROM webhook_attempts WHERE event_id = ? ORDER BY seq",
                 [.text(eventID)]
             ) { row in
@@ -179,8 +196,8 @@ extension SQLiteStore {
 
     /// An event's delivery state and attempt count.
     public func webhookState(eventID: String) throws -> (state: WebhookDeliveryState, attempts: Int)? {
-        try transaction("BEGIN") { _ in
-            try connection.query("SELECT state, attempts FROM webhook_events WHERE id = ?", [.text(eventID)]) {
+        try transaction("BEGIN") { tx in
+            try tx.db.query("SELECT state, attempts FROM webhook_events WHERE id = ?", [.text(eventID)]) {
                 (WebhookDeliveryState(rawValue: $0.text(0)) ?? .pending, Int($0.int(1)))
             }.first
         }
@@ -205,8 +222,8 @@ extension SQLiteStore {
     }
 
     public func insertAcquirerAuthorization(_ a: SandboxAuthorization) throws {
-        try transaction("BEGIN IMMEDIATE") { _ in
-            try connection.run(
+        try transaction("BEGIN IMMEDIATE") { tx in
+            try tx.db.run(
                 "INSERT INTO sandbox_acquirer_authorizations (\(Self.authorizationColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     .text(a.reference), .text(a.merchantReference), .text(a.merchantID), .integer(a.amount),
@@ -218,11 +235,11 @@ extension SQLiteStore {
     }
 
     public func updateAcquirerAuthorization(_ a: SandboxAuthorization) throws {
-        try transaction("BEGIN IMMEDIATE") { _ in try updateAuthorizationRow(a) }
+        try transaction("BEGIN IMMEDIATE") { tx in try updateAuthorizationRow(a, in: tx) }
     }
 
-    private func updateAuthorizationRow(_ a: SandboxAuthorization) throws {
-        try connection.run(
+    private func updateAuthorizationRow(_ a: SandboxAuthorization, in tx: SQLiteTransaction) throws {
+        try tx.db.run(
             """
             UPDATE sandbox_acquirer_authorizations SET status = ?, decline_code = ?, captured_amount = ?,
                 refunded_amount = ?, voided = ? WHERE reference = ?
@@ -234,16 +251,16 @@ extension SQLiteStore {
     }
 
     public func acquirerAuthorizations(merchantReference: String) throws -> [SandboxAuthorization] {
-        try transaction("BEGIN") { _ in
-            try connection.query(
+        try transaction("BEGIN") { tx in
+            try tx.db.query(
                 "SELECT \(Self.authorizationColumns) FROM sandbox_acquirer_authorizations WHERE merchant_reference = ? ORDER BY created_at, rowid",
                 [.text(merchantReference)], authorization)
         }
     }
 
     public func acquirerAuthorization(reference: String) throws -> SandboxAuthorization? {
-        try transaction("BEGIN") { _ in
-            try connection.query(
+        try transaction("BEGIN") { tx in
+            try tx.db.query(
                 "SELECT \(Self.authorizationColumns) FROM sandbox_acquirer_authorizations WHERE reference = ?",
                 [.text(reference)], authorization
             ).first
@@ -251,8 +268,8 @@ extension SQLiteStore {
     }
 
     public func acquirerOperation(id: String) throws -> SandboxOperation? {
-        try transaction("BEGIN") { _ in
-            try connection.query(
+        try transaction("BEGIN") { tx in
+            try tx.db.query(
                 "SELECT id, reference, kind, amount, succeeded, decline_code, created_at FROM sandbox_acquirer_operations WHERE id = ?",
                 [.text(id)]
             ) { row in
@@ -264,8 +281,8 @@ extension SQLiteStore {
     }
 
     public func applyAcquirerOperation(_ operation: SandboxOperation, authorization: SandboxAuthorization?) throws {
-        try transaction("BEGIN IMMEDIATE") { _ in
-            try connection.run(
+        try transaction("BEGIN IMMEDIATE") { tx in
+            try tx.db.run(
                 """
                 INSERT INTO sandbox_acquirer_operations (id, reference, kind, amount, succeeded, decline_code, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -274,7 +291,7 @@ extension SQLiteStore {
                     .text(operation.id), .text(operation.reference), .text(operation.kind), .integer(operation.amount),
                     SQLValue(operation.succeeded), SQLValue(operation.declineCode), SQLValue(operation.createdAt),
                 ])
-            if let authorization { try updateAuthorizationRow(authorization) }
+            if let authorization { try updateAuthorizationRow(authorization, in: tx) }
         }
     }
 }

@@ -4,7 +4,7 @@ import Gateway
 /// The rows of one open SQLite transaction. Only valid inside the `write`/`read` call that made it.
 struct SQLiteTransaction: StoreTransaction {
     let store: SQLiteStore
-    var db: SQLiteConnection { store.connection }
+    let db: SQLiteConnection
 
     // MARK: Settings
 
@@ -390,15 +390,15 @@ struct SQLiteTransaction: StoreTransaction {
 
     // MARK: Outbox
 
-    func insertEvent(_ e: WebhookEvent, objectID: String) throws {
+    func insertEvent(_ e: WebhookEvent, objectID: String, deliveryURL: String?) throws {
         try db.run(
             """
-            INSERT INTO webhook_events (id, merchant_id, object_id, type, payload, created_at, state, attempts,
-                next_attempt_at)
-            VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?)
+            INSERT INTO webhook_events (id, merchant_id, object_id, type, payload, created_at, delivery_url, state,
+                attempts, next_attempt_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)
             """,
             [.text(e.id), .text(e.merchantID), .text(objectID), .text(e.type), .blob(e.payload), SQLValue(e.createdAt),
-                SQLValue(e.createdAt)])
+                SQLValue(deliveryURL), SQLValue(e.createdAt)])
     }
 
     private func event(_ row: Row) -> WebhookEvent {

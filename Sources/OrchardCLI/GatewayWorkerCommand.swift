@@ -1,16 +1,17 @@
+import ApplePaySandbox
+import ApplePayToken
 import Foundation
 import Gateway
 import GatewaySQLite
 import OrchardCrypto
 
-/// `orchard gateway-worker`: an internal crash-consistency harness. It runs many payments against a SQLite
-/// database with the sandbox acquirer (whose books live in the same file), printing `ACK <index> <payment id>
-/// <status>` after each payment call returned — the payments a client would have seen acknowledged. Every
-/// step uses a deterministic idempotency key, so running it again after a SIGKILL resumes (or cleanly fails)
-/// the interrupted request and never charges twice; at the end it reconciles and prints `DONE`.
-///
-/// The tokens are opened by the harness itself (test account numbers, no Apple Pay cryptography), so the
-/// run exercises the gateway from the prime onwards: claim, authorization, capture, refunds, outbox.
+/// `orchard gateway-worker`: an internal crash-consistency harness. It provisions the sandbox (PKI and
+/// merchant) on first run, then runs many payments through the whole product path — a token minted by the
+/// sandbox PKI, tokenize, pay by prime with the sandbox acquirer (whose books live in the same file),
+/// refunds — printing `ACK <index> <payment id> <status>` after each payment call returned: the payments a
+/// client would have seen acknowledged. Every step uses a deterministic idempotency key and every token a
+/// deterministic transactionId, so running it again after a SIGKILL resumes (or cleanly fails) the
+/// interrupted request and never charges twice. At the end it reconciles and prints `DONE`.
 enum GatewayWorkerCommand {
     static let command = CLI.Command(
         name: "gateway-worker", summary: "internal: run many sandbox payments against a database (crash tests)"
@@ -38,6 +39,8 @@ enum GatewayWorkerCommand {
             let key = try MasterKey.resolve(databasePath: path, environment: .sandbox)
             let cipher = EnvelopeCipher(masterKey: key)
             let store = try SQLiteStore(path: path, cipher: cipher)
+            let setup = try MerchantRegistry(store: store, cipher: cipher, clock: clock).ensureSandbox(
+                issuer: SandboxPKIIssuer())
             var acquirer = SandboxAcquirer.Configuration()
             acquirer.unknownResolutionDelay = 0
             var configuration = GatewayConfiguration()
@@ -46,27 +49,23 @@ enum GatewayWorkerCommand {
             let gateway = GatewayService(
                 configuration: configuration, store: store,
                 processor: SandboxAcquirer(ledger: store, clock: clock, configuration: acquirer),
-                tokenOpener: HarnessOpener(), currencies: HarnessCurrencies(), paymentRequests: nil, cipher: cipher,
+                tokenOpener: ApplePayTokenOpener(trustAnchors: [.sandbox: try TrustAnchor(pem: setup.trustAnchorPEM)]),
+                currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(), cipher: cipher,
                 clock: clock)
-            let merchant: Merchant
-            if let existing = try gateway.merchants.merchants(environment: .sandbox).first {
-                merchant = existing
-            } else {
-                merchant = try gateway.merchants.create(
-                    MerchantSpec(name: "Crash Harness", environment: .sandbox, merchantIdentifiers: ["merchant.harness"])
-                ).0
-            }
+            let merchant = setup.merchant
+            guard let certificate = try gateway.merchants.processingCertificates(merchantID: merchant.id).last,
+                let pki = try SandboxPKIIssuer.storedPKI(store: store, cipher: cipher)
+            else { throw GatewayError(.noProcessingKey, "the sandbox merchant has no processing key") }
+            let minter = TokenMinter(pki: pki)
             for index in 0..<count {
                 let amount = amounts[index % amounts.count]
                 do {
-                    let opened = OpenedToken(
-                        transactionID: "harness-\(index)", transactionIdentifier: nil, network: "Visa",
-                        methodType: "credit", accountNumber: SecureBytes(Array("4111111111111111".utf8)),
-                        expirationDate: "491231", currencyNumericCode: "901", amount: amount,
-                        cryptogram: SecureBytes(Array("harness-cryptogram-\(index)".utf8)), eci: "05",
-                        cardholderName: nil, paymentDataType: "3DSecure")
-                    let prime = try gateway.tokenize(merchant: merchant, opened: opened, idempotencyKey: "tok-\(index)")
-                    opened.erase()
+                    var mint = MintRequest(merchantCertificatePEM: certificate.certificatePEM, signingTime: clock.now())
+                    mint.amount = amount
+                    mint.currencyCode = "901"
+                    mint.transactionIdentifier = Hex.encode(SHA256.hash(Array("harness-\(index)".utf8)))
+                    let prime = try gateway.tokenize(
+                        merchant: merchant, token: try minter.mint(mint), idempotencyKey: "tok-\(index)")
                     let payment = try gateway.payByPrime(
                         merchant: merchant,
                         PayByPrimeRequest(prime: prime.prime, amount: amount, currency: "TWD", orderNumber: "h-\(index)"),
@@ -77,9 +76,9 @@ enum GatewayWorkerCommand {
                             merchant: merchant, paymentID: payment.id, amount: 1_000, idempotencyKey: "refund-\(index)")
                         io.out("REFUND \(index) \(refund.refund.id) \(refund.refund.status.rawValue)")
                     }
-                } catch let error where error.code == .cardDeclined && error.paymentID != nil {
+                } catch let error as GatewayError where error.code == .cardDeclined && error.paymentID != nil {
                     io.out("ACK \(index) \(error.paymentID!) failed")
-                } catch {
+                } catch let error as GatewayError {
                     io.out("ERR \(index) \(error.code.rawValue)")
                 }
             }
@@ -92,19 +91,4 @@ enum GatewayWorkerCommand {
             return 1
         }
     }
-}
-
-/// The harness opens no tokens (it hands opened tokens to the gateway itself).
-private struct HarnessOpener: PaymentTokenOpener {
-    func open(token: Data, environment: GatewayEnvironment, keys: [ProcessingKeyMaterial], at time: Date)
-        throws(GatewayError) -> OpenedToken
-    {
-        throw GatewayError.token(code: "malformed_token", reason: "the crash harness does not open tokens")
-    }
-}
-
-/// The one currency the harness pays in.
-private struct HarnessCurrencies: CurrencyCatalog {
-    func numericCode(alphabetic: String) -> String? { alphabetic == "TWD" ? "901" : nil }
-    func alphabeticCode(numeric: String) -> String? { numeric == "901" ? "TWD" : nil }
 }

@@ -140,9 +140,15 @@ struct PrimeFlowTests {
     func tokenErrors() throws {
         let h = try Harness()
         let error = expectGatewayError(GatewayError.Code(rawValue: "signature_invalid")) {
-            try h.gateway.tokenize(merchant: h.merchant, token: h.token(error: "signature_invalid"))
+            try h.gateway.tokenize(merchant: h.merchant, token: h.token(tamper: .flipCiphertextAfterSigning))
         }
         #expect(error?.tokenErrorCode == "signature_invalid")
+        h.clock.advance(by: 3600)
+        let stale = h.token()
+        h.clock.advance(by: 3600)
+        expectGatewayError(GatewayError.Code(rawValue: "signing_time_out_of_window")) {
+            try h.gateway.tokenize(merchant: h.merchant, token: stale)
+        }
     }
 
     @Test("card type and funding numbers", arguments: [

@@ -49,6 +49,20 @@ struct ReconciliationTests {
 
 @Suite("Storage and secrets")
 struct StorageTests {
+    @Test("card data is dropped once the authorization is sent and when a prime is claimed")
+    func cardDataLifetime() throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let hash = Identifiers.sha256Hex(prime.prime)
+        #expect(try h.store.read { try $0.prime(hash: hash) }?.cardDataSealed != nil)
+        let payment = try h.gateway.payByPrime(
+            merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+        #expect(try h.store.read { try $0.prime(hash: hash) }?.cardDataSealed == nil)
+        #expect(try h.store.read { try $0.cardData(paymentID: payment.id) } == nil)
+        let declined = expectGatewayError(.cardDeclined) { try h.pay(amount: 10_005) }
+        #expect(try h.store.read { try $0.cardData(paymentID: declined!.paymentID!) } == nil)
+    }
+
     @Test("the database file holds neither the PAN nor the cryptogram in plaintext")
     func noPlaintextSecrets() throws {
         let h = try Harness()
@@ -60,7 +74,7 @@ struct StorageTests {
         _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
         let cryptogram = Data(base64Encoded: Harness.cryptogram)!
         let needles = [Data(Harness.pan.utf8), Data(Harness.cryptogram.utf8), cryptogram, Data(h.credentials.appKey.utf8),
-            Data(h.credentials.secretKey.utf8), Data("test key".utf8)]
+            Data(h.credentials.secretKey.utf8), Data("BEGIN PRIVATE KEY".utf8), Data("BEGIN EC PRIVATE KEY".utf8)]
         var scanned = 0
         for suffix in ["", "-wal", "-shm"] {
             guard let bytes = FileManager.default.contents(atPath: h.databasePath + suffix) else { continue }
@@ -80,6 +94,31 @@ struct StorageTests {
         #expect(try reopened.read { try $0.payment(id: payment.id) }?.status == .captured)
     }
 
+    @Test("a session's notify_url receives its events, signed with the merchant's secret")
+    func notifyURL() throws {
+        let h = try Harness()
+        let plain = try h.pay()
+        let session = try h.gateway.createSession(
+            merchant: h.merchant,
+            CreateSessionRequest(
+                outTradeNo: "N-1", amount: 10_000, currency: "TWD", country: "TW",
+                notifyURL: "https://shop.example/notify"))
+        _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
+        let due = try h.store.dueWebhooks(now: h.clock.now(), limit: 10)
+        #expect(due.map(\.event.type) == ["payment.succeeded", "session.completed", "payment.captured"])
+        #expect(due.allSatisfy { $0.url == "https://shop.example/notify" && $0.secrets.count == 1 })
+        #expect(due.first?.secrets == (try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id)))
+        let unroutable = try #require(
+            try h.gateway.events(merchant: h.merchant, limit: 100).first {
+                (try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any])
+                    .flatMap { ($0["data"] as? [String: Any])?["object"] as? [String: Any] }?["id"] as? String == plain.id
+            })
+        expectGatewayError(.webhookEndpointNotConfigured) {
+            try h.gateway.redeliverEvent(merchant: h.merchant, eventID: unroutable.id)
+        }
+        expectGatewayError(.notFound) { try h.gateway.redeliverEvent(merchant: h.merchant, eventID: "evt_nope") }
+    }
+
     @Test("the outbox: due events carry the endpoint and secrets; attempts move them; redelivery reschedules")
     func outbox() throws {
         let h = try Harness()
@@ -89,7 +128,7 @@ struct StorageTests {
         #expect(url == "https://shop.example/hook")
         let due = try h.store.dueWebhooks(now: h.clock.now(), limit: 10)
         #expect(due.map(\.event.type) == ["payment.succeeded", "payment.captured"])
-        #expect(due.allSatisfy { $0.secrets == [secret] && $0.url == url && $0.attempts == 0 })
+        #expect(due.allSatisfy { $0.secrets.first == secret && $0.url == url && $0.attempts == 0 })
         #expect(try h.store.pendingWebhookCount() == 2)
         let event = due[0].event
         let body = try JSONSerialization.jsonObject(with: event.payload) as! [String: Any]
@@ -152,15 +191,32 @@ struct MerchantTests {
     @Test("key ring: rotation keeps several keys active; a retired key opens nothing")
     func keyRing() throws {
         let h = try Harness()
-        let second = try h.gateway.merchants.addProcessingKey(
-            merchantID: h.merchant.id, privateKeyPEM: SecureBytes(Array("second".utf8)), certificatePEM: "cert 2")
-        #expect(try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == [second, h.keyID])
+        let issuer = SandboxPKIIssuer()
+        let pki = try #require(try h.store.read { try $0.setting(MerchantRegistry.sandboxPKISetting) })
+        let material = try issuer.issueProcessingKey(
+            pki: try h.cipher.open(pki, context: SealingContext.setting(MerchantRegistry.sandboxPKISetting)),
+            merchantIdentifier: h.merchant.merchantIdentifiers[0], id: "pk_second", now: h.clock.now())
+        try h.gateway.merchants.addProcessingKey(
+            merchantID: h.merchant.id, privateKeyPEM: material.privateKeyPEM, certificatePEM: material.certificatePEM,
+            id: "pk_second")
+        #expect(try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == ["pk_second", h.keyID])
+        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(certificatePEM: material.certificatePEM))
         try h.gateway.merchants.setProcessingKey(merchantID: h.merchant.id, keyID: h.keyID, active: false)
         expectGatewayError(GatewayError.Code(rawValue: "unknown_merchant_key")) {
             try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         }
-        let material = try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id)
-        #expect(material.first?.privateKeyPEM.copyBytes() == Array("second".utf8))
+        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(certificatePEM: material.certificatePEM))
+    }
+
+    @Test("sandbox provisioning runs once: the PKI and the merchant persist across restarts")
+    func provisioningOnce() throws {
+        let h = try Harness()
+        let again = try MerchantRegistry(store: h.store, cipher: h.cipher, clock: h.clock).ensureSandbox(
+            issuer: SandboxPKIIssuer())
+        #expect(again.merchant.id == h.merchant.id)
+        #expect(again.newCredentials == nil)
+        #expect(try h.gateway.merchants.merchants(environment: .sandbox).count == 1)
     }
 
     @Test("envelope encryption binds the record; the master key file is 0600 in sandbox, required in production")

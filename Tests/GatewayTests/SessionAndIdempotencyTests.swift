@@ -12,7 +12,7 @@ struct SessionTests {
             merchant: h.merchant,
             CreateSessionRequest(outTradeNo: "T-1", amount: 25_000, currency: "TWD", country: "tw", subject: "Tea set"))
         #expect(session.status == .open)
-        #expect(session.merchantIdentifier == "merchant.test.shop")
+        #expect(session.merchantIdentifier == "merchant.dev.orchard.sandbox")
         #expect(session.expiresAt == h.clock.now().addingTimeInterval(30 * 60))
         #expect(try h.gateway.session(merchant: h.merchant, orderToken: session.orderToken).country == "TW")
         let token = h.token(amount: 25_000, transactionIdentifier: "ABC123")
@@ -155,6 +155,10 @@ struct IdempotencyTests {
             done.signal()
         }
         gate.entered.wait()
+        // The card data left the database before the authorization was handed to the processor.
+        let inFlight = try #require(try h.gateway.payments(merchant: h.merchant, query: PaymentQuery()).payments.first)
+        #expect(inFlight.status == .processing)
+        #expect(try h.store.read { try $0.cardData(paymentID: inFlight.id) } == nil)
         expectGatewayError(.idempotencyInFlight) {
             try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "fly")
         }

@@ -1,35 +1,11 @@
 import ApplePayModel
+import ApplePaySandbox
+import ApplePayToken
 import Foundation
 import Gateway
 import GatewaySQLite
 import OrchardCrypto
 import Testing
-
-/// Test-only token opener: reads a JSON description of a decrypted token (no cryptography). It stands in for
-/// the ApplePayToken-backed opener in unit tests of the domain; it refuses tokens for merchants without keys
-/// and tokens marked with a token-library error code.
-struct DescribedTokenOpener: PaymentTokenOpener {
-    func open(token: Data, environment: GatewayEnvironment, keys: [ProcessingKeyMaterial], at time: Date)
-        throws(GatewayError) -> OpenedToken
-    {
-        guard let object = (try? JSONSerialization.jsonObject(with: token)) as? [String: Any] else {
-            throw GatewayError.token(code: "malformed_token", reason: "not JSON")
-        }
-        if let code = object["error"] as? String { throw GatewayError.token(code: code, reason: "refused") }
-        guard let key = object["key"] as? String, keys.contains(where: { $0.id == key }) else {
-            throw GatewayError.token(code: "unknown_merchant_key", reason: "no key")
-        }
-        return OpenedToken(
-            transactionID: object["transactionId"] as! String,
-            transactionIdentifier: object["transactionIdentifier"] as? String,
-            network: object["network"] as? String, methodType: object["type"] as? String,
-            accountNumber: SecureBytes(Array((object["pan"] as! String).utf8)),
-            expirationDate: object["expiry"] as? String ?? "301231",
-            currencyNumericCode: object["currency"] as! String, amount: (object["amount"] as! NSNumber).int64Value,
-            cryptogram: (object["cryptogram"] as? String).map { SecureBytes(Array(Data(base64Encoded: $0)!)) },
-            eci: "05", cardholderName: nil, paymentDataType: "3DSecure")
-    }
-}
 
 /// A processor wrapper that can hold `authorize` until released, to test requests in flight.
 final class GatedProcessor: Processor, @unchecked Sendable {
@@ -55,7 +31,9 @@ final class GatedProcessor: Processor, @unchecked Sendable {
     func query(merchantReference: String) -> ProcessorQueryResult { inner.query(merchantReference: merchantReference) }
 }
 
-/// A gateway over a real SQLite file in a fresh temporary directory, a manual clock and the sandbox acquirer.
+/// A gateway over a real SQLite file in a fresh temporary directory, a manual clock, the sandbox acquirer,
+/// the sandbox merchant provisioned with a processing key issued by a generated sandbox PKI, and real
+/// tokens minted by that PKI.
 final class Harness: @unchecked Sendable {
     static let pan = "4111111111111111"
     static let cryptogram = "AOF7d7Jx0OMSAAKPmHr8AoABFA=="
@@ -69,53 +47,63 @@ final class Harness: @unchecked Sendable {
     let merchant: Merchant
     let credentials: MerchantCredentials
     let keyID: String
-    private var counter = 0
+    let minter: TokenMinter
+    let certificatePEM: String
 
     init(gate: Bool = false, configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-gw-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let key = try MasterKey.load(file: directory.appendingPathComponent("master.key"), environment: .sandbox)
+        let path = directory.appendingPathComponent("gateway.db").path
+        let key = try MasterKey.resolve(databasePath: path, environment: .sandbox, variables: [:])
         cipher = EnvelopeCipher(masterKey: key)
-        store = try SQLiteStore(path: directory.appendingPathComponent("gateway.db").path, cipher: cipher)
+        store = try SQLiteStore(path: path, cipher: cipher)
+        let setup = try MerchantRegistry(store: store, cipher: cipher, clock: clock).ensureSandbox(
+            issuer: SandboxPKIIssuer())
+        merchant = setup.merchant
+        credentials = try #require(setup.newCredentials)
         var acquirerConfiguration = SandboxAcquirer.Configuration()
         acquirerConfiguration.slowDelay = 0
         acquirerConfiguration.unknownResolutionDelay = 60
         acquirer = SandboxAcquirer(ledger: store, clock: clock, configuration: acquirerConfiguration)
         var configuration = GatewayConfiguration()
         configure(&configuration)
+        let opener = ApplePayTokenOpener(trustAnchors: [.sandbox: try TrustAnchor(pem: setup.trustAnchorPEM)])
         gateway = GatewayService(
             configuration: configuration, store: store, processor: gate ? GatedProcessor(acquirer) : acquirer,
-            tokenOpener: DescribedTokenOpener(), currencies: ISO4217Currencies(),
-            paymentRequests: ApplePayRequestEvaluator(), cipher: cipher, clock: clock)
-        (merchant, credentials) = try gateway.merchants.create(
-            MerchantSpec(name: "Test Shop", environment: .sandbox, merchantIdentifiers: ["merchant.test.shop"]))
-        keyID = try gateway.merchants.addProcessingKey(
-            merchantID: merchant.id, privateKeyPEM: SecureBytes(Array("test key".utf8)), certificatePEM: "test cert")
+            tokenOpener: opener, currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(),
+            cipher: cipher, clock: clock)
+        let certificate = try #require(try gateway.merchants.processingCertificates(merchantID: merchant.id).first)
+        keyID = certificate.id
+        certificatePEM = certificate.certificatePEM
+        minter = TokenMinter(pki: try #require(try SandboxPKIIssuer.storedPKI(store: store, cipher: cipher)))
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
     var databasePath: String { store.path }
 
-    /// A described token with a fresh transactionId.
+    /// A real token minted by the sandbox PKI for the merchant's processing certificate, signed now.
     func token(
         amount: Int64 = 10_000, currency: String = "901", pan: String = Harness.pan, network: String = "Visa",
-        type: String = "credit", transactionIdentifier: String? = nil, error: String? = nil
+        type: String = "credit", transactionIdentifier: String? = nil, tamper: MintRequest.Tamper = .none,
+        certificatePEM: String? = nil
     ) -> Data {
-        counter += 1
-        var object: [String: Any] = [
-            "transactionId": "txn-\(counter)-\(UUID().uuidString)", "pan": pan, "amount": amount, "currency": currency,
-            "cryptogram": Harness.cryptogram, "network": network, "type": type, "key": keyID,
-        ]
-        if let transactionIdentifier { object["transactionIdentifier"] = transactionIdentifier }
-        if let error { object["error"] = error }
-        return try! JSONSerialization.data(withJSONObject: object)
+        var request = MintRequest(merchantCertificatePEM: certificatePEM ?? self.certificatePEM, signingTime: clock.now())
+        request.amount = amount
+        request.currencyCode = currency
+        request.pan = pan
+        request.network = network
+        request.type = type
+        request.cryptogram = Harness.cryptogram
+        request.transactionIdentifier = transactionIdentifier
+        request.tamper = tamper
+        return try! minter.mint(request)
     }
 
     /// A payment request JSON (Apple Pay JS shape) for this merchant.
     func paymentRequest(_ request: PaymentRequest) -> Data {
         var request = request
-        request.merchantIdentifier = "merchant.test.shop"
+        request.merchantIdentifier = merchant.merchantIdentifiers[0]
         return PaymentRequestCoder.encode(request, as: .applePayJS)
     }
 

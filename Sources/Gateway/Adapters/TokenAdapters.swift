@@ -1,0 +1,128 @@
+import ApplePaySandbox
+import ApplePayToken
+import Foundation
+import OrchardCrypto
+
+/// The product's ``PaymentTokenOpener``: ApplePayToken's verification (CMS signature, chain to the
+/// environment's trust anchor, signing-time window) and decryption with the merchant's key ring.
+/// Token errors come out with the token library's code (``GatewayError/token(code:reason:)``).
+public final class ApplePayTokenOpener: PaymentTokenOpener, @unchecked Sendable {
+    private let anchors: [GatewayEnvironment: TrustAnchor]
+    private let window: SigningTimeWindow
+    private let lock = NSLock()
+    /// Parsed merchant keys by key id (a key id's material never changes).
+    private var keys: [String: MerchantKey] = [:]
+
+    /// An opener trusting `trustAnchors[environment]` for each environment (the sandbox PKI's root for
+    /// sandbox, Apple Root CA - G3 for production).
+    public init(trustAnchors: [GatewayEnvironment: TrustAnchor], window: SigningTimeWindow = .default) {
+        self.anchors = trustAnchors
+        self.window = window
+    }
+
+    private func merchantKey(_ material: ProcessingKeyMaterial) throws(GatewayError) -> MerchantKey {
+        if let cached = lock.withLock({ keys[material.id] }) { return cached }
+        do {
+            let pem = material.privateKeyPEM.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            let key = try MerchantKey(privateKeyPEM: pem, certificatePEM: material.certificatePEM)
+            lock.withLock { keys[material.id] = key }
+            return key
+        } catch let error as PaymentTokenError {
+            throw GatewayError.token(code: error.code.rawValue, reason: error.reason)
+        } catch {
+            throw GatewayError.token(
+                code: PaymentTokenError.Code.invalidMerchantKey.rawValue, reason: "a processing key does not load")
+        }
+    }
+
+    public func open(token: Data, environment: GatewayEnvironment, keys material: [ProcessingKeyMaterial], at time: Date)
+        throws(GatewayError) -> OpenedToken
+    {
+        guard let anchor = anchors[environment] else {
+            throw GatewayError(.internalError, "no trust anchor configured for \(environment.rawValue)")
+        }
+        var merchantKeys: [MerchantKey] = []
+        for key in material { merchantKeys.append(try merchantKey(key)) }
+        do {
+            let parsed = try PaymentToken(json: token)
+            let data = try PaymentTokenDecryptor(trustAnchor: anchor, keys: merchantKeys, window: window)
+                .decrypt(parsed, at: time)
+            defer { data.erase() }
+            return OpenedToken(
+                transactionID: parsed.transactionId, transactionIdentifier: parsed.transactionIdentifier,
+                network: parsed.paymentMethod?.network, methodType: parsed.paymentMethod?.type,
+                accountNumber: SecureBytes(Array(data.applicationPrimaryAccountNumber.utf8)),
+                expirationDate: data.applicationExpirationDate, currencyNumericCode: data.currencyCode,
+                amount: data.transactionAmount,
+                cryptogram: data.onlinePaymentCryptogram.map { SecureBytes(Array($0.utf8)) }, eci: data.eciIndicator,
+                cardholderName: data.cardholderName, paymentDataType: data.paymentDataType)
+        } catch {
+            throw GatewayError.token(code: error.code.rawValue, reason: error.reason)
+        }
+    }
+}
+
+/// The product's ``SandboxKeyIssuer``: ApplePaySandbox's PKI, serialized as the PEMs of its certificates and
+/// keys (the gateway stores that sealed in its database, so `orchard sandbox mint --database` can mint
+/// tokens the server trusts).
+public struct SandboxPKIIssuer: SandboxKeyIssuer {
+    /// How long the PKI's certificates are valid.
+    public var pkiValidity: TimeInterval
+    /// How long issued processing certificates are valid.
+    public var certificateValidity: TimeInterval
+
+    public init(pkiValidity: TimeInterval = 10 * 365 * 86_400, certificateValidity: TimeInterval = 2 * 365 * 86_400) {
+        self.pkiValidity = pkiValidity
+        self.certificateValidity = certificateValidity
+    }
+
+    private struct Serialized: Codable {
+        var root, rootKey, intermediate, intermediateKey, leaf, leafKey: String
+    }
+
+    public func generatePKI(now: Date) throws -> SecureBytes {
+        let pki = try SandboxPKI.generate(notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(pkiValidity))
+        let serialized = Serialized(
+            root: pki.root.pem, rootKey: try pki.rootKey.privateKeyPEM(), intermediate: pki.intermediate.pem,
+            intermediateKey: try pki.intermediateKey.privateKeyPEM(), leaf: pki.leaf.pem,
+            leafKey: try pki.leafKey.privateKeyPEM())
+        var bytes = Array(try JSONEncoder().encode(serialized))
+        defer { SecureBytes.zero(&bytes) }
+        return SecureBytes(bytes)
+    }
+
+    /// The PKI of a serialized form made by ``generatePKI(now:)``.
+    public static func pki(serialized: SecureBytes) throws -> SandboxPKI {
+        let parts = try JSONDecoder().decode(Serialized.self, from: Data(serialized.copyBytes()))
+        return SandboxPKI(
+            rootKey: try EVPKey(privateKeyPEM: parts.rootKey), root: try X509Certificate(pem: parts.root),
+            intermediateKey: try EVPKey(privateKeyPEM: parts.intermediateKey),
+            intermediate: try X509Certificate(pem: parts.intermediate), leafKey: try EVPKey(privateKeyPEM: parts.leafKey),
+            leaf: try X509Certificate(pem: parts.leaf))
+    }
+
+    /// The sandbox PKI stored (sealed) in a gateway database, if it was provisioned.
+    public static func storedPKI(store: any Store, cipher: EnvelopeCipher) throws(GatewayError) -> SandboxPKI? {
+        let sealed = try gatewayThrowing { try store.read { try $0.setting(MerchantRegistry.sandboxPKISetting) } }
+        guard let sealed else { return nil }
+        let bytes = try cipher.open(sealed, context: SealingContext.setting(MerchantRegistry.sandboxPKISetting))
+        return try gatewayThrowing { try pki(serialized: bytes) }
+    }
+
+    public func issueProcessingKey(pki serialized: SecureBytes, merchantIdentifier: String, id: String, now: Date) throws
+        -> ProcessingKeyMaterial
+    {
+        let pki = try Self.pki(serialized: serialized)
+        let key = try EVPKey.generateEC(curve: "P-256")
+        let certificate = try pki.issueMerchantCertificate(
+            publicKey: key, merchantIdentifier: merchantIdentifier, notBefore: now.addingTimeInterval(-86_400),
+            notAfter: now.addingTimeInterval(certificateValidity))
+        var pem = Array(try key.privateKeyPEM().utf8)
+        defer { SecureBytes.zero(&pem) }
+        return ProcessingKeyMaterial(id: id, privateKeyPEM: SecureBytes(pem), certificatePEM: certificate.pem)
+    }
+
+    public func trustAnchorPEM(pki serialized: SecureBytes) throws -> String {
+        try Self.pki(serialized: serialized).root.pem
+    }
+}
