@@ -17,7 +17,7 @@ public struct CurlError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidRequest = Code(rawValue: "invalid_request")
         /// The host could not be resolved or refused the connection.
         public static let connectFailed = Code(rawValue: "connect_failed")
-        /// The TLS handshake failed: the peer's certificate, the client certificate or key, or the CA bundle.
+        /// TLS failed: the peer's certificate, the client certificate or key, the CA bundle, or a TLS alert from the peer.
         public static let tlsFailed = Code(rawValue: "tls_failed")
         /// The request did not complete within its timeout.
         public static let timeout = Code(rawValue: "timeout")
@@ -357,6 +357,10 @@ final class CurlEasyHandle {
             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
             CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_SHUTDOWN_FAILED:
+            mapped = .tlsFailed
+        case CURLE_RECV_ERROR,
+            CURLE_SEND_ERROR where detail.contains("SSL"):
+            // A TLS alert from the peer after the handshake (TLS 1.3 reports a refused client certificate so).
             mapped = .tlsFailed
         default: mapped = .transferFailed
         }
