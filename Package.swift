@@ -51,7 +51,7 @@ let package = Package(
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "Gateway", "CMicroHTTPD", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardCrypto",
+                "Gateway", "CMicroHTTPD", "ApplePayModel", "OrchardCrypto",
             ]),
         .target(
             name: "OrchardCLI",

@@ -73,11 +73,6 @@ public protocol OperationsQueries: Sendable {
     func paymentCountsByStatus() throws -> [PaymentStatus: Int]
 }
 
-extension GatewayError.Code {
-    /// An event cannot be redelivered: the merchant has no webhook endpoint.
-    public static let webhookEndpointNotConfigured = GatewayError.Code(rawValue: "webhook_endpoint_not_configured")
-}
-
 extension GatewayService {
     var operationsQueries: (any OperationsQueries)? { store as? any OperationsQueries }
 
@@ -102,16 +97,10 @@ extension GatewayService {
         return (page, next)
     }
 
-    /// Makes an event of this merchant pending again (due now) and returns it; `webhook_endpoint_not_configured`
-    /// when the merchant has no endpoint to send it to.
+    /// Makes an event of this merchant pending again (due now) and returns it with its delivery state;
+    /// `webhook_endpoint_not_configured` when it has nowhere to go.
     public func redeliver(merchant: Merchant, eventID: String) throws(GatewayError) -> EventRecord {
         guard let queries = operationsQueries else { throw GatewayError(.internalError, "the store cannot read events") }
-        guard let record = try gatewayThrowing({ try queries.eventRecord(id: eventID) }),
-            record.event.merchantID == merchant.id
-        else { throw GatewayError(.notFound, "no such event", param: "id") }
-        guard try merchants.merchant(id: merchant.id).webhookURL != nil else {
-            throw GatewayError(.webhookEndpointNotConfigured, "the merchant has no webhook endpoint")
-        }
         try redeliverEvent(merchant: merchant, eventID: eventID)
         guard let updated = try gatewayThrowing({ try queries.eventRecord(id: eventID) }) else {
             throw GatewayError(.notFound, "no such event", param: "id")

@@ -33,20 +33,20 @@ extension SQLiteStore: OperationsQueries {
         }
         sql += " ORDER BY e.created_at DESC, e.id DESC LIMIT ?"
         values.append(SQLValue(limit))
-        return try read { _ in try connection.query(sql, values, eventRecord) }
+        return try transaction("BEGIN") { tx in try tx.db.query(sql, values, eventRecord) }
     }
 
     public func eventRecord(id: String) throws -> EventRecord? {
-        try read { _ in
-            try connection.query(
+        try transaction("BEGIN") { tx in
+            try tx.db.query(
                 "SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.id = ?", [.text(id)], eventRecord
             ).first
         }
     }
 
     public func paymentCountsByStatus() throws -> [PaymentStatus: Int] {
-        let rows = try read { _ in
-            try connection.query("SELECT status, COUNT(*) FROM payments GROUP BY status") {
+        let rows = try transaction("BEGIN") { tx in
+            try tx.db.query("SELECT status, COUNT(*) FROM payments GROUP BY status") {
                 ($0.text(0), Int($0.int(1)))
             }
         }

@@ -75,14 +75,15 @@ public final class GatewayRuntime: @unchecked Sendable {
                 issuer: SandboxPKIIssuer(), name: "Orchard Sandbox Store",
                 merchantIdentifier: "merchant.invalid.orchard.sandbox")
         }
-        let sandboxAnchor = try sandbox.map { try TrustAnchor(pem: $0.trustAnchorPEM) }
+        var anchors: [GatewayEnvironment: TrustAnchor] = [:]
+        if let sandbox { anchors[.sandbox] = try TrustAnchor(pem: sandbox.trustAnchorPEM) }
+        if let productionAnchor { anchors[.production] = productionAnchor }
         self.sandbox = sandbox
         self.warnings = warnings
         gateway = GatewayService(
             configuration: options.configuration, store: store,
             processor: SandboxAcquirer(ledger: store, clock: clock, configuration: options.acquirer),
-            tokenOpener: TokenLibraryOpener(
-                sandboxAnchor: sandboxAnchor, productionAnchor: productionAnchor, window: options.window),
+            tokenOpener: ApplePayTokenOpener(trustAnchors: anchors, window: options.window),
             currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(), cipher: cipher, clock: clock)
     }
 

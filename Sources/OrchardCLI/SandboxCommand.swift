@@ -2,7 +2,6 @@ import ApplePayModel
 import ApplePaySandbox
 import Foundation
 import Gateway
-import GatewayHTTP
 
 /// `orchard sandbox mint --database sqlite:PATH [--amount 12.34 --currency TWD] [--pan …]`: a token for the
 /// sandbox merchant's active processing certificate, signed by the sandbox PKI `orchard serve` trusts.
@@ -72,7 +71,7 @@ enum SandboxCommand {
         if let pan, !(12...19).contains(pan.count) || !pan.allSatisfy({ $0.isASCII && $0.isNumber }) {
             throw UsageError("--pan takes 12 to 19 digits")
         }
-        let pki = try SandboxPKIIssuer.deserialize(sandbox.pki)
+        let pki = try SandboxPKIIssuer.pki(serialized: sandbox.pki)
         var request = MintRequest(merchantCertificatePEM: certificate, signingTime: date)
         request.merchantIdentifier = sandbox.merchant.merchantIdentifiers.first
         request.amount = amount
