@@ -179,9 +179,7 @@ public final class GatewayAPI: Sendable {
                 }
                 storeKey = key ?? derive?(request)
             }
-            let fingerprint =
-                request.method.rawValue + " " + request.path + " "
-                + Hex.encode(SHA256.hash(Array(request.body)))
+            let fingerprint = Self.fingerprint(request)
             if let storeKey {
                 if let stored = try gateway.storedResponse(merchant: merchant, key: storeKey) {
                     guard stored.fingerprint == fingerprint else {
@@ -217,6 +215,18 @@ public final class GatewayAPI: Sendable {
             }
             return response
         }
+    }
+
+    /// What makes two requests the same for idempotency: method, path and the body (JSON bodies compared
+    /// after sorting their keys, so a retry that serializes its object differently is still a retry).
+    static func fingerprint(_ request: HTTPRequest) -> String {
+        var body = request.body
+        if let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+            let canonical = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+        {
+            body = canonical
+        }
+        return request.method.rawValue + " " + request.path + " " + Hex.encode(SHA256.hash(Array(body)))
     }
 
     // MARK: Operations

@@ -58,11 +58,21 @@ enum SandboxCommand {
         }
     }
 
-    /// A token for the runtime's sandbox merchant.
     static func mint(
         runtime: GatewayRuntime, amount: Int64, currency: Currency, pan: String?, network: String = "Visa",
         type: String = "credit", at date: Date = Date()
     ) throws -> Data {
+        try runtime.mintSandboxToken(amount: amount, currency: currency, pan: pan, network: network, type: type, at: date)
+    }
+}
+
+extension GatewayRuntime {
+    /// A token for the sandbox merchant's active processing certificate, signed at `date` by the sandbox PKI.
+    public func mintSandboxToken(
+        amount: Int64, currency: Currency, pan: String? = nil, network: String = "Visa", type: String = "credit",
+        at date: Date = Date()
+    ) throws -> Data {
+        let runtime = self
         guard let sandbox = runtime.sandbox else { throw UsageError("the database has no sandbox PKI") }
         guard
             let certificate = try runtime.gateway.merchants.processingCertificates(merchantID: sandbox.merchant.id)

@@ -43,6 +43,9 @@ public enum ServeCommand {
             Setting(
                 name: "reconcile-interval", kind: .integer, default: "60",
                 summary: "seconds between reconciliation runs for unknown payments (0: off)"),
+            Setting(
+                name: "web-origins", kind: .list,
+                summary: "web origins the sandbox merchant allows for CORS (https://shop.example,…)"),
             Setting(name: "log-level", kind: .string, default: "info", summary: "info (every request), error (5xx only) or off"),
         ]
         for setting in settings { registry.register(setting) }
@@ -117,6 +120,9 @@ public enum ServeCommand {
             io.out("  app_key      \(credentials.appKey)")
             io.out("  secret_key   \(credentials.secretKey)")
             io.out("Show them again with: orchard merchant show --database sqlite:\(database)")
+        }
+        if let origins = settings.list("web-origins"), let merchant = runtime.sandboxMerchant {
+            try runtime.gateway.merchants.setWebOrigins(merchantID: merchant.id, origins: origins)
         }
         let metrics = MetricsRegistry()
         let deliveries = metrics.counter(

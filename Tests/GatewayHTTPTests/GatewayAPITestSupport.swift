@@ -1,0 +1,129 @@
+import ApplePayModel
+import Foundation
+import Gateway
+import GatewayHTTP
+import OrchardCLI
+import Testing
+
+/// The gateway over a real SQLite file in a temporary directory, served over loopback HTTP on a free port,
+/// with a manual clock and the sandbox merchant's credentials.
+final class APIHarness: @unchecked Sendable {
+    let directory: URL
+    let clock = Gateway.ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+    let runtime: GatewayRuntime
+    let api: GatewayAPI
+    let server: HTTPServer
+    let credentials: MerchantCredentials
+    let merchant: Merchant
+    let logs = LineCollector()
+
+    init(
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        acquirer: (inout SandboxAcquirer.Configuration) -> Void = { _ in }
+    ) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-api-\(UUID().uuidString)")
+        var options = GatewayRuntime.Options(databasePath: directory.appendingPathComponent("gateway.db").path)
+        options.acquirer.slowDelay = 0
+        acquirer(&options.acquirer)
+        runtime = try GatewayRuntime(options, clock: clock)
+        merchant = try #require(runtime.sandboxMerchant)
+        credentials = try runtime.gateway.merchants.credentials(merchantID: merchant.id)
+        var configuration = GatewayAPI.defaults(ServerConfiguration())
+        configuration.port = 0
+        configuration.perIPConnectionLimit = 0
+        configuration.shutdownTimeoutSeconds = 20
+        configure(&configuration)
+        api = GatewayAPI(gateway: runtime.gateway, readinessChecks: ["webhook_dispatcher": { true }])
+        let logs = self.logs
+        let application = api.application(configuration: configuration) { logs.append($0) }
+        server = HTTPServer(
+            configuration: configuration, responder: application, bodyLimit: GatewayAPI.bodyLimit, messages: { _ in })
+        try server.start()
+    }
+
+    deinit {
+        server.stop(timeoutSeconds: 1)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var base: String { "http://127.0.0.1:\(server.port)" }
+
+    var appHeaders: [String: String] {
+        ["X-Orchard-App-Id": credentials.appID, "X-Orchard-App-Key": credentials.appKey]
+    }
+
+    var serverHeaders: [String: String] { ["Authorization": "Bearer \(credentials.secretKey)"] }
+
+    /// A request with a JSON (or raw) body.
+    func call(
+        _ method: String, _ path: String, headers: [String: String] = [:], json: Any? = nil, body: Data? = nil
+    ) throws -> ClientResponse {
+        var headers = headers
+        var payload = body
+        if let json {
+            payload = try JSONSerialization.data(withJSONObject: json)
+            if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
+        }
+        return try CurlClient().request(method, base + path, headers: headers, body: payload)
+    }
+
+    func client(_ method: String, _ path: String, json: Any? = nil, headers: [String: String] = [:]) throws
+        -> ClientResponse
+    {
+        try call(method, path, headers: appHeaders.merging(headers) { $1 }, json: json)
+    }
+
+    func merchantServer(_ method: String, _ path: String, json: Any? = nil, headers: [String: String] = [:]) throws
+        -> ClientResponse
+    {
+        try call(method, path, headers: serverHeaders.merging(headers) { $1 }, json: json)
+    }
+
+    /// A sandbox token (JSON object) for `amount` of `currency`, signed now on the manual clock.
+    func token(_ amount: String, _ currency: String = "TWD", pan: String? = nil) throws -> Any {
+        let currency = try Currency(code: currency)
+        let data = try runtime.mintSandboxToken(
+            amount: try Money(amount, currency: currency).minorUnits, currency: currency, pan: pan, at: clock.now())
+        return try JSONSerialization.jsonObject(with: data)
+    }
+
+    /// Tokenizes a fresh token and returns the prime.
+    func prime(_ amount: String, _ currency: String = "TWD") throws -> String {
+        let response = try client("POST", "/v1/tokens", json: ["token": try token(amount, currency)])
+        try #require(response.status == 200, "\(response.text)")
+        return try #require(response.json["prime"] as? String)
+    }
+
+    /// Pays a fresh prime; returns the response.
+    func pay(_ amount: String, capture: [String: Any] = ["mode": "now"], key: String? = nil) throws -> ClientResponse {
+        let prime = try prime(amount)
+        return try merchantServer(
+            "POST", "/v1/payments", json: ["prime": prime, "amount": amount, "currency": "TWD", "capture": capture],
+            headers: key.map { ["Idempotency-Key": $0] } ?? [:])
+    }
+}
+
+/// The `paths` of `openapi.yaml` as `(METHOD, template)` pairs, scanned line by line.
+func openAPIOperations() throws -> Set<String> {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    let text = try String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+    var operations: Set<String> = []
+    var inPaths = false
+    var path: String?
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+        if line == "paths:" {
+            inPaths = true
+            continue
+        }
+        guard inPaths else { continue }
+        if let first = line.first, first != " ", first != "#" { break }
+        if line.hasPrefix("  /"), line.hasSuffix(":"), !line.hasPrefix("   ") {
+            path = String(line.dropFirst(2).dropLast())
+        } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
+            let method = line.trimmingCharacters(in: .whitespaces).dropLast()
+            if ["get", "post", "put"].contains(String(method)) { operations.insert("\(method.uppercased()) \(path)") }
+        }
+    }
+    return operations
+}
