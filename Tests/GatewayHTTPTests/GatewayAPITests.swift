@@ -60,6 +60,7 @@ struct GatewayAPITests {
         #expect(read.status == 200)
         #expect(read.json["id"] as? String == id)
 
+        h.clock.advance(by: 1)
         let refund = try h.merchantServer(
             "POST", "/v1/payments/\(id)/refunds", json: ["amount": "30.00", "reason": "one box"])
         #expect(refund.status == 200, "\(refund.text)")
