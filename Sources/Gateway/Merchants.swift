@@ -151,7 +151,8 @@ public final class MerchantRegistry: Sendable {
         let appID = try Identifiers.make("app_", 16)
         let appKey = try Identifiers.make("ak_", 40)
         let secretKeyID = try Identifiers.make("", 12)
-        let secretKey = (spec.environment == .sandbox ? "sk_test_" : "sk_live_") + secretKeyID
+        let secretKey =
+            (spec.environment == .sandbox ? "sk_test_" : "sk_live_") + secretKeyID
             + (try Identifiers.make("", 32))
         let credentials = MerchantCredentials(merchantID: id, appID: appID, appKey: appKey, secretKey: secretKey)
         // A signing secret from the start, so events sent to a session's notify_url are signed even before a
@@ -167,7 +168,8 @@ public final class MerchantRegistry: Sendable {
         }
         let record = MerchantRecord(
             id: id, environment: spec.environment, name: spec.name, countryCode: spec.countryCode.uppercased(),
-            merchantIdentifiers: spec.merchantIdentifiers, allowedCurrencies: spec.allowedCurrencies.map { $0.uppercased() },
+            merchantIdentifiers: spec.merchantIdentifiers,
+            allowedCurrencies: spec.allowedCurrencies.map { $0.uppercased() },
             allowedNetworks: spec.allowedNetworks, webOrigins: spec.webOrigins, webhookURL: nil,
             webhookSecretsSealed: webhookSecretsSealed, appID: appID, appKeyHash: Identifiers.sha256Hex(appKey),
             secretKeyID: secretKeyID, secretKeyHash: Identifiers.sha256Hex(secretKey),
@@ -247,7 +249,9 @@ public final class MerchantRegistry: Sendable {
 
     /// Generates a key (EC P-256 or RSA-2048; identity keys are RSA only), stores it sealed and inactive,
     /// and returns it with the CSR to send to Apple. It becomes active when its certificate is attached.
-    public func createKeySigningRequest(merchantID: String, type: MerchantKeyType, purpose: MerchantKeyPurpose)
+    public func createKeySigningRequest(
+        merchantID: String, type: MerchantKeyType, purpose: MerchantKeyPurpose
+    )
         throws(GatewayError) -> (key: MerchantKeyInfo, csrPEM: String)
     {
         let merchant = try record(merchantID)
@@ -258,7 +262,8 @@ public final class MerchantRegistry: Sendable {
         let (record, csr): (MerchantKeyRecord, String) = try gatewayThrowing {
             let key = type == .ec ? try EVPKey.generateEC(curve: "P-256") : try EVPKey.generateRSA(bits: 2048)
             let csr = try CertificateSigningRequest.pem(
-                key: key, subject: [("CN", merchant.merchantIdentifiers.first ?? merchant.name), ("C", merchant.countryCode)])
+                key: key,
+                subject: [("CN", merchant.merchantIdentifiers.first ?? merchant.name), ("C", merchant.countryCode)])
             var pem = Array(try key.privateKeyPEM().utf8)
             defer { SecureBytes.zero(&pem) }
             let record = MerchantKeyRecord(
@@ -274,13 +279,17 @@ public final class MerchantRegistry: Sendable {
     /// Attaches the certificate issued for a key (replacing an earlier one) and activates the key.
     /// `certificate_invalid` when it is not a PEM certificate, `certificate_key_mismatch` when it is for
     /// another key.
-    public func attachCertificate(merchantID: String, keyID: String, certificatePEM: String) throws(GatewayError)
+    public func attachCertificate(
+        merchantID: String, keyID: String, certificatePEM: String
+    ) throws(GatewayError)
         -> MerchantKeyInfo
     {
-        guard var record = try gatewayThrowing({ try store.read { try $0.merchantKeys(merchantID: merchantID) } })
-            .first(where: { $0.id == keyID })
+        guard
+            var record = try gatewayThrowing({ try store.read { try $0.merchantKeys(merchantID: merchantID) } })
+                .first(where: { $0.id == keyID })
         else { throw GatewayError(.notFound, "no such merchant key", param: "id") }
-        let key = try loadPrivateKey(try cipher.open(record.privateKeySealed, context: SealingContext.processingKey(id: keyID)))
+        let key = try loadPrivateKey(
+            try cipher.open(record.privateKeySealed, context: SealingContext.processingKey(id: keyID)))
         try checkCertificate(certificatePEM, matches: key)
         record.certificatePEM = certificatePEM
         record.active = true
@@ -324,7 +333,9 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// The certificates of the processing key ring (id, PEM, active), oldest first.
-    public func processingCertificates(merchantID: String) throws(GatewayError) -> [(
+    public func processingCertificates(
+        merchantID: String
+    ) throws(GatewayError) -> [(
         id: String, certificatePEM: String, active: Bool
     )] {
         try gatewayThrowing { try store.read { try $0.merchantKeys(merchantID: merchantID) } }.compactMap { key in
@@ -355,7 +366,9 @@ public final class MerchantRegistry: Sendable {
 
     /// Sets the webhook endpoint and rotates its signing secret: the new secret is returned (shown once) and
     /// the previous one stays valid alongside it until the next rotation.
-    public func setWebhookEndpoint(merchantID: String, url: String) throws(GatewayError) -> (
+    public func setWebhookEndpoint(
+        merchantID: String, url: String
+    ) throws(GatewayError) -> (
         url: String, secret: String
     ) {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
@@ -390,13 +403,16 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// Imports a Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web.
-    public func setIdentity(merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes) throws(GatewayError) {
+    public func setIdentity(merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes) throws(GatewayError)
+    {
         try addProcessingKey(
             merchantID: merchantID, privateKeyPEM: privateKeyPEM, certificatePEM: certificatePEM, purpose: .identity)
     }
 
     /// The newest active Merchant Identity certificate and key, when there is one.
-    public func identity(merchantID: String) throws(GatewayError) -> (certificatePEM: String, privateKeyPEM: SecureBytes)? {
+    public func identity(
+        merchantID: String
+    ) throws(GatewayError) -> (certificatePEM: String, privateKeyPEM: SecureBytes)? {
         let keys = try gatewayThrowing { try store.read { try $0.merchantKeys(merchantID: merchantID) } }
         guard let key = keys.last(where: { $0.purpose == .identity && $0.active }), let certificate = key.certificatePEM
         else { return nil }
@@ -450,7 +466,8 @@ public final class MerchantRegistry: Sendable {
     /// Replaces the merchant's co-brand table (BIN ranges → affiliate codes).
     public func setCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws(GatewayError) {
         for range in ranges {
-            guard (1...20).contains(range.code.count), range.code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+            guard (1...20).contains(range.code.count),
+                range.code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
             else { throw .invalid("affiliate_code", "1 to 20 ASCII letters or digits") }
             guard range.low <= range.high, range.low >= 0, range.high <= 99_999_999 else {
                 throw .invalid("bin_range", "low ≤ high, 8-digit BINs")
@@ -475,8 +492,12 @@ enum CSV {
                 if c == "\"" {
                     if let next = iterator.next() {
                         if next == "\"" { field.append("\"") } else { quoted = false; pending = next }
-                    } else { quoted = false }
-                } else { field.append(c) }
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    field.append(c)
+                }
             } else if c == "\"" {
                 quoted = true
             } else if c == "," {

@@ -68,7 +68,8 @@ enum GatewayWorkerCommand {
                         merchant: merchant, token: try minter.mint(mint), idempotencyKey: "tok-\(index)")
                     let payment = try gateway.payByPrime(
                         merchant: merchant,
-                        PayByPrimeRequest(prime: prime.prime, amount: amount, currency: "TWD", orderNumber: "h-\(index)"),
+                        PayByPrimeRequest(
+                            prime: prime.prime, amount: amount, currency: "TWD", orderNumber: "h-\(index)"),
                         idempotencyKey: "pay-\(index)")
                     io.out("ACK \(index) \(payment.id) \(payment.status.rawValue)")
                     if index % 4 == 3, payment.status == .captured {

@@ -44,16 +44,19 @@ struct SessionTests {
     func mismatchAndDecline() throws {
         let h = try Harness()
         let session = try h.gateway.createSession(
-            merchant: h.merchant, CreateSessionRequest(outTradeNo: "T-2", amount: 10_005, currency: "TWD", country: "TW"))
+            merchant: h.merchant,
+            CreateSessionRequest(outTradeNo: "T-2", amount: 10_005, currency: "TWD", country: "TW"))
         expectGatewayError(.amountMismatch) {
-            try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_000))
+            try h.gateway.paySession(
+                merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_000))
         }
         expectGatewayError(.currencyMismatch) {
             try h.gateway.paySession(
                 merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_005, currency: "840"))
         }
         expectGatewayError(.cardDeclined) {
-            try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_005))
+            try h.gateway.paySession(
+                merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_005))
         }
         #expect(try h.gateway.session(merchant: h.merchant, orderToken: session.orderToken).status == .open)
     }
@@ -149,7 +152,9 @@ struct IdempotencyTests {
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var firstResult: Result<Payment, GatewayError>?
         Thread.detachNewThread {
-            do { firstResult = .success(try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "fly")) } catch {
+            do {
+                firstResult = .success(try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "fly"))
+            } catch {
                 firstResult = .failure(error as! GatewayError)
             }
             done.signal()
