@@ -12,6 +12,10 @@ public struct GatewayConfiguration: Sendable {
     /// Reconciliation only touches payments, captures and refunds untouched for this long, so it never races
     /// a live request.
     public var reconciliationDelay: TimeInterval = 5 * 60
+    /// The longest an authorization call to the processor may take. A processor query that finds nothing
+    /// this long after the call was made proves the authorization never arrived (the payment fails); sooner,
+    /// the payment waits in `unknown`. Keep it below ``idempotencyLockTimeout`` and ``reconciliationDelay``.
+    public var authorizationTimeout: TimeInterval = 30
     /// The longest capture delay `afterDays` accepts.
     public var maxCaptureDelayDays = 30
 

@@ -77,9 +77,18 @@ extension GatewayService {
     /// Records an authorization outcome unless the payment was settled meanwhile.
     func record(outcome: AuthorizationOutcome, paymentID: String, cause: String) throws(GatewayError) -> Payment {
         let now = clock.now()
-        return try write { tx in
+        var lateApproval: ProcessorApproval?
+        let payment: Payment = try write { tx in
             guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
-            guard payment.status == .processing || payment.status == .unknown else { return payment }
+            guard payment.status == .processing || payment.status == .unknown else {
+                // Settled meanwhile (failed as never sent): an approval arriving now must not stay authorized.
+                if case .approved(let approval) = outcome, payment.status == .failed,
+                    payment.acquirerReference != approval.reference
+                {
+                    lateApproval = approval
+                }
+                return payment
+            }
             let wasUnknown = payment.status == .unknown
             switch outcome {
             case .approved(let approval):
@@ -109,6 +118,11 @@ extension GatewayService {
             }
             return payment
         }
+        if let lateApproval {
+            // Release the hold; the processor answers a repeated id with its first outcome.
+            _ = processor.void(reference: lateApproval.reference, operationID: "void_late_\(paymentID)")
+        }
+        return payment
     }
 
     /// Moves a payment to `failed` with its event, reopening its session.
@@ -153,6 +167,17 @@ extension GatewayService {
             return try write { tx in
                 guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
                 guard payment.status == .processing || payment.status == .unknown else { return payment }
+                // Within the processor timeout the authorization may still be on its way: not proof yet.
+                if let sent = payment.authorizationSentAt,
+                    now < sent.addingTimeInterval(configuration.authorizationTimeout)
+                {
+                    if payment.status == .processing {
+                        try transition(
+                            &payment, to: .unknown, cause: "reconciled: not at the processor yet", at: now, in: tx)
+                        try tx.updatePayment(payment)
+                    }
+                    return payment
+                }
                 let wasUnknown = payment.status == .unknown
                 try fail(
                     &payment, code: "not_sent", cause: "reconciled: the processor never received the authorization",

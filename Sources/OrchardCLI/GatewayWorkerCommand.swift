@@ -46,6 +46,8 @@ enum GatewayWorkerCommand {
             var configuration = GatewayConfiguration()
             // One worker at a time: a key left locked by a killed worker is resumed at once.
             configuration.idempotencyLockTimeout = 0
+            // A killed worker's processor calls are over: nothing is in flight.
+            configuration.authorizationTimeout = 0
             let gateway = GatewayService(
                 configuration: configuration, store: store,
                 processor: SandboxAcquirer(ledger: store, clock: clock, configuration: acquirer),
