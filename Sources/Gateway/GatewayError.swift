@@ -89,10 +89,6 @@ public struct GatewayError: Error, Hashable, Sendable, Codable, CustomStringConv
         public static let paymentRequestInvalid = Code(rawValue: "payment_request_invalid")
         /// An event cannot be (re)delivered: no webhook endpoint nor notify_url.
         public static let webhookEndpointNotConfigured = Code(rawValue: "webhook_endpoint_not_configured")
-        /// An uploaded certificate is not a PEM X.509 certificate.
-        public static let certificateInvalid = Code(rawValue: "certificate_invalid")
-        /// An uploaded certificate is for another key.
-        public static let certificateKeyMismatch = Code(rawValue: "certificate_key_mismatch")
         /// The database failed (transient; the request can be retried with its idempotency key).
         public static let storageFailure = Code(rawValue: "storage_failure")
         /// An unexpected internal failure.

@@ -74,40 +74,12 @@ public struct MerchantCredentials: Sendable, Hashable, Codable {
     public var secretKey: String
 }
 
-/// A merchant key as the API shows it (no private material).
-public struct MerchantKeyInfo: Sendable, Hashable, Codable {
-    /// Where a key stands.
-    public enum Status: String, Sendable, Codable {
-        /// Generated with a CSR; waiting for its certificate.
-        case pendingCertificate = "pending_certificate"
-        case active
-        /// Retired from the ring.
-        case inactive
-    }
-    public var id: String
-    public var purpose: MerchantKeyPurpose
-    public var type: MerchantKeyType
-    public var status: Status
-    public var publicKeyHash: String
-    public var certificatePEM: String?
-    public var createdAt: Date
-
-    init(_ record: MerchantKeyRecord) {
-        id = record.id
-        purpose = record.purpose
-        type = record.type
-        status = record.certificatePEM == nil ? .pendingCertificate : record.active ? .active : .inactive
-        publicKeyHash = record.publicKeyHash
-        certificatePEM = record.certificatePEM
-        createdAt = record.createdAt
-    }
-}
-
 /// The contexts that bind sealed values to their records.
 public enum SealingContext {
     public static func webhookSecrets(merchantID: String) -> String { "webhook_secrets:\(merchantID)" }
     public static func credentials(merchantID: String) -> String { "merchant_credentials:\(merchantID)" }
-    public static func processingKey(id: String) -> String { "merchant_key:\(id)" }
+    public static func processingKey(id: String) -> String { "processing_key:\(id)" }
+    public static func identityKey(merchantID: String) -> String { "identity_key:\(merchantID)" }
     public static func primeCardData(primeHash: String) -> String { "prime_card:\(primeHash)" }
     public static func paymentCardData(paymentID: String) -> String { "payment_card:\(paymentID)" }
     public static func setting(_ name: String) -> String { "setting:\(name)" }
@@ -173,7 +145,7 @@ public final class MerchantRegistry: Sendable {
             allowedNetworks: spec.allowedNetworks, webOrigins: spec.webOrigins, webhookURL: nil,
             webhookSecretsSealed: webhookSecretsSealed, appID: appID, appKeyHash: Identifiers.sha256Hex(appKey),
             secretKeyID: secretKeyID, secretKeyHash: Identifiers.sha256Hex(secretKey),
-            credentialsSealed: sealedCredentials,
+            credentialsSealed: sealedCredentials, identityCertificatePEM: nil, identityKeySealed: nil,
             createdAt: clock.now())
         try gatewayThrowing { try store.write { try $0.insertMerchant(record) } }
         return (Merchant(record), credentials)
@@ -226,141 +198,56 @@ public final class MerchantRegistry: Sendable {
         return try gatewayThrowing { try JSONDecoder().decode(MerchantCredentials.self, from: Data(bytes.copyBytes())) }
     }
 
-    /// Adds a key with its certificate to the ring, active at once (imported keys, sandbox provisioning);
-    /// returns its id.
+    /// Adds a processing key to the ring (active); returns its id.
     @discardableResult
     public func addProcessingKey(
-        merchantID: String, privateKeyPEM: SecureBytes, certificatePEM: String, id: String? = nil,
-        purpose: MerchantKeyPurpose = .processing
-    ) throws(GatewayError) -> String {
+        merchantID: String, privateKeyPEM: SecureBytes, certificatePEM: String, id: String? = nil
+    )
+        throws(GatewayError) -> String
+    {
         _ = try record(merchantID)
-        let key = try loadPrivateKey(privateKeyPEM)
-        try checkCertificate(certificatePEM, matches: key)
         var keyID = id ?? ""
-        if id == nil { keyID = try Identifiers.make("mk_", 24) }
+        if id == nil { keyID = try Identifiers.make("pk_", 16) }
         let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.processingKey(id: keyID))
-        let record = MerchantKeyRecord(
-            id: keyID, merchantID: merchantID, purpose: purpose, type: key.kind == .rsa ? .rsa : .ec,
-            privateKeySealed: sealed, certificatePEM: certificatePEM, publicKeyHash: Self.publicKeyHash(key),
-            active: true, createdAt: clock.now())
-        try gatewayThrowing { try store.write { try $0.insertMerchantKey(record) } }
+        let key = ProcessingKeyRecord(
+            id: keyID, merchantID: merchantID, privateKeySealed: sealed, certificatePEM: certificatePEM, active: true,
+            createdAt: clock.now())
+        try gatewayThrowing { try store.write { try $0.insertProcessingKey(key) } }
         return keyID
     }
 
-    /// Generates a key (EC P-256 or RSA-2048; identity keys are RSA only), stores it sealed and inactive,
-    /// and returns it with the CSR to send to Apple. It becomes active when its certificate is attached.
-    public func createKeySigningRequest(
-        merchantID: String, type: MerchantKeyType, purpose: MerchantKeyPurpose
-    )
-        throws(GatewayError) -> (key: MerchantKeyInfo, csrPEM: String)
-    {
-        let merchant = try record(merchantID)
-        guard purpose == .processing || type == .rsa else {
-            throw GatewayError.invalid("type", "a Merchant Identity key is RSA-2048")
-        }
-        let keyID = try Identifiers.make("mk_", 24)
-        let (record, csr): (MerchantKeyRecord, String) = try gatewayThrowing {
-            let key = type == .ec ? try EVPKey.generateEC(curve: "P-256") : try EVPKey.generateRSA(bits: 2048)
-            let csr = try CertificateSigningRequest.pem(
-                key: key,
-                subject: [("CN", merchant.merchantIdentifiers.first ?? merchant.name), ("C", merchant.countryCode)])
-            var pem = Array(try key.privateKeyPEM().utf8)
-            defer { SecureBytes.zero(&pem) }
-            let record = MerchantKeyRecord(
-                id: keyID, merchantID: merchantID, purpose: purpose, type: type,
-                privateKeySealed: try cipher.seal(pem, context: SealingContext.processingKey(id: keyID)),
-                certificatePEM: nil, publicKeyHash: Self.publicKeyHash(key), active: false, createdAt: clock.now())
-            return (record, csr)
-        }
-        try gatewayThrowing { try store.write { try $0.insertMerchantKey(record) } }
-        return (MerchantKeyInfo(record), csr)
-    }
-
-    /// Attaches the certificate issued for a key (replacing an earlier one) and activates the key.
-    /// `certificate_invalid` when it is not a PEM certificate, `certificate_key_mismatch` when it is for
-    /// another key.
-    public func attachCertificate(
-        merchantID: String, keyID: String, certificatePEM: String
-    ) throws(GatewayError)
-        -> MerchantKeyInfo
-    {
-        guard
-            var record = try gatewayThrowing({ try store.read { try $0.merchantKeys(merchantID: merchantID) } })
-                .first(where: { $0.id == keyID })
-        else { throw GatewayError(.notFound, "no such merchant key", param: "id") }
-        let key = try loadPrivateKey(
-            try cipher.open(record.privateKeySealed, context: SealingContext.processingKey(id: keyID)))
-        try checkCertificate(certificatePEM, matches: key)
-        record.certificatePEM = certificatePEM
-        record.active = true
-        let updated = record
-        try gatewayThrowing { try store.write { try $0.updateMerchantKey(updated) } }
-        return MerchantKeyInfo(updated)
-    }
-
-    /// The merchant's keys, oldest first (no private material).
-    public func merchantKeys(merchantID: String) throws(GatewayError) -> [MerchantKeyInfo] {
-        try gatewayThrowing { try store.read { try $0.merchantKeys(merchantID: merchantID) } }.map(MerchantKeyInfo.init)
-    }
-
-    /// Activates or retires a key (rotation: add the new key, then retire the old one). A key without a
-    /// certificate cannot be activated.
+    /// Activates or retires a processing key (rotation: add the new key, then retire the old one).
     public func setProcessingKey(merchantID: String, keyID: String, active: Bool) throws(GatewayError) {
         try gatewayThrowing {
             try store.write { tx in
-                guard var key = try tx.merchantKeys(merchantID: merchantID).first(where: { $0.id == keyID }) else {
-                    throw GatewayError(.notFound, "no such merchant key", param: "id")
-                }
-                guard !active || key.certificatePEM != nil else {
-                    throw GatewayError(.invalidStateTransition, "the key has no certificate yet")
+                guard var key = try tx.processingKeys(merchantID: merchantID).first(where: { $0.id == keyID }) else {
+                    throw GatewayError.invalid("key_id", "no such processing key")
                 }
                 key.active = active
-                try tx.updateMerchantKey(key)
+                try tx.updateProcessingKey(key)
             }
         }
     }
 
-    /// The active processing keys with certificates, decrypted, newest first.
+    /// The active processing keys, decrypted, newest first.
     public func activeProcessingKeys(merchantID: String) throws(GatewayError) -> [ProcessingKeyMaterial] {
-        let keys = try gatewayThrowing { try store.read { try $0.merchantKeys(merchantID: merchantID) } }
+        let keys = try gatewayThrowing { try store.read { try $0.processingKeys(merchantID: merchantID) } }
         var result: [ProcessingKeyMaterial] = []
-        for key in keys.reversed() where key.active && key.purpose == .processing {
-            guard let certificate = key.certificatePEM else { continue }
+        for key in keys.reversed() where key.active {
             let pem = try cipher.open(key.privateKeySealed, context: SealingContext.processingKey(id: key.id))
-            result.append(ProcessingKeyMaterial(id: key.id, privateKeyPEM: pem, certificatePEM: certificate))
+            result.append(ProcessingKeyMaterial(id: key.id, privateKeyPEM: pem, certificatePEM: key.certificatePEM))
         }
         return result
     }
 
-    /// The certificates of the processing key ring (id, PEM, active), oldest first.
+    /// The certificates of the key ring (id, PEM, active), oldest first.
     public func processingCertificates(
         merchantID: String
     ) throws(GatewayError) -> [(
         id: String, certificatePEM: String, active: Bool
     )] {
-        try gatewayThrowing { try store.read { try $0.merchantKeys(merchantID: merchantID) } }.compactMap { key in
-            guard key.purpose == .processing, let certificate = key.certificatePEM else { return nil }
-            return (id: key.id, certificatePEM: certificate, active: key.active)
-        }
-    }
-
-    static func publicKeyHash(_ key: EVPKey) -> String { Data(SHA256.hash(key.publicKeyDER)).base64EncodedString() }
-
-    func loadPrivateKey(_ pem: SecureBytes) throws(GatewayError) -> EVPKey {
-        do { return try EVPKey(privateKeyPEM: pem.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }) } catch {
-            throw GatewayError.invalid("private_key", "not a PEM private key")
-        }
-    }
-
-    func checkCertificate(_ pem: String, matches key: EVPKey) throws(GatewayError) {
-        let certificate: X509Certificate
-        let publicKey: EVPKey
-        do {
-            certificate = try X509Certificate(pem: pem)
-            publicKey = try certificate.publicKey()
-        } catch { throw GatewayError(.certificateInvalid, "not a PEM X.509 certificate", param: "certificate") }
-        guard publicKey.hasSamePublicKey(as: key) else {
-            throw GatewayError(.certificateKeyMismatch, "the certificate is for another key", param: "certificate")
+        try gatewayThrowing { try store.read { try $0.processingKeys(merchantID: merchantID) } }.map {
+            (id: $0.id, certificatePEM: $0.certificatePEM, active: $0.active)
         }
     }
 
@@ -402,21 +289,27 @@ public final class MerchantRegistry: Sendable {
         return try gatewayThrowing { try JSONDecoder().decode([String].self, from: Data(bytes.copyBytes())) }
     }
 
-    /// Imports a Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web.
+    /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web.
     public func setIdentity(merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes) throws(GatewayError)
     {
-        try addProcessingKey(
-            merchantID: merchantID, privateKeyPEM: privateKeyPEM, certificatePEM: certificatePEM, purpose: .identity)
+        let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.identityKey(merchantID: merchantID))
+        try gatewayThrowing {
+            try store.write { tx in
+                guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
+                record.identityCertificatePEM = certificatePEM
+                record.identityKeySealed = sealed
+                try tx.updateMerchant(record)
+            }
+        }
     }
 
-    /// The newest active Merchant Identity certificate and key, when there is one.
+    /// The Merchant Identity certificate and key, when set.
     public func identity(
         merchantID: String
     ) throws(GatewayError) -> (certificatePEM: String, privateKeyPEM: SecureBytes)? {
-        let keys = try gatewayThrowing { try store.read { try $0.merchantKeys(merchantID: merchantID) } }
-        guard let key = keys.last(where: { $0.purpose == .identity && $0.active }), let certificate = key.certificatePEM
-        else { return nil }
-        return (certificate, try cipher.open(key.privateKeySealed, context: SealingContext.processingKey(id: key.id)))
+        let record = try record(merchantID)
+        guard let certificate = record.identityCertificatePEM, let sealed = record.identityKeySealed else { return nil }
+        return (certificate, try cipher.open(sealed, context: SealingContext.identityKey(merchantID: merchantID)))
     }
 
     /// Replaces the merchant's BIN table with the CSV's rows; returns how many were loaded.
@@ -561,7 +454,7 @@ extension MerchantRegistry {
         let (merchant, credentials) = try create(
             MerchantSpec(
                 name: name, environment: .sandbox, countryCode: countryCode, merchantIdentifiers: [merchantIdentifier]))
-        let keyID = try Identifiers.make("mk_", 24)
+        let keyID = try Identifiers.make("pk_", 16)
         let key = try gatewayThrowing {
             try issuer.issueProcessingKey(pki: pki, merchantIdentifier: merchantIdentifier, id: keyID, now: now)
         }

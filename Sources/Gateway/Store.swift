@@ -26,10 +26,9 @@ public protocol StoreTransaction {
     func merchant(appID: String) throws -> MerchantRecord?
     func merchant(secretKeyID: String) throws -> MerchantRecord?
     func merchants(environment: GatewayEnvironment) throws -> [MerchantRecord]
-    func insertMerchantKey(_ key: MerchantKeyRecord) throws
-    func updateMerchantKey(_ key: MerchantKeyRecord) throws
-    /// The merchant's keys (processing and identity), oldest first.
-    func merchantKeys(merchantID: String) throws -> [MerchantKeyRecord]
+    func insertProcessingKey(_ key: ProcessingKeyRecord) throws
+    func updateProcessingKey(_ key: ProcessingKeyRecord) throws
+    func processingKeys(merchantID: String) throws -> [ProcessingKeyRecord]
     /// Replaces the merchant's BIN table.
     func replaceBINTable(merchantID: String, entries: [BINEntry]) throws
     /// Entries whose prefix is one of `prefixes`.
@@ -140,13 +139,16 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     public var secretKeyHash: String
     /// Sandbox only: the app key and secret key sealed, so `orchard merchant show` can print them.
     public var credentialsSealed: Data?
+    /// Merchant Identity certificate (PEM) and its sealed private key, for Apple Pay on the Web.
+    public var identityCertificatePEM: String?
+    public var identityKeySealed: Data?
     public var createdAt: Date
 
     public init(
         id: String, environment: GatewayEnvironment, name: String, countryCode: String, merchantIdentifiers: [String],
         allowedCurrencies: [String], allowedNetworks: [String], webOrigins: [String], webhookURL: String?,
         webhookSecretsSealed: Data?, appID: String, appKeyHash: String, secretKeyID: String, secretKeyHash: String,
-        credentialsSealed: Data?, createdAt: Date
+        credentialsSealed: Data?, identityCertificatePEM: String?, identityKeySealed: Data?, createdAt: Date
     ) {
         self.id = id
         self.environment = environment
@@ -163,55 +165,30 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
         self.secretKeyID = secretKeyID
         self.secretKeyHash = secretKeyHash
         self.credentialsSealed = credentialsSealed
+        self.identityCertificatePEM = identityCertificatePEM
+        self.identityKeySealed = identityKeySealed
         self.createdAt = createdAt
     }
 }
 
-/// What a merchant key is for.
-public enum MerchantKeyPurpose: String, Sendable, Codable, CaseIterable {
-    /// A Payment Processing key: tokens are encrypted to it.
-    case processing
-    /// A Merchant Identity key: mutual TLS with Apple for Apple Pay on the Web merchant validation.
-    case identity
-}
-
-/// The algorithm of a merchant key.
-public enum MerchantKeyType: String, Sendable, Codable, CaseIterable {
-    /// EC P-256 (EC_v1 tokens).
-    case ec
-    /// RSA-2048 (RSA_v1 tokens, Merchant Identity).
-    case rsa
-}
-
-/// A key in a merchant's key ring, as stored: the private key sealed, the certificate once uploaded.
-public struct MerchantKeyRecord: Sendable, Hashable, Codable {
-    /// `mk_…`
+/// A Payment Processing key in a merchant's key ring.
+public struct ProcessingKeyRecord: Sendable, Hashable, Codable {
     public var id: String
     public var merchantID: String
-    public var purpose: MerchantKeyPurpose
-    public var type: MerchantKeyType
     /// The sealed private key PEM.
     public var privateKeySealed: Data
-    /// The certificate Apple (or the sandbox PKI) issued; nil until uploaded.
-    public var certificatePEM: String?
-    /// base64(SHA-256(DER SubjectPublicKeyInfo)), as tokens carry it in `header.publicKeyHash`.
-    public var publicKeyHash: String
-    /// Active keys are used; several processing keys may be active during a rotation. A key without a
-    /// certificate is never active.
+    public var certificatePEM: String
+    /// Active keys open tokens; several may be active during a rotation.
     public var active: Bool
     public var createdAt: Date
 
     public init(
-        id: String, merchantID: String, purpose: MerchantKeyPurpose, type: MerchantKeyType, privateKeySealed: Data,
-        certificatePEM: String?, publicKeyHash: String, active: Bool, createdAt: Date
+        id: String, merchantID: String, privateKeySealed: Data, certificatePEM: String, active: Bool, createdAt: Date
     ) {
         self.id = id
         self.merchantID = merchantID
-        self.purpose = purpose
-        self.type = type
         self.privateKeySealed = privateKeySealed
         self.certificatePEM = certificatePEM
-        self.publicKeyHash = publicKeyHash
         self.active = active
         self.createdAt = createdAt
     }

@@ -25,18 +25,15 @@ enum Migrations {
                     created_at BIGINT NOT NULL,
                     body TEXT NOT NULL
                 );
-                CREATE TABLE merchant_keys (
+                CREATE TABLE processing_keys (
                     id TEXT PRIMARY KEY,
                     merchant_id TEXT NOT NULL REFERENCES merchants (id),
-                    purpose TEXT NOT NULL CHECK (purpose IN ('processing', 'identity')),
-                    key_type TEXT NOT NULL CHECK (key_type IN ('ec', 'rsa')),
-                    private_key BLOB NOT NULL,
-                    certificate_pem TEXT,
-                    public_key_hash TEXT NOT NULL,
                     active INTEGER NOT NULL,
+                    private_key BLOB NOT NULL,
+                    certificate_pem TEXT NOT NULL,
                     created_at BIGINT NOT NULL
                 );
-                CREATE INDEX merchant_keys_merchant ON merchant_keys (merchant_id, created_at);
+                CREATE INDEX processing_keys_merchant ON processing_keys (merchant_id, created_at);
                 CREATE TABLE bin_entries (
                     merchant_id TEXT NOT NULL REFERENCES merchants (id),
                     prefix TEXT NOT NULL,

@@ -54,39 +54,33 @@ struct SQLiteTransaction: StoreTransaction {
         try merchants(where: "environment = ?", [.text(environment.rawValue)])
     }
 
-    func insertMerchantKey(_ k: MerchantKeyRecord) throws {
+    func insertProcessingKey(_ k: ProcessingKeyRecord) throws {
         try db.run(
             """
-            INSERT INTO merchant_keys (id, merchant_id, purpose, key_type, private_key, certificate_pem, public_key_hash,
-                active, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO processing_keys (id, merchant_id, active, private_key, certificate_pem, created_at)
+            VALUES (?, ?, ?, ?, ?, ?)
             """,
             [
-                .text(k.id), .text(k.merchantID), .text(k.purpose.rawValue), .text(k.type.rawValue),
-                .blob(k.privateKeySealed),
-                SQLValue(k.certificatePEM), .text(k.publicKeyHash), SQLValue(k.active), SQLValue(k.createdAt),
+                .text(k.id), .text(k.merchantID), SQLValue(k.active), .blob(k.privateKeySealed),
+                .text(k.certificatePEM),
+                SQLValue(k.createdAt),
             ])
     }
 
-    func updateMerchantKey(_ k: MerchantKeyRecord) throws {
-        try db.run(
-            "UPDATE merchant_keys SET certificate_pem = ?, active = ? WHERE id = ? AND merchant_id = ?",
-            [SQLValue(k.certificatePEM), SQLValue(k.active), .text(k.id), .text(k.merchantID)])
+    func updateProcessingKey(_ k: ProcessingKeyRecord) throws {
+        try db.run("UPDATE processing_keys SET active = ? WHERE id = ?", [SQLValue(k.active), .text(k.id)])
     }
 
-    func merchantKeys(merchantID: String) throws -> [MerchantKeyRecord] {
+    func processingKeys(merchantID: String) throws -> [ProcessingKeyRecord] {
         try db.query(
             """
-            SELECT id, merchant_id, purpose, key_type, private_key, certificate_pem, public_key_hash, active, created_at
-            FROM merchant_keys WHERE merchant_id = ? ORDER BY created_at, rowid
+            SELECT id, merchant_id, private_key, certificate_pem, active, created_at FROM processing_keys
+            WHERE merchant_id = ? ORDER BY created_at, rowid
             """, [.text(merchantID)]
         ) { row in
-            MerchantKeyRecord(
-                id: row.text(0), merchantID: row.text(1),
-                purpose: MerchantKeyPurpose(rawValue: row.text(2)) ?? .processing,
-                type: MerchantKeyType(rawValue: row.text(3)) ?? .ec, privateKeySealed: row.blob(4) ?? Data(),
-                certificatePEM: row.optionalText(5), publicKeyHash: row.text(6), active: row.bool(7),
-                createdAt: row.date(8))
+            ProcessingKeyRecord(
+                id: row.text(0), merchantID: row.text(1), privateKeySealed: row.blob(2) ?? Data(),
+                certificatePEM: row.text(3), active: row.bool(4), createdAt: row.date(5))
         }
     }
 

@@ -215,37 +215,6 @@ struct MerchantTests {
         _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(certificatePEM: material.certificatePEM))
     }
 
-    @Test("merchant keys: a CSR, the issued certificate attached, then the key opens tokens")
-    func csrFlow() throws {
-        let h = try Harness()
-        let (key, csr) = try h.gateway.merchants.createKeySigningRequest(
-            merchantID: h.merchant.id, type: .ec, purpose: .processing)
-        #expect(key.status == .pendingCertificate)
-        #expect(csr.contains("BEGIN CERTIFICATE REQUEST"))
-        #expect(try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).count == 1)
-        expectGatewayError(.invalidStateTransition) {
-            try h.gateway.merchants.setProcessingKey(merchantID: h.merchant.id, keyID: key.id, active: true)
-        }
-        let certificate = try h.minter.pki.issueMerchantCertificate(
-            publicKeyPEM: csr, merchantIdentifier: h.merchant.merchantIdentifiers[0],
-            notBefore: h.clock.now().addingTimeInterval(-60), notAfter: h.clock.now().addingTimeInterval(86_400))
-        expectGatewayError(.certificateInvalid) {
-            try h.gateway.merchants.attachCertificate(merchantID: h.merchant.id, keyID: key.id, certificatePEM: "junk")
-        }
-        expectGatewayError(.certificateKeyMismatch) {
-            try h.gateway.merchants.attachCertificate(
-                merchantID: h.merchant.id, keyID: key.id, certificatePEM: h.certificatePEM)
-        }
-        let active = try h.gateway.merchants.attachCertificate(
-            merchantID: h.merchant.id, keyID: key.id, certificatePEM: certificate)
-        #expect(active.status == .active)
-        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(certificatePEM: certificate))
-        expectGatewayError(.invalidRequest) {
-            try h.gateway.merchants.createKeySigningRequest(merchantID: h.merchant.id, type: .ec, purpose: .identity)
-        }
-        #expect(try h.gateway.merchants.merchantKeys(merchantID: h.merchant.id).map(\.status) == [.active, .active])
-    }
-
     @Test("sandbox provisioning runs once: the PKI and the merchant persist across restarts")
     func provisioningOnce() throws {
         let h = try Harness()
