@@ -12,6 +12,10 @@ public struct GatewayConfiguration: Sendable {
     /// Reconciliation only touches payments, captures and refunds untouched for this long, so it never races
     /// a live request.
     public var reconciliationDelay: TimeInterval = 5 * 60
+    /// The longest an authorization call to the processor may take. A processor query that finds nothing
+    /// this long after the call was made proves the authorization never arrived (the payment fails); sooner,
+    /// the payment waits in `unknown`. Keep it below ``idempotencyLockTimeout`` and ``reconciliationDelay``.
+    public var authorizationTimeout: TimeInterval = 30
     /// The longest capture delay `afterDays` accepts.
     public var maxCaptureDelayDays = 30
 
@@ -79,7 +83,9 @@ public final class GatewayService: Sendable {
     }
 
     /// Moves `payment` to `next`, recording the transition; refuses transitions the state machine forbids.
-    func transition(_ payment: inout Payment, to next: PaymentStatus, cause: String, at now: Date, in tx: any StoreTransaction)
+    func transition(
+        _ payment: inout Payment, to next: PaymentStatus, cause: String, at now: Date, in tx: any StoreTransaction
+    )
         throws
     {
         guard payment.status.canTransition(to: next) else {
@@ -87,7 +93,8 @@ public final class GatewayService: Sendable {
                 .invalidStateTransition, "a \(payment.status.rawValue) payment cannot become \(next.rawValue)",
                 paymentID: payment.id)
         }
-        try tx.insertTransition(PaymentTransition(paymentID: payment.id, from: payment.status, to: next, at: now, cause: cause))
+        try tx.insertTransition(
+            PaymentTransition(paymentID: payment.id, from: payment.status, to: next, at: now, cause: cause))
         payment.status = next
         payment.updatedAt = now
     }
@@ -112,12 +119,15 @@ public final class GatewayService: Sendable {
         ]
         let payload = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
         try tx.insertEvent(
-            WebhookEvent(id: id, merchantID: merchantID, type: type, payload: payload, createdAt: now), objectID: objectID,
+            WebhookEvent(id: id, merchantID: merchantID, type: type, payload: payload, createdAt: now),
+            objectID: objectID,
             deliveryURL: deliveryURL)
     }
 
     func validateAmount(_ amount: Int64, currency: String, merchant: Merchant) throws(GatewayError) {
-        guard amount > 0, amount <= 1_000_000_000_000 else { throw .invalid("amount", "a positive number of minor units") }
+        guard amount > 0, amount <= 1_000_000_000_000 else {
+            throw .invalid("amount", "a positive number of minor units")
+        }
         guard currency.count == 3, currencies.numericCode(alphabetic: currency) != nil else {
             throw GatewayError(.unknownCurrency, "not an ISO 4217 currency code", param: "currency")
         }
@@ -138,7 +148,9 @@ public final class GatewayService: Sendable {
     /// Verifies and decrypts an Apple Pay token, rejects a replayed one, stores its payment data sealed and
     /// returns a one-time prime with the card's information. With a `paymentRequest` JSON, its rules decide
     /// the prime's lifetime (90 s, or 30 days for a deferred payment).
-    public func tokenize(merchant: Merchant, token: Data, paymentRequest: Data? = nil, idempotencyKey: String? = nil)
+    public func tokenize(
+        merchant: Merchant, token: Data, paymentRequest: Data? = nil, idempotencyKey: String? = nil
+    )
         throws(GatewayError) -> PrimeResult
     {
         guard !token.isEmpty, token.count <= 64 * 1024 else { throw .invalid("token", "1 byte to 64 KiB") }
@@ -160,7 +172,9 @@ public final class GatewayService: Sendable {
                     countryCode: merchant.countryCode)
             }
             let keys = try merchants.activeProcessingKeys(merchantID: merchant.id)
-            guard !keys.isEmpty else { throw GatewayError(.noProcessingKey, "the merchant has no active processing key") }
+            guard !keys.isEmpty else {
+                throw GatewayError(.noProcessingKey, "the merchant has no active processing key")
+            }
             let opened = try tokenOpener.open(token: token, environment: merchant.environment, keys: keys, at: now)
             defer { opened.erase() }
             return try makePrime(merchant: merchant, opened: opened, terms: terms, now: now, scope: scope)
@@ -189,14 +203,16 @@ public final class GatewayService: Sendable {
             throw GatewayError(.currencyNotAllowed, "the merchant does not accept \(currency)")
         }
         if !terms.isDeferred, let totalCurrency = terms.totalCurrency, totalCurrency != currency {
-            throw GatewayError(.currencyMismatch, "the token's currency differs from the payment request's", param: "token")
+            throw GatewayError(
+                .currencyMismatch, "the token's currency differs from the payment request's", param: "token")
         }
         if !terms.isDeferred, let totalAmount = terms.totalAmount, totalAmount != opened.amount {
             throw GatewayError(.amountMismatch, "the token's amount differs from the payment request's", param: "token")
         }
         let cardInfo = try self.cardInfo(merchant: merchant, opened: opened)
         let affiliateCodes = try read { tx in
-            try tx.coBrandCodes(merchantID: merchant.id, bin: Int64(opened.bin.padding(toLength: 8, withPad: "0", startingAt: 0)) ?? -1)
+            try tx.coBrandCodes(
+                merchantID: merchant.id, bin: Int64(opened.bin.padding(toLength: 8, withPad: "0", startingAt: 0)) ?? -1)
         }
         let prime = "prm_" + Hex.encode(try gatewayThrowing { try SecureRandom.bytes(24) })
         let hash = Identifiers.sha256Hex(prime)
@@ -205,17 +221,20 @@ public final class GatewayService: Sendable {
         let sealed = try cipher.seal(packed, context: SealingContext.primeCardData(primeHash: hash))
         let expiresAt = now.addingTimeInterval(terms.primeLifetime)
         let result = PrimeResult(
-            prime: prime, expiresAt: expiresAt, primeExpiryMillis: Int64((expiresAt.timeIntervalSince1970 * 1000).rounded()),
+            prime: prime, expiresAt: expiresAt,
+            primeExpiryMillis: Int64((expiresAt.timeIntervalSince1970 * 1000).rounded()),
             cardInfo: cardInfo, affiliateCodes: affiliateCodes, totalAmount: opened.amount, currency: currency,
             isDeferred: terms.isDeferred)
         let record = PrimeRecord(
             hash: hash, merchantID: merchant.id, environment: merchant.environment, amount: opened.amount,
-            currency: currency, isDeferred: terms.isDeferred, cardInfo: cardInfo, cardDataSealed: sealed, createdAt: now,
+            currency: currency, isDeferred: terms.isDeferred, cardInfo: cardInfo, cardDataSealed: sealed,
+            createdAt: now,
             expiresAt: expiresAt, claimedAt: nil, paymentID: nil)
         try write { tx in
             guard
                 try tx.recordTransactionID(
-                    merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID, at: now)
+                    merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID,
+                    at: now)
             else { throw GatewayError(.tokenReplayed, "this token was already used") }
             try tx.insertPrime(record)
             try scope.complete(result, in: tx)
@@ -231,7 +250,8 @@ public final class GatewayService: Sendable {
         var funding = CardInfo.fundingNumber(methodType: opened.methodType)
         if let override = best?.funding, override >= 0 { funding = override }
         return CardInfo(
-            binCode: String(bin.prefix(6)), lastFour: opened.lastFour, type: CardInfo.typeNumber(network: opened.network),
+            binCode: String(bin.prefix(6)), lastFour: opened.lastFour,
+            type: CardInfo.typeNumber(network: opened.network),
             funding: funding, network: opened.network, issuer: best?.issuer, bankID: best?.bankID, level: best?.level,
             country: best?.country, countryCode: best?.countryCode)
     }
@@ -239,7 +259,9 @@ public final class GatewayService: Sendable {
     /// Pays with a prime: claims it once, checks the charge against the token (unless deferred), authorizes,
     /// and captures according to the capture mode. A decline throws `card_declined` (the failed payment keeps
     /// its id in the error); an unknown processor outcome returns the payment in `unknown`.
-    public func payByPrime(merchant: Merchant, _ request: PayByPrimeRequest, idempotencyKey: String? = nil)
+    public func payByPrime(
+        merchant: Merchant, _ request: PayByPrimeRequest, idempotencyKey: String? = nil
+    )
         throws(GatewayError) -> Payment
     {
         try validateAmount(request.amount, currency: request.currency, merchant: merchant)
@@ -299,7 +321,8 @@ public final class GatewayService: Sendable {
                     capturedAt: nil, voidedAt: nil, refunds: [], authorizationSentAt: nil, pendingOperation: nil)
                 try tx.insertPayment(payment)
                 try tx.insertTransition(
-                    PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "paid by prime"))
+                    PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "paid by prime")
+                )
                 try tx.setCardData(
                     paymentID: paymentID,
                     sealed: try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: paymentID)))
@@ -331,7 +354,9 @@ public final class GatewayService: Sendable {
     // MARK: - Order sessions
 
     /// Creates an order session (server credentials). `out_trade_no` is unique per merchant.
-    public func createSession(merchant: Merchant, _ request: CreateSessionRequest, idempotencyKey: String? = nil)
+    public func createSession(
+        merchant: Merchant, _ request: CreateSessionRequest, idempotencyKey: String? = nil
+    )
         throws(GatewayError) -> OrderSession
     {
         guard (1...64).contains(request.outTradeNo.count) else { throw .invalid("out_trade_no", "1 to 64 characters") }
@@ -345,12 +370,15 @@ public final class GatewayService: Sendable {
             guard url.count <= 2048, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? "")
             else { throw .invalid("notify_url", "an http(s) URL") }
         }
-        let fingerprint = try gatewayThrowing { [String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)] }
+        let fingerprint = try gatewayThrowing {
+            [String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
+        }
         return try idempotent(merchant, key: idempotencyKey, operation: "create_session", fingerprint: fingerprint) {
             _ throws(GatewayError) in
             let now = clock.now()
             let session = OrderSession(
-                id: try Identifiers.make("ses_", 24), orderToken: try Identifiers.make("ot_", 40), merchantID: merchant.id,
+                id: try Identifiers.make("ses_", 24), orderToken: try Identifiers.make("ot_", 40),
+                merchantID: merchant.id,
                 environment: merchant.environment, outTradeNo: request.outTradeNo, amount: request.amount,
                 currency: request.currency, country: request.country.uppercased(), subject: request.subject,
                 userID: request.userID, notifyURL: request.notifyURL, status: .open, paymentID: nil,
@@ -380,7 +408,9 @@ public final class GatewayService: Sendable {
 
     /// Pays an order session with an Apple Pay token (client credentials). Idempotent on `idempotencyKey`, or
     /// on the token's transactionIdentifier when no key is given: a retry answers the first result.
-    public func paySession(merchant: Merchant, orderToken: String, token: Data, idempotencyKey: String? = nil)
+    public func paySession(
+        merchant: Merchant, orderToken: String, token: Data, idempotencyKey: String? = nil
+    )
         throws(GatewayError) -> Payment
     {
         guard !token.isEmpty, token.count <= 64 * 1024 else { throw .invalid("token", "1 byte to 64 KiB") }
@@ -395,7 +425,9 @@ public final class GatewayService: Sendable {
             let session = try self.session(merchant: merchant, orderToken: orderToken)
             try checkPayable(session, now: now)
             let keys = try merchants.activeProcessingKeys(merchantID: merchant.id)
-            guard !keys.isEmpty else { throw GatewayError(.noProcessingKey, "the merchant has no active processing key") }
+            guard !keys.isEmpty else {
+                throw GatewayError(.noProcessingKey, "the merchant has no active processing key")
+            }
             let opened = try tokenOpener.open(token: token, environment: merchant.environment, keys: keys, at: now)
             defer { opened.erase() }
             return try paySession(merchant: merchant, session: session, opened: opened, scope: scope, now: now)
@@ -406,7 +438,8 @@ public final class GatewayService: Sendable {
         switch session.status {
         case .completed: throw GatewayError(.sessionAlreadyPaid, "the session was paid", paymentID: session.paymentID)
         case .processing:
-            throw GatewayError(.sessionAlreadyPaid, "a payment of the session is in progress", paymentID: session.paymentID)
+            throw GatewayError(
+                .sessionAlreadyPaid, "a payment of the session is in progress", paymentID: session.paymentID)
         case .open: break
         }
         guard now < session.expiresAt else { throw GatewayError(.sessionExpired, "the session expired") }
@@ -436,7 +469,8 @@ public final class GatewayService: Sendable {
             try checkPayable(current, now: now)
             guard
                 try tx.recordTransactionID(
-                    merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID, at: now)
+                    merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID,
+                    at: now)
             else { throw GatewayError(.tokenReplayed, "this token was already used") }
             let payment = Payment(
                 id: paymentID, merchantID: merchant.id, environment: merchant.environment, status: .processing,
@@ -512,7 +546,9 @@ public final class GatewayService: Sendable {
         guard let event, event.merchantID == merchant.id else {
             throw GatewayError(.notFound, "no such event", param: "event_id")
         }
-        try gatewayThrowing { try store.scheduleRedelivery(eventID: eventID, merchantID: merchant.id, now: clock.now()) }
+        try gatewayThrowing {
+            try store.scheduleRedelivery(eventID: eventID, merchantID: merchant.id, now: clock.now())
+        }
     }
 }
 

@@ -25,7 +25,8 @@ package final class IdempotencyScope {
     package func complete<T: Codable>(_ value: T, in tx: any StoreTransaction) throws {
         currentPoint = "finished"
         guard let key else { return }
-        guard var record = try tx.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
+        guard
+            var record = try tx.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
         else { return }
         record.recoveryPoint = "finished"
         record.responseSealed = try seal(try JSONEncoder().encode(StoredResult(value: value, error: nil)))
@@ -37,7 +38,8 @@ package final class IdempotencyScope {
     package func checkpoint(_ point: String, in tx: any StoreTransaction) throws {
         currentPoint = point
         guard let key else { return }
-        guard var record = try tx.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
+        guard
+            var record = try tx.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
         else { return }
         record.recoveryPoint = point
         try tx.updateIdempotencyRecord(record)
@@ -103,8 +105,11 @@ extension GatewayService {
                         .idempotencyConflict, "this key was used with different parameters", param: "idempotency_key")
                 }
                 if let sealed = existing.responseSealed { return .replay(sealed) }
-                if let lockedAt = existing.lockedAt, lockedAt > now.addingTimeInterval(-configuration.idempotencyLockTimeout) {
-                    throw GatewayError(.idempotencyInFlight, "a request with this key is in progress", param: "idempotency_key")
+                if let lockedAt = existing.lockedAt,
+                    lockedAt > now.addingTimeInterval(-configuration.idempotencyLockTimeout)
+                {
+                    throw GatewayError(
+                        .idempotencyInFlight, "a request with this key is in progress", param: "idempotency_key")
                 }
                 existing.lockedAt = now
                 try tx.updateIdempotencyRecord(existing)
@@ -117,7 +122,9 @@ extension GatewayService {
         switch claim {
         case .replay(let sealed):
             let bytes = try cipher.open(sealed, context: context)
-            let stored = try gatewayThrowing { try JSONDecoder().decode(StoredResult<T>.self, from: Data(bytes.copyBytes())) }
+            let stored = try gatewayThrowing {
+                try JSONDecoder().decode(StoredResult<T>.self, from: Data(bytes.copyBytes()))
+            }
             if let error = stored.error { throw error }
             guard let value = stored.value else { throw GatewayError(.internalError, "empty stored result") }
             return value
@@ -143,7 +150,8 @@ extension GatewayService {
                 else { return }
                 if record.responseSealed != nil { return }
                 if let finalResult {
-                    record.responseSealed = try cipher.seal(Array(try JSONEncoder().encode(finalResult)), context: context)
+                    record.responseSealed = try cipher.seal(
+                        Array(try JSONEncoder().encode(finalResult)), context: context)
                     record.lockedAt = nil
                     try tx.updateIdempotencyRecord(record)
                 } else if scope.currentPoint == "started" {

@@ -123,7 +123,8 @@ public final class MerchantRegistry: Sendable {
         let appID = try Identifiers.make("app_", 16)
         let appKey = try Identifiers.make("ak_", 40)
         let secretKeyID = try Identifiers.make("", 12)
-        let secretKey = (spec.environment == .sandbox ? "sk_test_" : "sk_live_") + secretKeyID
+        let secretKey =
+            (spec.environment == .sandbox ? "sk_test_" : "sk_live_") + secretKeyID
             + (try Identifiers.make("", 32))
         let credentials = MerchantCredentials(merchantID: id, appID: appID, appKey: appKey, secretKey: secretKey)
         // A signing secret from the start, so events sent to a session's notify_url are signed even before a
@@ -139,7 +140,8 @@ public final class MerchantRegistry: Sendable {
         }
         let record = MerchantRecord(
             id: id, environment: spec.environment, name: spec.name, countryCode: spec.countryCode.uppercased(),
-            merchantIdentifiers: spec.merchantIdentifiers, allowedCurrencies: spec.allowedCurrencies.map { $0.uppercased() },
+            merchantIdentifiers: spec.merchantIdentifiers,
+            allowedCurrencies: spec.allowedCurrencies.map { $0.uppercased() },
             allowedNetworks: spec.allowedNetworks, webOrigins: spec.webOrigins, webhookURL: nil,
             webhookSecretsSealed: webhookSecretsSealed, appID: appID, appKeyHash: Identifiers.sha256Hex(appKey),
             secretKeyID: secretKeyID, secretKeyHash: Identifiers.sha256Hex(secretKey),
@@ -198,7 +200,9 @@ public final class MerchantRegistry: Sendable {
 
     /// Adds a processing key to the ring (active); returns its id.
     @discardableResult
-    public func addProcessingKey(merchantID: String, privateKeyPEM: SecureBytes, certificatePEM: String, id: String? = nil)
+    public func addProcessingKey(
+        merchantID: String, privateKeyPEM: SecureBytes, certificatePEM: String, id: String? = nil
+    )
         throws(GatewayError) -> String
     {
         _ = try record(merchantID)
@@ -237,7 +241,9 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// The certificates of the key ring (id, PEM, active), oldest first.
-    public func processingCertificates(merchantID: String) throws(GatewayError) -> [(
+    public func processingCertificates(
+        merchantID: String
+    ) throws(GatewayError) -> [(
         id: String, certificatePEM: String, active: Bool
     )] {
         try gatewayThrowing { try store.read { try $0.processingKeys(merchantID: merchantID) } }.map {
@@ -247,7 +253,9 @@ public final class MerchantRegistry: Sendable {
 
     /// Sets the webhook endpoint and rotates its signing secret: the new secret is returned (shown once) and
     /// the previous one stays valid alongside it until the next rotation.
-    public func setWebhookEndpoint(merchantID: String, url: String) throws(GatewayError) -> (
+    public func setWebhookEndpoint(
+        merchantID: String, url: String
+    ) throws(GatewayError) -> (
         url: String, secret: String
     ) {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
@@ -282,7 +290,8 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web.
-    public func setIdentity(merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes) throws(GatewayError) {
+    public func setIdentity(merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes) throws(GatewayError)
+    {
         let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.identityKey(merchantID: merchantID))
         try gatewayThrowing {
             try store.write { tx in
@@ -295,7 +304,9 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// The Merchant Identity certificate and key, when set.
-    public func identity(merchantID: String) throws(GatewayError) -> (certificatePEM: String, privateKeyPEM: SecureBytes)? {
+    public func identity(
+        merchantID: String
+    ) throws(GatewayError) -> (certificatePEM: String, privateKeyPEM: SecureBytes)? {
         let record = try record(merchantID)
         guard let certificate = record.identityCertificatePEM, let sealed = record.identityKeySealed else { return nil }
         return (certificate, try cipher.open(sealed, context: SealingContext.identityKey(merchantID: merchantID)))
@@ -348,7 +359,8 @@ public final class MerchantRegistry: Sendable {
     /// Replaces the merchant's co-brand table (BIN ranges → affiliate codes).
     public func setCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws(GatewayError) {
         for range in ranges {
-            guard (1...20).contains(range.code.count), range.code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+            guard (1...20).contains(range.code.count),
+                range.code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
             else { throw .invalid("affiliate_code", "1 to 20 ASCII letters or digits") }
             guard range.low <= range.high, range.low >= 0, range.high <= 99_999_999 else {
                 throw .invalid("bin_range", "low ≤ high, 8-digit BINs")
@@ -373,8 +385,12 @@ enum CSV {
                 if c == "\"" {
                     if let next = iterator.next() {
                         if next == "\"" { field.append("\"") } else { quoted = false; pending = next }
-                    } else { quoted = false }
-                } else { field.append(c) }
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    field.append(c)
+                }
             } else if c == "\"" {
                 quoted = true
             } else if c == "," {

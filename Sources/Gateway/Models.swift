@@ -149,7 +149,10 @@ public struct Refund: Sendable, Hashable, Codable {
     public var createdAt: Date
     public var updatedAt: Date
 
-    public init(id: String, paymentID: String, amount: Int64, currency: String, status: Status, reason: String?, declineCode: String?, createdAt: Date, updatedAt: Date) {
+    public init(
+        id: String, paymentID: String, amount: Int64, currency: String, status: Status, reason: String?,
+        declineCode: String?, createdAt: Date, updatedAt: Date
+    ) {
         self.id = id
         self.paymentID = paymentID
         self.amount = amount

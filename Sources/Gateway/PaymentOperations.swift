@@ -13,7 +13,8 @@ extension GatewayService {
                 .cardDeclined, "the payment was declined", declineCode: payment.failureCode, paymentID: payment.id)
         }
         if payment.status == .authorized, payment.captureMode == .now {
-            do { payment = try capture(paymentID: paymentID, amount: nil, resume: true) } catch where error.code
+            do { payment = try capture(paymentID: paymentID, amount: nil, resume: true) } catch
+                where error.code
                 == .processorUnavailable
             {
                 // The pending capture is finished by reconciliation; the payment stays authorized for now.
@@ -76,9 +77,18 @@ extension GatewayService {
     /// Records an authorization outcome unless the payment was settled meanwhile.
     func record(outcome: AuthorizationOutcome, paymentID: String, cause: String) throws(GatewayError) -> Payment {
         let now = clock.now()
-        return try write { tx in
+        var lateApproval: ProcessorApproval?
+        let payment: Payment = try write { tx in
             guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
-            guard payment.status == .processing || payment.status == .unknown else { return payment }
+            guard payment.status == .processing || payment.status == .unknown else {
+                // Settled meanwhile (failed as never sent): an approval arriving now must not stay authorized.
+                if case .approved(let approval) = outcome, payment.status == .failed,
+                    payment.acquirerReference != approval.reference
+                {
+                    lateApproval = approval
+                }
+                return payment
+            }
             let wasUnknown = payment.status == .unknown
             switch outcome {
             case .approved(let approval):
@@ -101,12 +111,18 @@ extension GatewayService {
                 if wasUnknown { try emit(WebhookEventType.paymentUnknownResolved, payment: payment, in: tx, at: now) }
             case .timeout, .unknown:
                 if payment.status == .processing {
-                    try transition(&payment, to: .unknown, cause: "\(cause): no answer from the processor", at: now, in: tx)
+                    try transition(
+                        &payment, to: .unknown, cause: "\(cause): no answer from the processor", at: now, in: tx)
                     try tx.updatePayment(payment)
                 }
             }
             return payment
         }
+        if let lateApproval {
+            // Release the hold; the processor answers a repeated id with its first outcome.
+            _ = processor.void(reference: lateApproval.reference, operationID: "void_late_\(paymentID)")
+        }
+        return payment
     }
 
     /// Moves a payment to `failed` with its event, reopening its session.
@@ -116,7 +132,9 @@ extension GatewayService {
         try tx.setCardData(paymentID: payment.id, sealed: nil)
         try tx.updatePayment(payment)
         try emit(WebhookEventType.paymentFailed, payment: payment, in: tx, at: now)
-        if let sessionID = payment.sessionID, var session = try tx.session(id: sessionID), session.paymentID == payment.id {
+        if let sessionID = payment.sessionID, var session = try tx.session(id: sessionID),
+            session.paymentID == payment.id
+        {
             session.status = .open
             session.paymentID = nil
             try tx.updateSession(session)
@@ -140,7 +158,8 @@ extension GatewayService {
         let answer = processor.query(merchantReference: paymentID)
         let cause = "reconciled"
         switch answer {
-        case .approved(let approval): return try record(outcome: .approved(approval), paymentID: paymentID, cause: cause)
+        case .approved(let approval):
+            return try record(outcome: .approved(approval), paymentID: paymentID, cause: cause)
         case .declined(let code): return try record(outcome: .declined(code: code), paymentID: paymentID, cause: cause)
         case .pending: return try record(outcome: .unknown, paymentID: paymentID, cause: cause)
         case .notFound:
@@ -148,6 +167,17 @@ extension GatewayService {
             return try write { tx in
                 guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
                 guard payment.status == .processing || payment.status == .unknown else { return payment }
+                // Within the processor timeout the authorization may still be on its way: not proof yet.
+                if let sent = payment.authorizationSentAt,
+                    now < sent.addingTimeInterval(configuration.authorizationTimeout)
+                {
+                    if payment.status == .processing {
+                        try transition(
+                            &payment, to: .unknown, cause: "reconciled: not at the processor yet", at: now, in: tx)
+                        try tx.updatePayment(payment)
+                    }
+                    return payment
+                }
                 let wasUnknown = payment.status == .unknown
                 try fail(
                     &payment, code: "not_sent", cause: "reconciled: the processor never received the authorization",
@@ -161,13 +191,16 @@ extension GatewayService {
     // MARK: - Capture and void
 
     /// Captures an authorized payment, fully or partially (`amount` minor units), once.
-    public func capture(merchant: Merchant, paymentID: String, amount: Int64? = nil, idempotencyKey: String? = nil)
+    public func capture(
+        merchant: Merchant, paymentID: String, amount: Int64? = nil, idempotencyKey: String? = nil
+    )
         throws(GatewayError) -> Payment
     {
         if let amount, amount <= 0 { throw .invalid("amount", "a positive number of minor units") }
         _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
         return try idempotent(
-            merchant, key: idempotencyKey, operation: "capture", fingerprint: [paymentID, amount.map(String.init) ?? "full"]
+            merchant, key: idempotencyKey, operation: "capture",
+            fingerprint: [paymentID, amount.map(String.init) ?? "full"]
         ) { scope throws(GatewayError) in
             var payment = try capture(paymentID: paymentID, amount: amount, resume: scope.resumePoint != nil)
             payment.refunds = try read { try $0.refunds(paymentID: paymentID) }
@@ -176,8 +209,9 @@ extension GatewayService {
     }
 
     /// Voids an authorized, uncaptured payment.
-    public func void(merchant: Merchant, paymentID: String, idempotencyKey: String? = nil) throws(GatewayError) -> Payment
-    {
+    public func void(
+        merchant: Merchant, paymentID: String, idempotencyKey: String? = nil
+    ) throws(GatewayError) -> Payment {
         _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
         return try idempotent(merchant, key: idempotencyKey, operation: "void", fingerprint: [paymentID]) {
             scope throws(GatewayError) in
@@ -191,7 +225,9 @@ extension GatewayService {
 
     /// A capture or void in three phases: record the pending operation, call the processor with its stable
     /// id, record the outcome and its event. A pending operation found later is finished with the same id.
-    func operate(_ kind: PendingOperation.Kind, paymentID: String, amount: Int64?, resume: Bool) throws(GatewayError)
+    func operate(
+        _ kind: PendingOperation.Kind, paymentID: String, amount: Int64?, resume: Bool
+    ) throws(GatewayError)
         -> Payment
     {
         let now = clock.now()
@@ -223,7 +259,9 @@ extension GatewayService {
             try tx.updatePayment(payment)
             return (payment, operation)
         }
-        guard let reference = payment.acquirerReference else { throw GatewayError(.internalError, "no acquirer reference") }
+        guard let reference = payment.acquirerReference else {
+            throw GatewayError(.internalError, "no acquirer reference")
+        }
         let outcome =
             kind == .capture
             ? processor.capture(
@@ -238,7 +276,8 @@ extension GatewayService {
             case .succeeded:
                 payment.pendingOperation = nil
                 if kind == .capture {
-                    try transition(&payment, to: .captured, cause: "capture of \(operation.amount)", at: settled, in: tx)
+                    try transition(
+                        &payment, to: .captured, cause: "capture of \(operation.amount)", at: settled, in: tx)
                     payment.capturedAmount = operation.amount
                     payment.capturedAt = settled
                     try tx.updatePayment(payment)
@@ -340,7 +379,8 @@ extension GatewayService {
                     payment.refundedAmount += refund.amount
                     let next: PaymentStatus =
                         payment.refundedAmount >= payment.capturedAmount ? .refunded : .partiallyRefunded
-                    try transition(&payment, to: next, cause: "refund \(refund.id) of \(refund.amount)", at: now, in: tx)
+                    try transition(
+                        &payment, to: next, cause: "refund \(refund.id) of \(refund.amount)", at: now, in: tx)
                     try tx.updatePayment(payment)
                     try emit(WebhookEventType.paymentRefunded, payment: payment, in: tx, at: now)
                 case .declined(let code):
@@ -374,7 +414,9 @@ extension GatewayService {
         let now = clock.now()
         let cutoff = now.addingTimeInterval(-(delay ?? configuration.reconciliationDelay))
         var report = ReconciliationReport()
-        let stuck = try read { try $0.paymentIDs(statuses: [.processing, .unknown], updatedBefore: cutoff, limit: 500) }
+        let stuck = try read {
+            try $0.paymentIDs(statuses: [.processing, .unknown], updatedBefore: cutoff, limit: 500)
+        }
         for id in stuck {
             let payment = try read { try $0.payment(id: id) }
             guard let payment else { continue }
@@ -408,14 +450,18 @@ extension GatewayService {
         }
         let refundPayments = try read { try $0.paymentIDsWithPendingRefunds(limit: 500) }
         for id in refundPayments {
-            let pending = try read { try $0.refunds(paymentID: id) }.filter { $0.status == .pending && $0.updatedAt <= cutoff }
+            let pending = try read { try $0.refunds(paymentID: id) }.filter {
+                $0.status == .pending && $0.updatedAt <= cutoff
+            }
             for refund in pending {
                 let result = try finishRefund(paymentID: id, refundID: refund.id)
                 if result.refund.status != .pending { report.finishedRefunds.append(refund.id) }
             }
         }
         report.purgedPrimes = try write { try $0.purgeExpiredPrimes(now: now) }
-        _ = try write { try $0.purgeIdempotencyRecords(before: now.addingTimeInterval(-configuration.idempotencyRetention)) }
+        _ = try write {
+            try $0.purgeIdempotencyRecords(before: now.addingTimeInterval(-configuration.idempotencyRetention))
+        }
         return report
     }
 }

@@ -88,7 +88,9 @@ public protocol PaymentTokenOpener: Sendable {
     /// Verifies `token` (the `{paymentData, paymentMethod, transactionIdentifier}` JSON) against the
     /// environment's trust anchor at `time` and decrypts it with whichever of `keys` it was encrypted for.
     /// Token errors are thrown with ``GatewayError/token(code:reason:)``: the token library's code.
-    func open(token: Data, environment: GatewayEnvironment, keys: [ProcessingKeyMaterial], at time: Date)
+    func open(
+        token: Data, environment: GatewayEnvironment, keys: [ProcessingKeyMaterial], at time: Date
+    )
         throws(GatewayError) -> OpenedToken
 }
 
@@ -112,7 +114,8 @@ public struct PaymentRequestTerms: Sendable, Hashable {
     public var totalAmount: Int64?
     public var totalCurrency: String?
 
-    public init(isDeferred: Bool, primeLifetime: TimeInterval, totalAmount: Int64? = nil, totalCurrency: String? = nil) {
+    public init(isDeferred: Bool, primeLifetime: TimeInterval, totalAmount: Int64? = nil, totalCurrency: String? = nil)
+    {
         self.isDeferred = isDeferred
         self.primeLifetime = primeLifetime
         self.totalAmount = totalAmount
@@ -127,7 +130,9 @@ public struct PaymentRequestTerms: Sendable, Hashable {
 /// `PaymentRequestValidator`).
 public protocol PaymentRequestEvaluator: Sendable {
     /// The terms of `json`; throws `payment_request_invalid` when it is not a valid request.
-    func evaluate(paymentRequest json: Data, merchantIdentifier: String, countryCode: String?)
+    func evaluate(
+        paymentRequest json: Data, merchantIdentifier: String, countryCode: String?
+    )
         throws(GatewayError) -> PaymentRequestTerms
 }
 
@@ -136,7 +141,9 @@ public protocol SandboxKeyIssuer: Sendable {
     /// Generates a new sandbox PKI and returns its serialized form (it contains private keys).
     func generatePKI(now: Date) throws -> SecureBytes
     /// Issues a new processing key and its certificate for `merchantIdentifier` from the serialized PKI.
-    func issueProcessingKey(pki: SecureBytes, merchantIdentifier: String, id: String, now: Date) throws
+    func issueProcessingKey(
+        pki: SecureBytes, merchantIdentifier: String, id: String, now: Date
+    ) throws
         -> ProcessingKeyMaterial
     /// The PEM of the PKI's root, the sandbox trust anchor.
     func trustAnchorPEM(pki: SecureBytes) throws -> String

@@ -187,7 +187,9 @@ public final class SandboxAcquirer: Processor, @unchecked Sendable {
         }
     }
 
-    public func capture(reference: String, amount: Int64, currency: String, operationID: String)
+    public func capture(
+        reference: String, amount: Int64, currency: String, operationID: String
+    )
         -> ProcessorOperationOutcome
     {
         operate(id: operationID, reference: reference, kind: "capture", amount: amount) { auth in
@@ -211,7 +213,9 @@ public final class SandboxAcquirer: Processor, @unchecked Sendable {
         }
     }
 
-    public func refund(reference: String, amount: Int64, currency: String, operationID: String)
+    public func refund(
+        reference: String, amount: Int64, currency: String, operationID: String
+    )
         -> ProcessorOperationOutcome
     {
         operate(id: operationID, reference: reference, kind: "refund", amount: amount) { auth in

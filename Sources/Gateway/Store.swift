@@ -40,7 +40,9 @@ public protocol StoreTransaction {
 
     // MARK: Token replay
     /// Records a token transactionId; false when it was already recorded for this merchant and environment.
-    func recordTransactionID(merchantID: String, environment: GatewayEnvironment, transactionID: String, at: Date)
+    func recordTransactionID(
+        merchantID: String, environment: GatewayEnvironment, transactionID: String, at: Date
+    )
         throws -> Bool
 
     // MARK: Primes
@@ -64,7 +66,9 @@ public protocol StoreTransaction {
     /// The payment without its refunds.
     func payment(id: String) throws -> Payment?
     /// Newest first, `limit` rows at most, after `cursor`.
-    func payments(merchantID: String, environment: GatewayEnvironment, query: PaymentQuery, after: PaymentCursor?)
+    func payments(
+        merchantID: String, environment: GatewayEnvironment, query: PaymentQuery, after: PaymentCursor?
+    )
         throws -> [Payment]
     /// Ids of payments in one of `statuses` last updated before `updatedBefore`.
     func paymentIDs(statuses: [PaymentStatus], updatedBefore: Date, limit: Int) throws -> [String]
@@ -94,7 +98,9 @@ public protocol StoreTransaction {
     // MARK: Idempotency
     /// Inserts the key's row unless one exists (`INSERT … ON CONFLICT DO NOTHING`); true when inserted.
     func claimIdempotencyKey(_ record: IdempotencyRecord) throws -> Bool
-    func idempotencyRecord(merchantID: String, environment: GatewayEnvironment, key: String) throws
+    func idempotencyRecord(
+        merchantID: String, environment: GatewayEnvironment, key: String
+    ) throws
         -> IdempotencyRecord?
     func updateIdempotencyRecord(_ record: IdempotencyRecord) throws
     func deleteIdempotencyRecord(merchantID: String, environment: GatewayEnvironment, key: String) throws
@@ -138,7 +144,12 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     public var identityKeySealed: Data?
     public var createdAt: Date
 
-    public init(id: String, environment: GatewayEnvironment, name: String, countryCode: String, merchantIdentifiers: [String], allowedCurrencies: [String], allowedNetworks: [String], webOrigins: [String], webhookURL: String?, webhookSecretsSealed: Data?, appID: String, appKeyHash: String, secretKeyID: String, secretKeyHash: String, credentialsSealed: Data?, identityCertificatePEM: String?, identityKeySealed: Data?, createdAt: Date) {
+    public init(
+        id: String, environment: GatewayEnvironment, name: String, countryCode: String, merchantIdentifiers: [String],
+        allowedCurrencies: [String], allowedNetworks: [String], webOrigins: [String], webhookURL: String?,
+        webhookSecretsSealed: Data?, appID: String, appKeyHash: String, secretKeyID: String, secretKeyHash: String,
+        credentialsSealed: Data?, identityCertificatePEM: String?, identityKeySealed: Data?, createdAt: Date
+    ) {
         self.id = id
         self.environment = environment
         self.name = name
@@ -171,7 +182,9 @@ public struct ProcessingKeyRecord: Sendable, Hashable, Codable {
     public var active: Bool
     public var createdAt: Date
 
-    public init(id: String, merchantID: String, privateKeySealed: Data, certificatePEM: String, active: Bool, createdAt: Date) {
+    public init(
+        id: String, merchantID: String, privateKeySealed: Data, certificatePEM: String, active: Bool, createdAt: Date
+    ) {
         self.id = id
         self.merchantID = merchantID
         self.privateKeySealed = privateKeySealed
@@ -238,7 +251,11 @@ public struct PrimeRecord: Sendable, Hashable, Codable {
     public var claimedAt: Date?
     public var paymentID: String?
 
-    public init(hash: String, merchantID: String, environment: GatewayEnvironment, amount: Int64, currency: String, isDeferred: Bool, cardInfo: CardInfo, cardDataSealed: Data?, createdAt: Date, expiresAt: Date, claimedAt: Date?, paymentID: String?) {
+    public init(
+        hash: String, merchantID: String, environment: GatewayEnvironment, amount: Int64, currency: String,
+        isDeferred: Bool, cardInfo: CardInfo, cardDataSealed: Data?, createdAt: Date, expiresAt: Date, claimedAt: Date?,
+        paymentID: String?
+    ) {
         self.hash = hash
         self.merchantID = merchantID
         self.environment = environment
@@ -271,7 +288,10 @@ public struct IdempotencyRecord: Sendable, Hashable, Codable {
     public var responseSealed: Data?
     public var createdAt: Date
 
-    public init(merchantID: String, environment: GatewayEnvironment, key: String, operation: String, fingerprint: String, recoveryPoint: String, lockedAt: Date?, responseSealed: Data?, createdAt: Date) {
+    public init(
+        merchantID: String, environment: GatewayEnvironment, key: String, operation: String, fingerprint: String,
+        recoveryPoint: String, lockedAt: Date?, responseSealed: Data?, createdAt: Date
+    ) {
         self.merchantID = merchantID
         self.environment = environment
         self.key = key

@@ -82,7 +82,8 @@ final class SQLiteConnection {
             case .integer(let number): rc = sqlite3_bind_int64(statement.pointer, position, number)
             case .text(let text):
                 rc = text.utf8CString.withUnsafeBufferPointer {
-                    orchard_sqlite3_bind_text_transient(statement.pointer, position, $0.baseAddress, Int32($0.count - 1))
+                    orchard_sqlite3_bind_text_transient(
+                        statement.pointer, position, $0.baseAddress, Int32($0.count - 1))
                 }
             case .blob(let data):
                 rc = data.withUnsafeBytes {

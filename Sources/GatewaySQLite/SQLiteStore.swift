@@ -99,7 +99,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
-    func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T { try decoder.decode(type, from: Data(text.utf8)) }
+    func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try decoder.decode(type, from: Data(text.utf8))
+    }
 }
 
 // MARK: - Webhook outbox
@@ -129,12 +131,14 @@ extension SQLiteStore {
                     let record = try decode(MerchantRecord.self, body)
                     var secrets: [String] = []
                     if let sealed = record.webhookSecretsSealed, let cipher {
-                        let bytes = try cipher.open(sealed, context: SealingContext.webhookSecrets(merchantID: record.id))
+                        let bytes = try cipher.open(
+                            sealed, context: SealingContext.webhookSecrets(merchantID: record.id))
                         secrets = try JSONDecoder().decode([String].self, from: Data(bytes.copyBytes()))
                     }
                     secretsByMerchant[event.merchantID] = secrets
                 }
-                return DueWebhook(event: event, url: url, secrets: secretsByMerchant[event.merchantID] ?? [], attempts: attempts)
+                return DueWebhook(
+                    event: event, url: url, secrets: secretsByMerchant[event.merchantID] ?? [], attempts: attempts)
             }
         }
     }

@@ -27,7 +27,8 @@ struct SQLiteTransaction: StoreTransaction {
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """,
             [
-                .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID), SQLValue(m.webhookURL),
+                .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID),
+                SQLValue(m.webhookURL),
                 SQLValue(m.createdAt), .text(try store.json(m)),
             ])
     }
@@ -59,8 +60,11 @@ struct SQLiteTransaction: StoreTransaction {
             INSERT INTO processing_keys (id, merchant_id, active, private_key, certificate_pem, created_at)
             VALUES (?, ?, ?, ?, ?, ?)
             """,
-            [.text(k.id), .text(k.merchantID), SQLValue(k.active), .blob(k.privateKeySealed), .text(k.certificatePEM),
-                SQLValue(k.createdAt)])
+            [
+                .text(k.id), .text(k.merchantID), SQLValue(k.active), .blob(k.privateKeySealed),
+                .text(k.certificatePEM),
+                SQLValue(k.createdAt),
+            ])
     }
 
     func updateProcessingKey(_ k: ProcessingKeyRecord) throws {
@@ -91,8 +95,10 @@ struct SQLiteTransaction: StoreTransaction {
                     level = excluded.level, country = excluded.country, country_code = excluded.country_code,
                     funding = excluded.funding
                 """,
-                [.text(merchantID), .text(e.prefix), SQLValue(e.issuer), SQLValue(e.bankID), SQLValue(e.level),
-                    SQLValue(e.country), SQLValue(e.countryCode), SQLValue(e.funding.map(Int64.init))])
+                [
+                    .text(merchantID), .text(e.prefix), SQLValue(e.issuer), SQLValue(e.bankID), SQLValue(e.level),
+                    SQLValue(e.country), SQLValue(e.countryCode), SQLValue(e.funding.map(Int64.init)),
+                ])
         }
     }
 
@@ -106,8 +112,10 @@ struct SQLiteTransaction: StoreTransaction {
             """, [.text(merchantID)] + prefixes.map { .text($0) }
         ) { row in
             BINEntry(
-                prefix: row.text(0), issuer: row.optionalText(1), bankID: row.optionalText(2), level: row.optionalText(3),
-                country: row.optionalText(4), countryCode: row.optionalText(5), funding: row.optionalInt(6).map(Int.init))
+                prefix: row.text(0), issuer: row.optionalText(1), bankID: row.optionalText(2),
+                level: row.optionalText(3),
+                country: row.optionalText(4), countryCode: row.optionalText(5),
+                funding: row.optionalInt(6).map(Int.init))
         }
     }
 
@@ -129,7 +137,9 @@ struct SQLiteTransaction: StoreTransaction {
 
     // MARK: Replay
 
-    func recordTransactionID(merchantID: String, environment: GatewayEnvironment, transactionID: String, at: Date) throws
+    func recordTransactionID(
+        merchantID: String, environment: GatewayEnvironment, transactionID: String, at: Date
+    ) throws
         -> Bool
     {
         try db.run(
@@ -149,7 +159,8 @@ struct SQLiteTransaction: StoreTransaction {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
-                .text(p.hash), .text(p.merchantID), .text(p.environment.rawValue), .integer(p.amount), .text(p.currency),
+                .text(p.hash), .text(p.merchantID), .text(p.environment.rawValue), .integer(p.amount),
+                .text(p.currency),
                 SQLValue(p.isDeferred), .text(try store.json(p.cardInfo)), SQLValue(p.cardDataSealed),
                 SQLValue(p.createdAt), SQLValue(p.expiresAt), SQLValue(p.claimedAt), SQLValue(p.paymentID),
             ])
@@ -178,7 +189,8 @@ struct SQLiteTransaction: StoreTransaction {
     }
 
     func purgeExpiredPrimes(now: Date) throws -> Int {
-        try db.run("UPDATE primes SET card_data = NULL WHERE card_data IS NOT NULL AND expires_at <= ?", [SQLValue(now)])
+        try db.run(
+            "UPDATE primes SET card_data = NULL WHERE card_data IS NOT NULL AND expires_at <= ?", [SQLValue(now)])
     }
 
     // MARK: Sessions
@@ -192,7 +204,8 @@ struct SQLiteTransaction: StoreTransaction {
             ON CONFLICT (merchant_id, environment, out_trade_no) DO NOTHING
             """,
             [
-                .text(s.id), .text(s.orderToken), .text(s.merchantID), .text(s.environment.rawValue), .text(s.outTradeNo),
+                .text(s.id), .text(s.orderToken), .text(s.merchantID), .text(s.environment.rawValue),
+                .text(s.outTradeNo),
                 .text(s.status.rawValue), SQLValue(s.paymentID), SQLValue(s.createdAt), SQLValue(s.expiresAt),
                 .text(try store.json(s)),
             ]) == 1
@@ -250,11 +263,15 @@ struct SQLiteTransaction: StoreTransaction {
     }
 
     func payment(id: String) throws -> Payment? {
-        try db.query("SELECT body FROM payments WHERE id = ?", [.text(id)]) { try store.decode(Payment.self, $0.text(0)) }
-            .first
+        try db.query("SELECT body FROM payments WHERE id = ?", [.text(id)]) {
+            try store.decode(Payment.self, $0.text(0))
+        }
+        .first
     }
 
-    func payments(merchantID: String, environment: GatewayEnvironment, query: PaymentQuery, after: PaymentCursor?)
+    func payments(
+        merchantID: String, environment: GatewayEnvironment, query: PaymentQuery, after: PaymentCursor?
+    )
         throws -> [Payment]
     {
         var clauses = ["merchant_id = ?", "environment = ?"]
@@ -358,8 +375,10 @@ struct SQLiteTransaction: StoreTransaction {
             INSERT INTO refunds (id, payment_id, amount, currency, status, reason, decline_code, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
-            [.text(r.id), .text(r.paymentID), .integer(r.amount), .text(r.currency), .text(r.status.rawValue),
-                SQLValue(r.reason), SQLValue(r.declineCode), SQLValue(r.createdAt), SQLValue(r.updatedAt)])
+            [
+                .text(r.id), .text(r.paymentID), .integer(r.amount), .text(r.currency), .text(r.status.rawValue),
+                SQLValue(r.reason), SQLValue(r.declineCode), SQLValue(r.createdAt), SQLValue(r.updatedAt),
+            ])
     }
 
     func updateRefund(_ r: Refund) throws {
@@ -397,8 +416,11 @@ struct SQLiteTransaction: StoreTransaction {
                 attempts, next_attempt_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)
             """,
-            [.text(e.id), .text(e.merchantID), .text(objectID), .text(e.type), .blob(e.payload), SQLValue(e.createdAt),
-                SQLValue(deliveryURL), SQLValue(e.createdAt)])
+            [
+                .text(e.id), .text(e.merchantID), .text(objectID), .text(e.type), .blob(e.payload),
+                SQLValue(e.createdAt),
+                SQLValue(deliveryURL), SQLValue(e.createdAt),
+            ])
     }
 
     private func event(_ row: Row) -> WebhookEvent {
@@ -431,11 +453,16 @@ struct SQLiteTransaction: StoreTransaction {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (merchant_id, environment, idempotency_key) DO NOTHING
             """,
-            [.text(r.merchantID), .text(r.environment.rawValue), .text(r.key), .text(r.operation), .text(r.fingerprint),
-                .text(r.recoveryPoint), SQLValue(r.lockedAt), SQLValue(r.responseSealed), SQLValue(r.createdAt)]) == 1
+            [
+                .text(r.merchantID), .text(r.environment.rawValue), .text(r.key), .text(r.operation),
+                .text(r.fingerprint),
+                .text(r.recoveryPoint), SQLValue(r.lockedAt), SQLValue(r.responseSealed), SQLValue(r.createdAt),
+            ]) == 1
     }
 
-    func idempotencyRecord(merchantID: String, environment: GatewayEnvironment, key: String) throws
+    func idempotencyRecord(
+        merchantID: String, environment: GatewayEnvironment, key: String
+    ) throws
         -> IdempotencyRecord?
     {
         try db.query(
@@ -457,8 +484,10 @@ struct SQLiteTransaction: StoreTransaction {
             UPDATE idempotency_keys SET recovery_point = ?, locked_at = ?, response = ?
             WHERE merchant_id = ? AND environment = ? AND idempotency_key = ?
             """,
-            [.text(r.recoveryPoint), SQLValue(r.lockedAt), SQLValue(r.responseSealed), .text(r.merchantID),
-                .text(r.environment.rawValue), .text(r.key)])
+            [
+                .text(r.recoveryPoint), SQLValue(r.lockedAt), SQLValue(r.responseSealed), .text(r.merchantID),
+                .text(r.environment.rawValue), .text(r.key),
+            ])
     }
 
     func deleteIdempotencyRecord(merchantID: String, environment: GatewayEnvironment, key: String) throws {
@@ -476,7 +505,9 @@ struct SQLiteTransaction: StoreTransaction {
 
     func auditRows() throws -> [AuditRow] {
         var events: [String: Set<String>] = [:]
-        for (object, type) in try db.query("SELECT object_id, type FROM webhook_events", [], { ($0.text(0), $0.text(1)) }) {
+        for (object, type) in try db.query(
+            "SELECT object_id, type FROM webhook_events", [], { ($0.text(0), $0.text(1)) })
+        {
             events[object, default: []].insert(type)
         }
         return try db.query(

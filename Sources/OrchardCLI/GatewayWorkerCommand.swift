@@ -46,6 +46,8 @@ enum GatewayWorkerCommand {
             var configuration = GatewayConfiguration()
             // One worker at a time: a key left locked by a killed worker is resumed at once.
             configuration.idempotencyLockTimeout = 0
+            // A killed worker's processor calls are over: nothing is in flight.
+            configuration.authorizationTimeout = 0
             let gateway = GatewayService(
                 configuration: configuration, store: store,
                 processor: SandboxAcquirer(ledger: store, clock: clock, configuration: acquirer),
@@ -68,7 +70,8 @@ enum GatewayWorkerCommand {
                         merchant: merchant, token: try minter.mint(mint), idempotencyKey: "tok-\(index)")
                     let payment = try gateway.payByPrime(
                         merchant: merchant,
-                        PayByPrimeRequest(prime: prime.prime, amount: amount, currency: "TWD", orderNumber: "h-\(index)"),
+                        PayByPrimeRequest(
+                            prime: prime.prime, amount: amount, currency: "TWD", orderNumber: "h-\(index)"),
                         idempotencyKey: "pay-\(index)")
                     io.out("ACK \(index) \(payment.id) \(payment.status.rawValue)")
                     if index % 4 == 3, payment.status == .captured {

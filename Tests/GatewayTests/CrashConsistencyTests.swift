@@ -63,7 +63,8 @@ struct CrashConsistencyTests {
     @Test("SIGKILL at random points of many payments loses nothing acknowledged and never charges twice")
     func killAndRecover() throws {
         let binary = try #require(Self.orchardBinary(), "build the orchard executable first (swift build)")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-crash-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "orchard-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = directory.appendingPathComponent("crash.db").path
@@ -106,7 +107,8 @@ struct CrashConsistencyTests {
     @Test("orchard audit exits 0 on a clean ledger and 1 on a broken one")
     func auditCommand() throws {
         let binary = try #require(Self.orchardBinary(), "build the orchard executable first (swift build)")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-audit-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "orchard-audit-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = directory.appendingPathComponent("audit.db").path
@@ -125,7 +127,8 @@ struct CrashConsistencyTests {
         let first = try #require(try store.read { try $0.auditRows() }.first)
         try store.insertAcquirerAuthorization(
             SandboxAuthorization(
-                reference: "acq_double", merchantReference: first.paymentID, merchantID: "m", amount: 1, currency: "TWD",
+                reference: "acq_double", merchantReference: first.paymentID, merchantID: "m", amount: 1,
+                currency: "TWD",
                 lastFour: "1111", status: .approved, declineCode: nil, authCode: "000000", capturedAmount: 0,
                 refundedAmount: 0, voided: false, createdAt: Date(), resolvesAt: nil))
         #expect(try audit() == 1)

@@ -29,7 +29,9 @@ struct PaymentStateTests {
         let captured = try h.gateway.capture(merchant: h.merchant, paymentID: payment.id, amount: 15_000)
         #expect(captured.status == .captured)
         #expect(captured.capturedAmount == 15_000)
-        expectGatewayError(.invalidStateTransition) { try h.gateway.capture(merchant: h.merchant, paymentID: payment.id) }
+        expectGatewayError(.invalidStateTransition) {
+            try h.gateway.capture(merchant: h.merchant, paymentID: payment.id)
+        }
         expectGatewayError(.invalidStateTransition) { try h.gateway.void(merchant: h.merchant, paymentID: payment.id) }
         #expect(try h.eventTypes() == ["payment.succeeded", "payment.captured"])
     }
@@ -41,8 +43,12 @@ struct PaymentStateTests {
         let voided = try h.gateway.void(merchant: h.merchant, paymentID: payment.id)
         #expect(voided.status == .voided)
         #expect(voided.voidedAt != nil)
-        expectGatewayError(.invalidStateTransition) { try h.gateway.capture(merchant: h.merchant, paymentID: payment.id) }
-        expectGatewayError(.invalidStateTransition) { try h.gateway.refund(merchant: h.merchant, paymentID: payment.id) }
+        expectGatewayError(.invalidStateTransition) {
+            try h.gateway.capture(merchant: h.merchant, paymentID: payment.id)
+        }
+        expectGatewayError(.invalidStateTransition) {
+            try h.gateway.refund(merchant: h.merchant, paymentID: payment.id)
+        }
         expectGatewayError(.invalidStateTransition) { try h.gateway.void(merchant: h.merchant, paymentID: payment.id) }
         #expect(try h.eventTypes() == ["payment.succeeded", "payment.voided"])
         let transitions = try h.gateway.transitions(merchant: h.merchant, paymentID: payment.id)
@@ -58,7 +64,8 @@ struct PaymentStateTests {
             try h.gateway.refund(merchant: h.merchant, paymentID: authorized.id, amount: 100)
         }
         _ = try h.gateway.capture(merchant: h.merchant, paymentID: authorized.id, amount: 8_000)
-        let first = try h.gateway.refund(merchant: h.merchant, paymentID: authorized.id, amount: 3_000, reason: "damaged")
+        let first = try h.gateway.refund(
+            merchant: h.merchant, paymentID: authorized.id, amount: 3_000, reason: "damaged")
         #expect(first.refund.status == .succeeded)
         #expect(first.payment.status == .partiallyRefunded)
         #expect(first.payment.refundedAmount == 3_000)
@@ -80,13 +87,17 @@ struct PaymentStateTests {
                 "payment.succeeded", "payment.captured", "payment.refunded", "payment.refunded", "payment.refunded",
             ])
         let transitions = try h.gateway.transitions(merchant: h.merchant, paymentID: authorized.id).map(\.to)
-        #expect(transitions == [.processing, .authorized, .captured, .partiallyRefunded, .partiallyRefunded, .refunded])
+        #expect(
+            transitions == [.processing, .authorized, .captured, .partiallyRefunded, .partiallyRefunded, .refunded])
     }
 
-    @Test("declines by amount and by PAN fail the payment with its event", arguments: [
-        (Int64(10_005), Harness.pan, "do_not_honor"), (Int64(10_051), Harness.pan, "insufficient_funds"),
-        (Int64(10_000), "4000000000000002", "do_not_honor"), (Int64(10_000), "4000000000009995", "insufficient_funds"),
-    ])
+    @Test(
+        "declines by amount and by PAN fail the payment with its event",
+        arguments: [
+            (Int64(10_005), Harness.pan, "do_not_honor"), (Int64(10_051), Harness.pan, "insufficient_funds"),
+            (Int64(10_000), "4000000000000002", "do_not_honor"),
+            (Int64(10_000), "4000000000009995", "insufficient_funds"),
+        ])
     func declines(amount: Int64, pan: String, code: String) throws {
         let h = try Harness()
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: amount, pan: pan))

@@ -57,7 +57,8 @@ struct PrimeFlowTests {
         let (other, _) = try h.gateway.merchants.create(
             MerchantSpec(name: "Other", environment: .sandbox, merchantIdentifiers: ["merchant.other"]))
         expectGatewayError(.primeNotFound) {
-            try h.gateway.payByPrime(merchant: other, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+            try h.gateway.payByPrime(
+                merchant: other, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
         }
     }
 
@@ -67,13 +68,16 @@ struct PrimeFlowTests {
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         h.clock.advance(by: 90)
         expectGatewayError(.primeExpired) {
-            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+            try h.gateway.payByPrime(
+                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
         }
         let fresh = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         h.clock.advance(by: 89)
         #expect(
-            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: fresh.prime, amount: 10_000, currency: "TWD"))
-                .status == .captured)
+            try h.gateway.payByPrime(
+                merchant: h.merchant, PayByPrimeRequest(prime: fresh.prime, amount: 10_000, currency: "TWD")
+            )
+            .status == .captured)
     }
 
     @Test("a deferred prime lives 30 days and skips the amount check")
@@ -90,7 +94,8 @@ struct PrimeFlowTests {
         let late = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
         h.clock.advance(by: 30 * 86_400)
         expectGatewayError(.primeExpired) {
-            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: late.prime, amount: 100, currency: "TWD"))
+            try h.gateway.payByPrime(
+                merchant: h.merchant, PayByPrimeRequest(prime: late.prime, amount: 100, currency: "TWD"))
         }
     }
 
@@ -105,7 +110,8 @@ struct PrimeFlowTests {
             try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 40_000), paymentRequest: cart)
         }
         expectGatewayError(.currencyMismatch) {
-            try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 40_050, currency: "840"), paymentRequest: cart)
+            try h.gateway.tokenize(
+                merchant: h.merchant, token: h.token(amount: 40_050, currency: "840"), paymentRequest: cart)
         }
         expectGatewayError(.paymentRequestInvalid) {
             try h.gateway.tokenize(merchant: h.merchant, token: h.token(), paymentRequest: Data("[1]".utf8))
@@ -117,15 +123,19 @@ struct PrimeFlowTests {
         let h = try Harness()
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
         let mismatch = expectGatewayError(.amountMismatch) {
-            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_001, currency: "TWD"))
+            try h.gateway.payByPrime(
+                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_001, currency: "TWD"))
         }
         #expect(mismatch?.param == "amount")
         expectGatewayError(.currencyMismatch) {
-            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "USD"))
+            try h.gateway.payByPrime(
+                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "USD"))
         }
         #expect(
-            try h.gateway.payByPrime(merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
-                .status == .captured)
+            try h.gateway.payByPrime(
+                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
+            )
+            .status == .captured)
     }
 
     @Test("a token is tokenized once: the same transactionId is a replay")
@@ -151,10 +161,12 @@ struct PrimeFlowTests {
         }
     }
 
-    @Test("card type and funding numbers", arguments: [
-        ("Visa", "credit", 1, 0), ("MasterCard", "debit", 2, 1), ("JCB", "prepaid", 3, 2),
-        ("ChinaUnionPay", "credit", 4, 0), ("Amex", "store", 5, -1), ("Discover", "credit", -1, 0),
-    ])
+    @Test(
+        "card type and funding numbers",
+        arguments: [
+            ("Visa", "credit", 1, 0), ("MasterCard", "debit", 2, 1), ("JCB", "prepaid", 3, 2),
+            ("ChinaUnionPay", "credit", 4, 0), ("Amex", "store", 5, -1), ("Discover", "credit", -1, 0),
+        ])
     func cardTypes(network: String, type: String, number: Int, funding: Int) throws {
         let h = try Harness()
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(network: network, type: type))
@@ -197,16 +209,19 @@ struct PrimeFlowTests {
         }
     }
 
-    @Test("request validation", arguments: [
-        (Int64(0), "TWD", String?.none, "amount"), (Int64(100), "XXX", String?.none, "currency"),
-        (Int64(100), "TWD", String(repeating: "x", count: 101), "details"),
-    ])
+    @Test(
+        "request validation",
+        arguments: [
+            (Int64(0), "TWD", String?.none, "amount"), (Int64(100), "XXX", String?.none, "currency"),
+            (Int64(100), "TWD", String(repeating: "x", count: 101), "details"),
+        ])
     func validation(amount: Int64, currency: String, details: String?, param: String) throws {
         let h = try Harness()
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100))
         do {
             _ = try h.gateway.payByPrime(
-                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: amount, currency: currency, details: details))
+                merchant: h.merchant,
+                PayByPrimeRequest(prime: prime.prime, amount: amount, currency: currency, details: details))
             Issue.record("accepted")
         } catch {
             #expect(error.param == param)

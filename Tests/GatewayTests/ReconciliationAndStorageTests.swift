@@ -73,8 +73,10 @@ struct StorageTests {
             merchant: h.merchant, CreateSessionRequest(outTradeNo: "S", amount: 10_000, currency: "TWD", country: "TW"))
         _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
         let cryptogram = Data(base64Encoded: Harness.cryptogram)!
-        let needles = [Data(Harness.pan.utf8), Data(Harness.cryptogram.utf8), cryptogram, Data(h.credentials.appKey.utf8),
-            Data(h.credentials.secretKey.utf8), Data("BEGIN PRIVATE KEY".utf8), Data("BEGIN EC PRIVATE KEY".utf8)]
+        let needles = [
+            Data(Harness.pan.utf8), Data(Harness.cryptogram.utf8), cryptogram, Data(h.credentials.appKey.utf8),
+            Data(h.credentials.secretKey.utf8), Data("BEGIN PRIVATE KEY".utf8), Data("BEGIN EC PRIVATE KEY".utf8),
+        ]
         var scanned = 0
         for suffix in ["", "-wal", "-shm"] {
             guard let bytes = FileManager.default.contents(atPath: h.databasePath + suffix) else { continue }
@@ -111,7 +113,8 @@ struct StorageTests {
         let unroutable = try #require(
             try h.gateway.events(merchant: h.merchant, limit: 100).first {
                 (try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any])
-                    .flatMap { ($0["data"] as? [String: Any])?["object"] as? [String: Any] }?["id"] as? String == plain.id
+                    .flatMap { ($0["data"] as? [String: Any])?["object"] as? [String: Any] }?["id"] as? String
+                    == plain.id
             })
         expectGatewayError(.webhookEndpointNotConfigured) {
             try h.gateway.redeliverEvent(merchant: h.merchant, eventID: unroutable.id)
@@ -124,7 +127,8 @@ struct StorageTests {
         let h = try Harness()
         _ = try h.pay()
         #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).isEmpty)
-        let (url, secret) = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: "https://shop.example/hook")
+        let (url, secret) = try h.gateway.merchants.setWebhookEndpoint(
+            merchantID: h.merchant.id, url: "https://shop.example/hook")
         #expect(url == "https://shop.example/hook")
         let due = try h.store.dueWebhooks(now: h.clock.now(), limit: 10)
         #expect(due.map(\.event.type) == ["payment.succeeded", "payment.captured"])
@@ -182,7 +186,8 @@ struct MerchantTests {
         var production = h.merchant
         production.environment = .production
         expectGatewayError(.primeNotFound) {
-            try h.gateway.payByPrime(merchant: production, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+            try h.gateway.payByPrime(
+                merchant: production, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
         }
         let payment = try h.pay()
         expectGatewayError(.notFound) { try h.gateway.payment(merchant: production, id: payment.id) }
@@ -199,7 +204,8 @@ struct MerchantTests {
         try h.gateway.merchants.addProcessingKey(
             merchantID: h.merchant.id, privateKeyPEM: material.privateKeyPEM, certificatePEM: material.certificatePEM,
             id: "pk_second")
-        #expect(try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == ["pk_second", h.keyID])
+        #expect(
+            try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == ["pk_second", h.keyID])
         _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(certificatePEM: material.certificatePEM))
         try h.gateway.merchants.setProcessingKey(merchantID: h.merchant.id, keyID: h.keyID, active: false)

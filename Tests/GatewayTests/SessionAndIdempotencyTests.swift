@@ -44,16 +44,19 @@ struct SessionTests {
     func mismatchAndDecline() throws {
         let h = try Harness()
         let session = try h.gateway.createSession(
-            merchant: h.merchant, CreateSessionRequest(outTradeNo: "T-2", amount: 10_005, currency: "TWD", country: "TW"))
+            merchant: h.merchant,
+            CreateSessionRequest(outTradeNo: "T-2", amount: 10_005, currency: "TWD", country: "TW"))
         expectGatewayError(.amountMismatch) {
-            try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_000))
+            try h.gateway.paySession(
+                merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_000))
         }
         expectGatewayError(.currencyMismatch) {
             try h.gateway.paySession(
                 merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_005, currency: "840"))
         }
         expectGatewayError(.cardDeclined) {
-            try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_005))
+            try h.gateway.paySession(
+                merchant: h.merchant, orderToken: session.orderToken, token: h.token(amount: 10_005))
         }
         #expect(try h.gateway.session(merchant: h.merchant, orderToken: session.orderToken).status == .open)
     }
@@ -149,7 +152,9 @@ struct IdempotencyTests {
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var firstResult: Result<Payment, GatewayError>?
         Thread.detachNewThread {
-            do { firstResult = .success(try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "fly")) } catch {
+            do {
+                firstResult = .success(try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "fly"))
+            } catch {
                 firstResult = .failure(error as! GatewayError)
             }
             done.signal()
@@ -168,5 +173,65 @@ struct IdempotencyTests {
         #expect(first.status == .captured)
         #expect(try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "fly") == first)
         #expect(try h.authorizations(first.id) == 1)
+    }
+
+    /// Starts `payByPrime` with `key` on another thread; it blocks at the processor until released.
+    private func startBlocked(_ h: Harness, prime: String, key: String) -> (DispatchSemaphore, () -> GatewayError?) {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var failure: GatewayError?
+        Thread.detachNewThread {
+            do {
+                _ = try h.gateway.payByPrime(
+                    merchant: h.merchant, PayByPrimeRequest(prime: prime, amount: 10_000, currency: "TWD"),
+                    idempotencyKey: key)
+            } catch { failure = error as? GatewayError }
+            done.signal()
+        }
+        return (done, { failure })
+    }
+
+    @Test("a holder presumed dead: the retry takes the key over, settles by query, and a late approval is voided")
+    func takeoverAfterLockTimeout() throws {
+        let h = try Harness(gate: true)
+        let gate = h.gateway.processor as! GatedProcessor
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let (done, _) = startBlocked(h, prime: prime.prime, key: "dead")
+        gate.entered.wait()
+        h.clock.advance(by: 61)
+        let retry = expectGatewayError(.cardDeclined) {
+            try h.gateway.payByPrime(
+                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"),
+                idempotencyKey: "dead")
+        }
+        #expect(retry?.declineCode == "not_sent")
+        gate.release.signal()
+        done.wait()
+        let paymentID = try #require(retry?.paymentID)
+        #expect(try h.gateway.payment(merchant: h.merchant, id: paymentID).status == .failed)
+        let authorizations = try h.store.acquirerAuthorizations(merchantReference: paymentID)
+        #expect(authorizations.count == 1)
+        #expect(authorizations.first?.voided == true)
+        #expect(try LedgerAudit.run(store: h.store).holds)
+    }
+
+    @Test("within the processor timeout a missing authorization is not proof: the payment waits in unknown")
+    func takeoverWithinAuthorizationTimeout() throws {
+        let h = try Harness(gate: true) { $0.authorizationTimeout = 120 }
+        let gate = h.gateway.processor as! GatedProcessor
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let (done, firstError) = startBlocked(h, prime: prime.prime, key: "slow")
+        gate.entered.wait()
+        h.clock.advance(by: 61)
+        let resumed = try h.gateway.payByPrime(
+            merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"),
+            idempotencyKey: "slow")
+        #expect(resumed.status == .unknown)
+        gate.release.signal()
+        done.wait()
+        #expect(firstError() == nil)
+        let settled = try h.gateway.payment(merchant: h.merchant, id: resumed.id)
+        #expect(settled.status == .captured)
+        #expect(try h.authorizations(resumed.id) == 1)
+        #expect(try h.eventTypes() == ["payment.unknown_resolved", "payment.captured"])
     }
 }

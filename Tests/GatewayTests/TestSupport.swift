@@ -88,7 +88,8 @@ final class Harness: @unchecked Sendable {
         type: String = "credit", transactionIdentifier: String? = nil, tamper: MintRequest.Tamper = .none,
         certificatePEM: String? = nil
     ) -> Data {
-        var request = MintRequest(merchantCertificatePEM: certificatePEM ?? self.certificatePEM, signingTime: clock.now())
+        var request = MintRequest(
+            merchantCertificatePEM: certificatePEM ?? self.certificatePEM, signingTime: clock.now())
         request.amount = amount
         request.currencyCode = currency
         request.pan = pan

@@ -15,7 +15,9 @@ public struct ISO4217Currencies: CurrencyCatalog {
 public struct ApplePayRequestEvaluator: PaymentRequestEvaluator {
     public init() {}
 
-    public func evaluate(paymentRequest json: Data, merchantIdentifier: String, countryCode: String?)
+    public func evaluate(
+        paymentRequest json: Data, merchantIdentifier: String, countryCode: String?
+    )
         throws(GatewayError) -> PaymentRequestTerms
     {
         let validation: PaymentRequestValidation

@@ -35,7 +35,9 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, @unchecked Sendable 
         }
     }
 
-    public func open(token: Data, environment: GatewayEnvironment, keys material: [ProcessingKeyMaterial], at time: Date)
+    public func open(
+        token: Data, environment: GatewayEnvironment, keys material: [ProcessingKeyMaterial], at time: Date
+    )
         throws(GatewayError) -> OpenedToken
     {
         guard let anchor = anchors[environment] else {
@@ -81,7 +83,8 @@ public struct SandboxPKIIssuer: SandboxKeyIssuer {
     }
 
     public func generatePKI(now: Date) throws -> SecureBytes {
-        let pki = try SandboxPKI.generate(notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(pkiValidity))
+        let pki = try SandboxPKI.generate(
+            notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(pkiValidity))
         let serialized = Serialized(
             root: pki.root.pem, rootKey: try pki.rootKey.privateKeyPEM(), intermediate: pki.intermediate.pem,
             intermediateKey: try pki.intermediateKey.privateKeyPEM(), leaf: pki.leaf.pem,
@@ -97,7 +100,8 @@ public struct SandboxPKIIssuer: SandboxKeyIssuer {
         return SandboxPKI(
             rootKey: try EVPKey(privateKeyPEM: parts.rootKey), root: try X509Certificate(pem: parts.root),
             intermediateKey: try EVPKey(privateKeyPEM: parts.intermediateKey),
-            intermediate: try X509Certificate(pem: parts.intermediate), leafKey: try EVPKey(privateKeyPEM: parts.leafKey),
+            intermediate: try X509Certificate(pem: parts.intermediate),
+            leafKey: try EVPKey(privateKeyPEM: parts.leafKey),
             leaf: try X509Certificate(pem: parts.leaf))
     }
 
@@ -109,7 +113,9 @@ public struct SandboxPKIIssuer: SandboxKeyIssuer {
         return try gatewayThrowing { try pki(serialized: bytes) }
     }
 
-    public func issueProcessingKey(pki serialized: SecureBytes, merchantIdentifier: String, id: String, now: Date) throws
+    public func issueProcessingKey(
+        pki serialized: SecureBytes, merchantIdentifier: String, id: String, now: Date
+    ) throws
         -> ProcessingKeyMaterial
     {
         let pki = try Self.pki(serialized: serialized)
