@@ -41,7 +41,8 @@ public struct EventCursor: Sendable, Hashable {
 
     /// The opaque text form (`cur_…`).
     public var text: String {
-        "cur_" + Data("e\(Int64((createdAt.timeIntervalSince1970 * 1000).rounded())):\(id)".utf8).base64EncodedString()
+        "cur_"
+            + Data("e\(Int64((createdAt.timeIntervalSince1970 * 1000).rounded())):\(id)".utf8).base64EncodedString()
             .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
     }
@@ -77,7 +78,9 @@ extension GatewayService {
     var operationsQueries: (any OperationsQueries)? { store as? any OperationsQueries }
 
     /// One page of the merchant's events with their delivery state, newest first, and the cursor of the next.
-    public func eventPage(merchant: Merchant, type: String?, limit: Int, cursor: String?) throws(GatewayError) -> (
+    public func eventPage(
+        merchant: Merchant, type: String?, limit: Int, cursor: String?
+    ) throws(GatewayError) -> (
         events: [EventRecord], nextCursor: String?
     ) {
         guard (1...100).contains(limit) else { throw .invalid("limit", "1 to 100") }
@@ -88,19 +91,25 @@ extension GatewayService {
             }
             after = parsed
         }
-        guard let queries = operationsQueries else { throw GatewayError(.internalError, "the store cannot list events") }
+        guard let queries = operationsQueries else {
+            throw GatewayError(.internalError, "the store cannot list events")
+        }
         let rows = try gatewayThrowing {
             try queries.eventPage(merchantID: merchant.id, type: type, after: after, limit: limit + 1)
         }
         let page = Array(rows.prefix(limit))
-        let next = rows.count > limit ? page.last.map { EventCursor(createdAt: $0.event.createdAt, id: $0.event.id).text } : nil
+        let next =
+            rows.count > limit
+            ? page.last.map { EventCursor(createdAt: $0.event.createdAt, id: $0.event.id).text } : nil
         return (page, next)
     }
 
     /// Makes an event of this merchant pending again (due now) and returns it with its delivery state;
     /// `webhook_endpoint_not_configured` when it has nowhere to go.
     public func redeliver(merchant: Merchant, eventID: String) throws(GatewayError) -> EventRecord {
-        guard let queries = operationsQueries else { throw GatewayError(.internalError, "the store cannot read events") }
+        guard let queries = operationsQueries else {
+            throw GatewayError(.internalError, "the store cannot read events")
+        }
         try redeliverEvent(merchant: merchant, eventID: eventID)
         guard let updated = try gatewayThrowing({ try queries.eventRecord(id: eventID) }) else {
             throw GatewayError(.notFound, "no such event", param: "id")

@@ -53,7 +53,9 @@ extension MerchantRegistry {
     /// 2048) or an identity key (`rsa` only). The key is not used until its certificate is uploaded.
     public func createKeyCSR(merchant: Merchant, type: String, purpose: String) throws(GatewayError) -> MerchantKeyCSR {
         guard type == "ec" || type == "rsa" else { throw .invalid("type", "ec or rsa") }
-        guard purpose == "processing" || purpose == "identity" else { throw .invalid("purpose", "processing or identity") }
+        guard purpose == "processing" || purpose == "identity" else {
+            throw .invalid("purpose", "processing or identity")
+        }
         if purpose == "identity", type != "rsa" { throw .invalid("type", "an identity key is rsa") }
         let id = try Identifiers.make("mk_", 24)
         let (csr, hash, pem): (String, String, String) = try gatewayThrowing {
@@ -73,16 +75,23 @@ extension MerchantRegistry {
 
     /// Attaches the certificate issued for a generated key: a processing key joins the key ring (a renewed
     /// certificate replaces the previous one), an identity key becomes the merchant's identity.
-    public func attachCertificate(merchant: Merchant, keyID: String, certificatePEM: String) throws(GatewayError)
+    public func attachCertificate(
+        merchant: Merchant, keyID: String, certificatePEM: String
+    ) throws(GatewayError)
         -> MerchantKeyStatus
     {
         let name = Self.settingName(keyID)
-        guard keyID.hasPrefix("mk_"), let sealed = try gatewayThrowing({ try store.read { try $0.setting(name) } }) else {
+        guard keyID.hasPrefix("mk_"), let sealed = try gatewayThrowing({ try store.read { try $0.setting(name) } })
+        else {
             throw GatewayError(.notFound, "no such merchant key", param: "id")
         }
         let bytes = try cipher.open(sealed, context: SealingContext.setting(name))
-        let pending = try gatewayThrowing { try JSONDecoder().decode(PendingMerchantKey.self, from: Data(bytes.copyBytes())) }
-        guard pending.merchantID == merchant.id else { throw GatewayError(.notFound, "no such merchant key", param: "id") }
+        let pending = try gatewayThrowing {
+            try JSONDecoder().decode(PendingMerchantKey.self, from: Data(bytes.copyBytes()))
+        }
+        guard pending.merchantID == merchant.id else {
+            throw GatewayError(.notFound, "no such merchant key", param: "id")
+        }
         guard let certificate = try? X509Certificate(pem: certificatePEM) else {
             throw GatewayError(.certificateInvalid, "not a PEM X.509 certificate", param: "certificate_pem")
         }

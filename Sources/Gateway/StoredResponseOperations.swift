@@ -31,7 +31,9 @@ extension GatewayService {
         let name = storedResponseName(merchant: merchant, key: key)
         guard let sealed = try read({ try $0.setting(name) }) else { return nil }
         let bytes = try cipher.open(sealed, context: SealingContext.setting(name))
-        let stored = try gatewayThrowing { try JSONDecoder().decode(StoredResponse.self, from: Data(bytes.copyBytes())) }
+        let stored = try gatewayThrowing {
+            try JSONDecoder().decode(StoredResponse.self, from: Data(bytes.copyBytes()))
+        }
         guard stored.createdAt > clock.now().addingTimeInterval(-configuration.idempotencyRetention) else { return nil }
         return stored
     }

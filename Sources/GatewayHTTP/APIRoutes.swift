@@ -13,8 +13,12 @@ extension GatewayAPI {
             "/v1/sessions/{order_token}/pay", scope: .client, summary: "paySession",
             handler: endpoint(idempotent: true, key: Self.transactionIdentifierKey, paySession))
         // Server.
-        router.post("/v1/sessions", scope: .server, summary: "createSession", handler: endpoint(idempotent: true, createSession))
-        router.post("/v1/payments", scope: .server, summary: "createPayment", handler: endpoint(idempotent: true, createPayment))
+        router.post(
+            "/v1/sessions", scope: .server, summary: "createSession", handler: endpoint(idempotent: true, createSession)
+        )
+        router.post(
+            "/v1/payments", scope: .server, summary: "createPayment", handler: endpoint(idempotent: true, createPayment)
+        )
         router.get("/v1/payments", scope: .server, summary: "listPayments", handler: endpoint(listPayments))
         router.get("/v1/payments/{id}", scope: .server, summary: "getPayment", handler: endpoint(getPayment))
         router.post(
@@ -38,7 +42,8 @@ extension GatewayAPI {
             "/v1/merchant-keys/{id}/certificate", scope: .server, summary: "uploadMerchantKeyCertificate",
             handler: endpoint(idempotent: true, uploadCertificate))
         router.put(
-            "/v1/bin-table", scope: .server, accepts: ["text/csv"], summary: "putBinTable", handler: endpoint(putBinTable))
+            "/v1/bin-table", scope: .server, accepts: ["text/csv"], summary: "putBinTable",
+            handler: endpoint(putBinTable))
         // Operations.
         router.get("/healthz", summary: "healthz", handler: health)
         router.get("/readyz", summary: "readyz", handler: readiness)
@@ -63,7 +68,8 @@ extension GatewayAPI {
         let prime = try gateway.tokenize(
             merchant: call.merchant, token: token, paymentRequest: paymentRequest, idempotencyKey: call.idempotencyKey)
         return Wire.response([
-            "prime": prime.prime, "prime_expiry_millis": prime.primeExpiryMillis, "card_info": Wire.cardInfo(prime.cardInfo),
+            "prime": prime.prime, "prime_expiry_millis": prime.primeExpiryMillis,
+            "card_info": Wire.cardInfo(prime.cardInfo),
             "merchant_reference_info": ["affiliate_codes": prime.affiliateCodes],
             "total_amount": Wire.amount(prime.totalAmount, prime.currency), "currency": prime.currency,
         ])
@@ -78,7 +84,8 @@ extension GatewayAPI {
         if let holder = try body.nested("cardholder") {
             cardholder = Cardholder(
                 name: try holder.string("name", max: 100), email: try holder.string("email", max: 254),
-                phoneNumber: try holder.string("phone_number", max: 20), zipCode: try holder.string("zip_code", max: 10),
+                phoneNumber: try holder.string("phone_number", max: 20),
+                zipCode: try holder.string("zip_code", max: 10),
                 address: try holder.string("address", max: 200), nationalID: try holder.string("national_id", max: 20))
         }
         var mode = CaptureMode.now
@@ -93,7 +100,8 @@ extension GatewayAPI {
                 mode = .afterDays(delay)
             default: throw capture.invalid("mode", "now, delay or manual")
             }
-            if delay != nil, case .afterDays = mode {} else if delay != nil {
+            if delay != nil, case .afterDays = mode {
+            } else if delay != nil {
                 throw capture.invalid("delay_days", "only with mode delay")
             }
         }
@@ -133,7 +141,8 @@ extension GatewayAPI {
         guard let currency = try body.currency("currency"), let amount = try body.amount("amount", currency: currency)
         else { throw body.missing("amount") }
         let country = try body.requiredString("country", max: 2)
-        guard country.count == 2, country.allSatisfy({ $0.isASCII && $0.isUppercase }), (try? CountryCode(country)) != nil
+        guard country.count == 2, country.allSatisfy({ $0.isASCII && $0.isUppercase }),
+            (try? CountryCode(country)) != nil
         else {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "invalid_country_code", "\(country) is not an ISO 3166-1 alpha-2 code",
@@ -154,7 +163,8 @@ extension GatewayAPI {
     }
 
     func getSession(_ call: Call) throws -> HTTPResponse {
-        let session = try gateway.session(merchant: call.merchant, orderToken: try call.context.parameter("order_token"))
+        let session = try gateway.session(
+            merchant: call.merchant, orderToken: try call.context.parameter("order_token"))
         return Wire.response(Wire.session(session, merchantName: call.merchant.name, now: gateway.now))
     }
 
@@ -175,7 +185,8 @@ extension GatewayAPI {
     // MARK: Payments
 
     func getPayment(_ call: Call) throws -> HTTPResponse {
-        try paymentResponse(call.merchant, try gateway.payment(merchant: call.merchant, id: try call.context.parameter("id")))
+        try paymentResponse(
+            call.merchant, try gateway.payment(merchant: call.merchant, id: try call.context.parameter("id")))
     }
 
     static func queryTime(_ request: HTTPRequest, _ name: String) throws(GatewayAPIError) -> Date? {
@@ -192,7 +203,8 @@ extension GatewayAPI {
     static func limit(_ request: HTTPRequest) throws(GatewayAPIError) -> Int {
         guard let text = request.query("limit") else { return 20 }
         guard let limit = Int(text), (1...100).contains(limit) else {
-            throw GatewayAPIError.make(.badRequest, .invalidRequest, "parameter_invalid", "limit is 1 to 100", param: "limit")
+            throw GatewayAPIError.make(
+                .badRequest, .invalidRequest, "parameter_invalid", "limit is 1 to 100", param: "limit")
         }
         return limit
     }
@@ -229,7 +241,8 @@ extension GatewayAPI {
             }
         }
         let query = PaymentQuery(
-            createdFrom: try Self.queryTime(request, "created_from"), createdTo: try Self.queryTime(request, "created_to"),
+            createdFrom: try Self.queryTime(request, "created_from"),
+            createdTo: try Self.queryTime(request, "created_to"),
             minAmount: try amount("amount_min"), maxAmount: try amount("amount_max"), statuses: statuses,
             orderNumber: request.query("order_number"), outTradeNo: request.query("out_trade_no"),
             limit: try Self.limit(request), cursor: request.query("cursor"))
@@ -286,10 +299,12 @@ extension GatewayAPI {
     func listEvents(_ call: Call) throws -> HTTPResponse {
         let type = call.request.query("type")
         if let type, !Self.eventTypes.contains(type) {
-            throw GatewayAPIError.make(.badRequest, .invalidRequest, "parameter_invalid", "unknown event type", param: "type")
+            throw GatewayAPIError.make(
+                .badRequest, .invalidRequest, "parameter_invalid", "unknown event type", param: "type")
         }
         let page = try gateway.eventPage(
-            merchant: call.merchant, type: type, limit: try Self.limit(call.request), cursor: call.request.query("cursor"))
+            merchant: call.merchant, type: type, limit: try Self.limit(call.request),
+            cursor: call.request.query("cursor"))
         return Wire.response([
             "data": page.events.map { Wire.event($0, merchantName: call.merchant.name) },
             "next_cursor": Wire.value(page.nextCursor),
@@ -306,7 +321,8 @@ extension GatewayAPI {
         let secret = try gateway.merchants.webhookSecrets(merchantID: merchant.id).first
         let hint = secret.map { "whsec_…" + String($0.suffix(4)) }
         return Wire.response([
-            "url": Wire.value(merchant.webhookURL), "enabled": merchant.webhookURL != nil, "secret_hint": Wire.value(hint),
+            "url": Wire.value(merchant.webhookURL), "enabled": merchant.webhookURL != nil,
+            "secret_hint": Wire.value(hint),
         ])
     }
 

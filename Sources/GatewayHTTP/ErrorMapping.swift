@@ -37,9 +37,12 @@ public struct GatewayAPIError: Error, Sendable {
         return HTTPResponse(status: base.status, headers: headers, body: Wire.data(["error": fields]))
     }
 
-    static func make(_ status: HTTPStatus, _ type: HTTPAPIError.ErrorType, _ code: String, _ message: String,
-        param: String? = nil) -> GatewayAPIError {
-        GatewayAPIError(HTTPAPIError(status: status, type: type, code: .init(rawValue: code), message: message, param: param))
+    static func make(
+        _ status: HTTPStatus, _ type: HTTPAPIError.ErrorType, _ code: String, _ message: String,
+        param: String? = nil
+    ) -> GatewayAPIError {
+        GatewayAPIError(
+            HTTPAPIError(status: status, type: type, code: .init(rawValue: code), message: message, param: param))
     }
 
     /// The status and type of each domain code (the `x-orchard-error-codes` table).

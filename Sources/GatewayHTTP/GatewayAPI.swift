@@ -57,7 +57,9 @@ public final class GatewayAPI: Sendable {
 
     /// The spec's limits on top of a server configuration: JSON depth 16 and strings of 16 KiB unless they
     /// were configured explicitly.
-    public static func defaults(_ configuration: ServerConfiguration, settings: ResolvedSettings? = nil)
+    public static func defaults(
+        _ configuration: ServerConfiguration, settings: ResolvedSettings? = nil
+    )
         -> ServerConfiguration
     {
         var configuration = configuration
@@ -222,7 +224,8 @@ public final class GatewayAPI: Sendable {
     static func fingerprint(_ request: HTTPRequest) -> String {
         var body = request.body
         if let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
-            let canonical = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+            let canonical = try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
         {
             body = canonical
         }

@@ -12,14 +12,17 @@ struct RequestBody {
         path = ""
         if request.body.isEmpty {
             guard !required else {
-                throw GatewayAPIError.make(.badRequest, .invalidRequest, "invalid_json", "a JSON object body is required")
+                throw GatewayAPIError.make(
+                    .badRequest, .invalidRequest, "invalid_json", "a JSON object body is required")
             }
             object = [:]
             return
         }
         guard let parsed = try? JSONSerialization.jsonObject(with: request.body, options: [.fragmentsAllowed]),
             let object = parsed as? [String: Any]
-        else { throw GatewayAPIError.make(.badRequest, .invalidRequest, "invalid_json", "the body is not a JSON object") }
+        else {
+            throw GatewayAPIError.make(.badRequest, .invalidRequest, "invalid_json", "the body is not a JSON object")
+        }
         self.object = object
     }
 
@@ -36,11 +39,13 @@ struct RequestBody {
     }
 
     func missing(_ key: String) -> GatewayAPIError {
-        GatewayAPIError.make(.badRequest, .invalidRequest, "parameter_missing", "\(name(key)) is required", param: name(key))
+        GatewayAPIError.make(
+            .badRequest, .invalidRequest, "parameter_missing", "\(name(key)) is required", param: name(key))
     }
 
     func invalid(_ key: String, _ message: String) -> GatewayAPIError {
-        GatewayAPIError.make(.badRequest, .invalidRequest, "parameter_invalid", "\(name(key)): \(message)", param: name(key))
+        GatewayAPIError.make(
+            .badRequest, .invalidRequest, "parameter_invalid", "\(name(key)): \(message)", param: name(key))
     }
 
     /// A string field of at most `max` characters.
@@ -101,7 +106,8 @@ struct RequestBody {
     /// A currency code (upper-case ISO 4217).
     func currency(_ key: String, required: Bool = true) throws(GatewayAPIError) -> Currency? {
         guard let code = try string(key, max: 3, required: required) else { return nil }
-        guard code.count == 3, code.allSatisfy({ $0.isASCII && $0.isUppercase }), let currency = try? Currency(code: code)
+        guard code.count == 3, code.allSatisfy({ $0.isASCII && $0.isUppercase }),
+            let currency = try? Currency(code: code)
         else {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "unknown_currency", "\(code) is not an ISO 4217 currency code",

@@ -80,7 +80,8 @@ enum Wire {
             "captured_amount": amount(payment.capturedAmount, payment.currency),
             "refunded_amount": amount(committedRefunds, payment.currency), "currency": payment.currency,
             "order_number": value(payment.orderNumber), "out_trade_no": value(payment.outTradeNo),
-            "details": value(payment.details), "auth_code": payment.status == .failed ? NSNull() : value(payment.authCode),
+            "details": value(payment.details),
+            "auth_code": payment.status == .failed ? NSNull() : value(payment.authCode),
             "acquirer": payment.acquirer,
             "decline_code": payment.status == .failed ? value(payment.failureCode) : NSNull(),
             "card_info": cardInfo(payment.cardInfo), "capture_mode": captureMode(payment.captureMode),
@@ -145,7 +146,8 @@ enum Wire {
             "captured_amount": money("captured_amount"), "refunded_amount": amount(committed, currency),
             "currency": currency, "order_number": text(object["order_number"]),
             "out_trade_no": text(object["out_trade_no"]), "details": text(object["details"]),
-            "auth_code": status == "failed" ? NSNull() : text(object["auth_code"]), "acquirer": text(object["acquirer"]),
+            "auth_code": status == "failed" ? NSNull() : text(object["auth_code"]),
+            "acquirer": text(object["acquirer"]),
             "decline_code": status == "failed" ? text(object["failure_code"]) : NSNull(),
             "card_info": [
                 "bin_code": String((card["bin_code"] as? String ?? "").prefix(6)),
@@ -155,7 +157,8 @@ enum Wire {
                 "country_code": card["country_code"] as? String ?? "", "bank_id": card["bank_id"] as? String ?? "",
             ] as [String: Any],
             "capture_mode": mode.hasPrefix("after_") ? "delay" : mode,
-            "capture_at": mode.hasPrefix("after_") && status == "authorized" ? unixTime(object["capture_at"]) : NSNull(),
+            "capture_at": mode.hasPrefix("after_") && status == "authorized"
+                ? unixTime(object["capture_at"]) : NSNull(),
             "refunds": refunds, "transitions": [Any](), "metadata": object["metadata"] as? [String: String] ?? [:],
             "created_at": unixTime(object["created"]), "updated_at": unixTime(object["updated"]),
         ]

@@ -18,7 +18,9 @@ extension SQLiteStore: OperationsQueries {
                 lastStatus: row.optionalInt(8).map(Int.init)))
     }
 
-    public func eventPage(merchantID: String, type: String?, after cursor: EventCursor?, limit: Int) throws
+    public func eventPage(
+        merchantID: String, type: String?, after cursor: EventCursor?, limit: Int
+    ) throws
         -> [EventRecord]
     {
         var sql = "SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.merchant_id = ?"

@@ -4,7 +4,8 @@ import Gateway
 /// `orchard merchant show --database sqlite:PATH [--json]`: the sandbox merchant's ids, keys (retrievable in
 /// sandbox), merchant identifier and active processing certificate.
 enum MerchantCommand {
-    static let command = CLI.Command(name: "merchant", summary: "show the sandbox merchant's ids, keys and certificate") {
+    static let command = CLI.Command(name: "merchant", summary: "show the sandbox merchant's ids, keys and certificate")
+    {
         arguments, io in
         run(arguments, io)
     }
@@ -25,7 +26,8 @@ enum MerchantCommand {
         let parsed: Arguments
         let path: String
         do {
-            parsed = try Arguments(Array(arguments.dropFirst()), options: ["database", "master-key"], flags: ["json", "help"])
+            parsed = try Arguments(
+                Array(arguments.dropFirst()), options: ["database", "master-key"], flags: ["json", "help"])
             if parsed.flag("help") {
                 io.out(usage)
                 return 0
@@ -37,7 +39,8 @@ enum MerchantCommand {
         }
         do {
             var options = GatewayRuntime.Options(databasePath: path)
-            options.masterKeyHex = parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
+            options.masterKeyHex =
+                parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
             let runtime = try GatewayRuntime(options)
             guard let merchant = runtime.sandboxMerchant else {
                 io.err("orchard merchant show: no sandbox merchant")

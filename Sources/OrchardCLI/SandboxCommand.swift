@@ -6,7 +6,9 @@ import Gateway
 /// `orchard sandbox mint --database sqlite:PATH [--amount 12.34 --currency TWD] [--pan …]`: a token for the
 /// sandbox merchant's active processing certificate, signed by the sandbox PKI `orchard serve` trusts.
 enum SandboxCommand {
-    static let command = CLI.Command(name: "sandbox", summary: "mint sandbox Apple Pay tokens the local gateway accepts") {
+    static let command = CLI.Command(
+        name: "sandbox", summary: "mint sandbox Apple Pay tokens the local gateway accepts"
+    ) {
         arguments, io in
         run(arguments, io)
     }
@@ -42,7 +44,8 @@ enum SandboxCommand {
             let currency = try Currency(code: parsed.value("currency") ?? "TWD")
             let amount = try Money(parsed.value("amount") ?? "100", currency: currency).minorUnits
             var options = GatewayRuntime.Options(databasePath: path)
-            options.masterKeyHex = parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
+            options.masterKeyHex =
+                parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
             let runtime = try GatewayRuntime(options)
             let token = try mint(
                 runtime: runtime, amount: amount, currency: currency, pan: parsed.value("pan"),
@@ -62,7 +65,8 @@ enum SandboxCommand {
         runtime: GatewayRuntime, amount: Int64, currency: Currency, pan: String?, network: String = "Visa",
         type: String = "credit", at date: Date = Date()
     ) throws -> Data {
-        try runtime.mintSandboxToken(amount: amount, currency: currency, pan: pan, network: network, type: type, at: date)
+        try runtime.mintSandboxToken(
+            amount: amount, currency: currency, pan: pan, network: network, type: type, at: date)
     }
 }
 

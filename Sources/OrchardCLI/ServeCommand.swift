@@ -8,7 +8,9 @@ import Synchronization
 /// `orchard serve`: the gateway's HTTP API on libmicrohttpd, with the webhook dispatcher and the reconciliation
 /// of unknown payments running beside it, until SIGTERM or SIGINT.
 public enum ServeCommand {
-    static let command = CLI.Command(name: "serve", summary: "run the payment gateway's HTTP API (default 127.0.0.1:8080)") {
+    static let command = CLI.Command(
+        name: "serve", summary: "run the payment gateway's HTTP API (default 127.0.0.1:8080)"
+    ) {
         arguments, io in
         run(arguments, io)
     }
@@ -46,7 +48,9 @@ public enum ServeCommand {
             Setting(
                 name: "web-origins", kind: .list,
                 summary: "web origins the sandbox merchant allows for CORS (https://shop.example,…)"),
-            Setting(name: "log-level", kind: .string, default: "info", summary: "info (every request), error (5xx only) or off"),
+            Setting(
+                name: "log-level", kind: .string, default: "info",
+                summary: "info (every request), error (5xx only) or off"),
         ]
         for setting in settings { registry.register(setting) }
         return registry
@@ -69,7 +73,10 @@ public enum ServeCommand {
         public let dispatcher: WebhookDispatcher
         let reconciler: PeriodicTask?
 
-        init(runtime: GatewayRuntime, api: GatewayAPI, server: HTTPServer, dispatcher: WebhookDispatcher, reconciler: PeriodicTask?) {
+        init(
+            runtime: GatewayRuntime, api: GatewayAPI, server: HTTPServer, dispatcher: WebhookDispatcher,
+            reconciler: PeriodicTask?
+        ) {
             self.runtime = runtime
             self.api = api
             self.server = server

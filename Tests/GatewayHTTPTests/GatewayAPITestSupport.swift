@@ -67,13 +67,17 @@ final class APIHarness: @unchecked Sendable {
         return try CurlClient().request(method, base + path, headers: headers, body: payload)
     }
 
-    func client(_ method: String, _ path: String, json: Any? = nil, headers: [String: String] = [:]) throws
+    func client(
+        _ method: String, _ path: String, json: Any? = nil, headers: [String: String] = [:]
+    ) throws
         -> ClientResponse
     {
         try call(method, path, headers: appHeaders.merging(headers) { $1 }, json: json)
     }
 
-    func merchantServer(_ method: String, _ path: String, json: Any? = nil, headers: [String: String] = [:]) throws
+    func merchantServer(
+        _ method: String, _ path: String, json: Any? = nil, headers: [String: String] = [:]
+    ) throws
         -> ClientResponse
     {
         try call(method, path, headers: serverHeaders.merging(headers) { $1 }, json: json)

@@ -15,7 +15,9 @@ struct GatewayAPITests {
         let spec = try openAPIOperations()
         #expect(spec.count == 20)
         #expect(routes.subtracting(spec).isEmpty, "routes not in openapi.yaml: \(routes.subtracting(spec).sorted())")
-        #expect(spec.subtracting(routes).isEmpty, "openapi.yaml operations not mounted: \(spec.subtracting(routes).sorted())")
+        #expect(
+            spec.subtracting(routes).isEmpty,
+            "openapi.yaml operations not mounted: \(spec.subtracting(routes).sorted())")
     }
 
     @Test("prime flow: tokenize, pay, read, list, partial refund, events, webhook endpoint, redelivery")
@@ -85,7 +87,9 @@ struct GatewayAPITests {
         #expect(delivery["last_status"] is NSNull)
         let cursor = try #require(events.json["next_cursor"] as? String)
         let next = try h.merchantServer("GET", "/v1/events?limit=100&cursor=\(cursor)")
-        #expect((next.json["data"] as? [[String: Any]])?.map { $0["type"] as? String }.contains("payment.succeeded") == true)
+        #expect(
+            (next.json["data"] as? [[String: Any]])?.map { $0["type"] as? String }.contains("payment.succeeded") == true
+        )
         let eventID = try #require(first["id"] as? String)
 
         let put = try h.call(
@@ -158,14 +162,31 @@ struct GatewayAPITests {
         "authentication by header kind",
         arguments: [
             ("server route, nothing", "GET", "/v1/payments", [String: String](), 401, "missing_credentials"),
-            ("server route, wrong key", "GET", "/v1/payments", ["Authorization": "Bearer sk_test_wrong"], 401, "invalid_credentials"),
-            ("server route, basic scheme", "GET", "/v1/payments", ["Authorization": "Basic abc"], 401, "invalid_credentials"),
-            ("server route, app key", "GET", "/v1/payments", ["X-Orchard-App-Id": "app", "X-Orchard-App-Key": "k"], 403, "forbidden"),
+            (
+                "server route, wrong key", "GET", "/v1/payments", ["Authorization": "Bearer sk_test_wrong"], 401,
+                "invalid_credentials"
+            ),
+            (
+                "server route, basic scheme", "GET", "/v1/payments", ["Authorization": "Basic abc"], 401,
+                "invalid_credentials"
+            ),
+            (
+                "server route, app key", "GET", "/v1/payments", ["X-Orchard-App-Id": "app", "X-Orchard-App-Key": "k"],
+                403, "forbidden"
+            ),
             ("client route, nothing", "GET", "/v1/sessions/ot_x", [:], 401, "missing_credentials"),
-            ("client route, half a pair", "GET", "/v1/sessions/ot_x", ["X-Orchard-App-Id": "app"], 401, "invalid_credentials"),
-            ("client route, secret key", "GET", "/v1/sessions/ot_x", ["Authorization": "Bearer sk_test_x"], 403, "forbidden"),
+            (
+                "client route, half a pair", "GET", "/v1/sessions/ot_x", ["X-Orchard-App-Id": "app"], 401,
+                "invalid_credentials"
+            ),
+            (
+                "client route, secret key", "GET", "/v1/sessions/ot_x", ["Authorization": "Bearer sk_test_x"], 403,
+                "forbidden"
+            ),
         ])
-    func authentication(_ name: String, _ method: String, _ path: String, _ headers: [String: String], _ status: Int, _ code: String)
+    func authentication(
+        _ name: String, _ method: String, _ path: String, _ headers: [String: String], _ status: Int, _ code: String
+    )
         throws
     {
         let h = try APIHarness()
@@ -191,7 +212,8 @@ struct GatewayAPITests {
         #expect(preflight.headers["Access-Control-Max-Age"] == "600")
         #expect(preflight.headers["Access-Control-Allow-Headers"]?.contains("X-Orchard-App-Key") == true)
         let refused = try h.call(
-            "OPTIONS", "/v1/tokens", headers: ["Origin": "https://evil.example", "Access-Control-Request-Method": "POST"])
+            "OPTIONS", "/v1/tokens",
+            headers: ["Origin": "https://evil.example", "Access-Control-Request-Method": "POST"])
         #expect(refused.status == 403)
         #expect(refused.errorCode == "origin_not_allowed")
         let actual = try h.client("GET", "/v1/sessions/ot_x", headers: ["Origin": "https://shop.example"])
@@ -202,7 +224,8 @@ struct GatewayAPITests {
         #expect(other.status == 403)
         #expect(other.errorCode == "origin_not_allowed")
         let serverOptions = try h.call(
-            "OPTIONS", "/v1/payments", headers: ["Origin": "https://shop.example", "Access-Control-Request-Method": "GET"])
+            "OPTIONS", "/v1/payments",
+            headers: ["Origin": "https://shop.example", "Access-Control-Request-Method": "GET"])
         #expect(serverOptions.status == 405)
         #expect(serverOptions.headers["Allow"] != nil)
         let serverCall = try h.merchantServer("GET", "/v1/payments", headers: ["Origin": "https://shop.example"])
@@ -214,7 +237,9 @@ struct GatewayAPITests {
     func errorStatuses() throws {
         let h = try APIHarness()
         let prime = try h.prime("100.00")
-        func pay(_ body: [String: Any]) throws -> ClientResponse { try h.merchantServer("POST", "/v1/payments", json: body) }
+        func pay(_ body: [String: Any]) throws -> ClientResponse {
+            try h.merchantServer("POST", "/v1/payments", json: body)
+        }
         let decimals = try pay(["prime": prime, "amount": "100.001", "currency": "TWD"])
         #expect(decimals.status == 400)
         #expect(decimals.errorCode == "too_many_decimals")
@@ -302,11 +327,13 @@ struct GatewayAPITests {
         #expect(second.headers["Request-Id"] != first.headers["Request-Id"])
         var changed = body
         changed["amount"] = "99.00"
-        let conflict = try h.merchantServer("POST", "/v1/payments", json: changed, headers: ["Idempotency-Key": "order-1"])
+        let conflict = try h.merchantServer(
+            "POST", "/v1/payments", json: changed, headers: ["Idempotency-Key": "order-1"])
         #expect(conflict.status == 422)
         #expect(conflict.errorCode == "idempotency_conflict")
         #expect(conflict.error["type"] as? String == "idempotency_error")
-        let invalid = try h.merchantServer("POST", "/v1/payments", json: body, headers: ["Idempotency-Key": "has space"])
+        let invalid = try h.merchantServer(
+            "POST", "/v1/payments", json: body, headers: ["Idempotency-Key": "has space"])
         #expect(invalid.status == 400)
         #expect(invalid.errorCode == "idempotency_key_invalid")
         let declined = try h.pay("100.05", key: "declined-1")
@@ -365,7 +392,8 @@ struct GatewayAPITests {
         #expect(uploaded.json["active"] as? Bool == true)
         #expect(uploaded.json["public_key_hash"] as? String == csr.json["public_key_hash"] as? String)
         #expect((uploaded.json["merchant_identifier_hash"] as? String)?.count == 64)
-        let other = try h.merchantServer("POST", "/v1/merchant-keys/csr", json: ["type": "ec", "purpose": "processing"])
+        let other = try h.merchantServer(
+            "POST", "/v1/merchant-keys/csr", json: ["type": "ec", "purpose": "processing"])
         let otherID = try #require(other.json["id"] as? String)
         let mismatch = try h.merchantServer(
             "POST", "/v1/merchant-keys/\(otherID)/certificate", json: ["certificate_pem": certificate])
@@ -373,14 +401,20 @@ struct GatewayAPITests {
         let garbage = try h.merchantServer(
             "POST", "/v1/merchant-keys/\(otherID)/certificate", json: ["certificate_pem": "not a certificate"])
         #expect(garbage.errorCode == "certificate_invalid")
-        #expect(try h.merchantServer("POST", "/v1/merchant-keys/mk_nope/certificate", json: ["certificate_pem": certificate]).status == 404)
-        #expect(try h.merchantServer("POST", "/v1/merchant-keys/csr", json: ["type": "ec", "purpose": "identity"]).status == 400)
+        #expect(
+            try h.merchantServer(
+                "POST", "/v1/merchant-keys/mk_nope/certificate", json: ["certificate_pem": certificate]
+            ).status == 404)
+        #expect(
+            try h.merchantServer("POST", "/v1/merchant-keys/csr", json: ["type": "ec", "purpose": "identity"]).status
+                == 400)
     }
 
     @Test("BIN table: CSV upload feeds card info; bad lines and media types refused")
     func binTable() throws {
         let h = try APIHarness()
-        let csv = "bin_prefix,issuer,bank_id,funding,level,country,country_code\n411111,Sandbox Bank,999,credit,CLASSIC,TAIWAN,TW\n"
+        let csv =
+            "bin_prefix,issuer,bank_id,funding,level,country,country_code\n411111,Sandbox Bank,999,credit,CLASSIC,TAIWAN,TW\n"
         let put = try h.call(
             "PUT", "/v1/bin-table", headers: h.serverHeaders.merging(["Content-Type": "text/csv"]) { $1 },
             body: Data(csv.utf8))
@@ -411,7 +445,9 @@ struct GatewayAPITests {
         let metrics = try h.call("GET", "/metrics")
         #expect(metrics.text.contains("orchard_payments{status=\"captured\"} 1"))
         #expect(metrics.text.contains("orchard_webhook_backlog"))
-        #expect(metrics.text.contains("orchard_http_requests_total{method=\"POST\",route=\"/v1/payments\",status=\"200\"} 1"))
+        #expect(
+            metrics.text.contains(
+                "orchard_http_requests_total{method=\"POST\",route=\"/v1/payments\",status=\"200\"} 1"))
         #expect(metrics.text.contains("orchard_http_request_duration_seconds_bucket"))
         h.api.beginDraining()
         #expect(try h.call("GET", "/readyz").status == 503)
@@ -434,7 +470,8 @@ struct GatewayAPITests {
         // Wait until the handler is inside the (slow) authorization: its payment exists in `processing`.
         var waited = 0
         func authorizing() -> Bool {
-            let page = try? h.runtime.gateway.payments(merchant: h.merchant, query: PaymentQuery(statuses: [.processing]))
+            let page = try? h.runtime.gateway.payments(
+                merchant: h.merchant, query: PaymentQuery(statuses: [.processing]))
             return page?.payments.isEmpty == false
         }
         while !authorizing() && waited < 2000 {

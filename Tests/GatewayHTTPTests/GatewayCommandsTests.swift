@@ -76,6 +76,8 @@ struct GatewayCommandsTests {
         let again = try ServeCommand.start(settings: settings, io: second.output)
         #expect(!second.stdout.contains("app_key"))
         again.stop()
-        #expect(CLI.run(["sandbox", "mint", "--database", database, "--amount", "1.001"], output: CapturedOutput().output) != 0)
+        #expect(
+            CLI.run(["sandbox", "mint", "--database", database, "--amount", "1.001"], output: CapturedOutput().output)
+                != 0)
     }
 }
