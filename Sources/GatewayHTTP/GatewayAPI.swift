@@ -81,7 +81,7 @@ public final class GatewayAPI: Sendable {
     ) -> HTTPApplication {
         let router = makeRouter()
         var middlewares: [any HTTPMiddleware] = [
-            AccessLogMiddleware(sink: accessLog), MetricsMiddleware(registry: metrics),
+            AccessLogMiddleware(sink: accessLog), GatewayMetricsMiddleware(registry: metrics),
             GatewayCORSMiddleware(router: router, gateway: gateway),
             AuthenticationMiddleware { [self] request, context in try authenticate(request, context) },
             OriginCheckMiddleware(),
@@ -335,5 +335,31 @@ struct OriginCheckMiddleware: HTTPMiddleware {
             throw Self.notAllowed
         }
         return next(request, context)
+    }
+}
+
+/// Request metrics with the specification's labels: `orchard_http_requests_total{route,method,status}` and
+/// `orchard_http_request_duration_seconds{route,method}` (route templates, `unmatched` otherwise).
+struct GatewayMetricsMiddleware: HTTPMiddleware {
+    private let requests: Counter
+    private let latency: Histogram
+
+    init(registry: MetricsRegistry) {
+        requests = registry.counter(
+            "orchard_http_requests_total", help: "HTTP requests by route, method and status.",
+            labels: ["route", "method", "status"])
+        latency = registry.histogram(
+            "orchard_http_request_duration_seconds", help: "HTTP request latency.", labels: ["route", "method"])
+    }
+
+    var runsForRejectedRequests: Bool { true }
+
+    func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
+        let response = next(request, context)
+        let method = context.route == nil ? "other" : request.method.rawValue
+        requests.increment(labels: [context.routeTemplate, method, String(response.status.rawValue)])
+        latency.observe(
+            max(0, context.clock.monotonicSeconds() - context.startedAt), labels: [context.routeTemplate, method])
+        return response
     }
 }

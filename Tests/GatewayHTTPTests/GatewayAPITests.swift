@@ -447,8 +447,10 @@ struct GatewayAPITests {
         #expect(metrics.text.contains("orchard_webhook_backlog"))
         #expect(
             metrics.text.contains(
-                "orchard_http_requests_total{method=\"POST\",route=\"/v1/payments\",status=\"200\"} 1"))
-        #expect(metrics.text.contains("orchard_http_request_duration_seconds_bucket"))
+                "orchard_http_requests_total{route=\"/v1/payments\",method=\"POST\",status=\"200\"} 1"))
+        #expect(
+            metrics.text.contains("orchard_http_request_duration_seconds_bucket{route=\"/v1/payments\",method=\"POST\"")
+        )
         h.api.beginDraining()
         #expect(try h.call("GET", "/readyz").status == 503)
     }

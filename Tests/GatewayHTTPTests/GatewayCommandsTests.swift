@@ -1,4 +1,6 @@
+import ApplePayModel
 import Foundation
+import Gateway
 import GatewayHTTP
 import OrchardCLI
 import Testing
@@ -79,5 +81,70 @@ struct GatewayCommandsTests {
         #expect(
             CLI.run(["sandbox", "mint", "--database", database, "--amount", "1.001"], output: CapturedOutput().output)
                 != 0)
+    }
+
+    @Test("serve runs the webhook dispatcher: a payment's event reaches a local receiver, signed")
+    func webhookDelivery() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let received = Locked<[(body: Data, signature: String)]>([])
+        var router = Router()
+        router.post("/hooks") { request, _ in
+            received.withLock { $0.append((request.body, request.headers["Orchard-Signature"] ?? "")) }
+            return .text("ok")
+        }
+        var receiverConfiguration = ServerConfiguration()
+        receiverConfiguration.port = 0
+        let receiver = HTTPServer(
+            configuration: receiverConfiguration, responder: HTTPApplication(router: router), messages: { _ in })
+        try receiver.start()
+        defer { receiver.stop(timeoutSeconds: 1) }
+
+        let settings = try ServeCommand.registry().resolve(
+            arguments: ["--database", database, "--port", "0", "--log-level", "off"], environment: [:])
+        let running = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
+        defer { running.stop() }
+        let runtime = running.runtime
+        let merchant = try #require(runtime.sandboxMerchant)
+        let credentials = try runtime.gateway.merchants.credentials(merchantID: merchant.id)
+        let base = running.server.baseURL
+        let serverHeaders = ["Authorization": "Bearer \(credentials.secretKey)", "Content-Type": "application/json"]
+        let endpoint = try CurlClient().request(
+            "PUT", base + "/v1/webhook-endpoint", headers: serverHeaders,
+            body: try JSONSerialization.data(withJSONObject: ["url": "http://127.0.0.1:\(receiver.port)/hooks"]))
+        let secret = try #require(endpoint.json["secret"] as? String)
+        let token = try JSONSerialization.jsonObject(
+            with: try runtime.mintSandboxToken(amount: 4200, currency: .twd))
+        let tokenized = try CurlClient().request(
+            "POST", base + "/v1/tokens",
+            headers: [
+                "Content-Type": "application/json", "X-Orchard-App-Id": credentials.appID,
+                "X-Orchard-App-Key": credentials.appKey,
+            ], body: try JSONSerialization.data(withJSONObject: ["token": token]))
+        let prime = try #require(tokenized.json["prime"] as? String)
+        let paid = try CurlClient().request(
+            "POST", base + "/v1/payments", headers: serverHeaders,
+            body: try JSONSerialization.data(withJSONObject: ["prime": prime, "amount": "42.00", "currency": "TWD"]))
+        #expect(paid.status == 200)
+        var waited = 0.0
+        while received.withLock({ $0.count }) < 2 && waited < 30 {
+            Thread.sleep(forTimeInterval: 0.1)
+            waited += 0.1
+        }
+        let deliveries = received.withLock { $0 }
+        #expect(deliveries.count >= 2)
+        for delivery in deliveries {
+            #expect(throws: Never.self) {
+                try WebhookSignature.verify(header: delivery.signature, body: delivery.body, secret: secret)
+            }
+        }
+        let types = deliveries.compactMap {
+            ((try? JSONSerialization.jsonObject(with: $0.body)) as? [String: Any])?["type"] as? String
+        }
+        #expect(types.contains("payment.succeeded"))
+        let events = try CurlClient().request("GET", base + "/v1/events", headers: serverHeaders)
+        let states = (events.json["data"] as? [[String: Any]] ?? []).compactMap {
+            ($0["delivery"] as? [String: Any])?["state"] as? String
+        }
+        #expect(states.contains("delivered"))
     }
 }
