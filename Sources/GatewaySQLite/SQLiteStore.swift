@@ -116,7 +116,7 @@ extension SQLiteStore {
                 FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
                 WHERE e.state = 'pending' AND e.next_attempt_at <= ?
                     AND COALESCE(e.delivery_url, m.webhook_url) IS NOT NULL
-                ORDER BY e.next_attempt_at, e.created_at LIMIT ?
+                ORDER BY e.next_attempt_at, e.created_at, e.rowid LIMIT ?
                 """, [SQLValue(now), SQLValue(limit)]
             ) { row in
                 (
