@@ -330,10 +330,12 @@ public struct CreateSessionRequest: Sendable, Hashable, Codable {
     public var subject: String?
     public var userID: String?
     public var notifyURL: String?
+    /// How long the session can be paid, in seconds; nil for the configured session lifetime.
+    public var lifetime: TimeInterval?
 
     public init(
         outTradeNo: String, amount: Int64, currency: String, country: String, subject: String? = nil,
-        userID: String? = nil, notifyURL: String? = nil
+        userID: String? = nil, notifyURL: String? = nil, lifetime: TimeInterval? = nil
     ) {
         self.outTradeNo = outTradeNo
         self.amount = amount
@@ -342,6 +344,7 @@ public struct CreateSessionRequest: Sendable, Hashable, Codable {
         self.subject = subject
         self.userID = userID
         self.notifyURL = notifyURL
+        self.lifetime = lifetime
     }
 }
 

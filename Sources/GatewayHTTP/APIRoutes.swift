@@ -151,14 +151,14 @@ extension GatewayAPI {
         let subject = try body.requiredString("subject", max: 256)
         let userID = try body.requiredString("user_id", max: 64)
         let notifyURL = try body.string("notify_url", max: 2048)
-        if let seconds = try body.integer("expires_in_seconds"), !(60...86_400).contains(seconds) {
-            throw body.invalid("expires_in_seconds", "60 to 86400")
-        }
+        let lifetime = try body.integer("expires_in_seconds")
+        if let lifetime, !(60...86_400).contains(lifetime) { throw body.invalid("expires_in_seconds", "60 to 86400") }
         let session = try gateway.createSession(
             merchant: call.merchant,
             CreateSessionRequest(
                 outTradeNo: outTradeNo, amount: amount, currency: currency.code, country: country, subject: subject,
-                userID: userID, notifyURL: notifyURL), idempotencyKey: call.idempotencyKey)
+                userID: userID, notifyURL: notifyURL, lifetime: lifetime.map(TimeInterval.init)),
+            idempotencyKey: call.idempotencyKey)
         return Wire.response(Wire.session(session, merchantName: call.merchant.name, now: gateway.now))
     }
 

@@ -126,6 +126,7 @@ struct GatewayAPITests {
         #expect(created.json["amount"] as? String == "250.00")
         #expect((created.json["total"] as? [String: Any])?["label"] as? String == "Orchard Sandbox Store")
         #expect(created.json["status"] as? String == "open")
+        #expect(created.json["expires_at"] as? String == "2027-01-15T08:30:00Z")
         #expect(created.json["payment_id"] is NSNull)
         let duplicate = try h.merchantServer(
             "POST", "/v1/sessions",
@@ -156,6 +157,21 @@ struct GatewayAPITests {
         #expect(completed.json["status"] as? String == "completed")
         #expect(completed.json["payment_id"] as? String == paid.json["payment_id"] as? String)
         #expect(try h.client("GET", "/v1/sessions/ot_missing").errorCode == "session_not_found")
+
+        let short = try h.merchantServer(
+            "POST", "/v1/sessions",
+            json: [
+                "out_trade_no": "ORD-78", "amount": "10", "currency": "TWD", "country": "TW", "subject": "tea",
+                "user_id": "u1", "expires_in_seconds": 60,
+            ])
+        #expect(short.json["expires_at"] as? String == "2027-01-15T08:01:00Z")
+        let shortToken = try #require(short.json["order_token"] as? String)
+        let lateToken = try h.token("10")
+        h.clock.advance(by: 61)
+        #expect(try h.client("GET", "/v1/sessions/\(shortToken)").json["status"] as? String == "expired")
+        let late = try h.client("POST", "/v1/sessions/\(shortToken)/pay", json: ["token": lateToken])
+        #expect(late.status == 422)
+        #expect(late.errorCode == "session_expired")
     }
 
     @Test(
