@@ -77,6 +77,11 @@ public struct GatewayAPIError: Error, Sendable {
         "payment_request_invalid": (.unprocessableContent, .invalidRequest),
     ]
 
+    /// The HTTP status and type the API answers for a domain error code, when it has an entry.
+    public static func wireStatus(code: String) -> (status: Int, type: String)? {
+        table[code].map { ($0.0.rawValue, $0.1.rawValue) }
+    }
+
     /// The wire form of a domain error. Storage and internal failures are a generic 500 `internal_error`.
     public static func from(_ error: GatewayError) -> GatewayAPIError {
         var code = error.code.rawValue

@@ -31,8 +31,11 @@ public final class GatewayRuntime: @unchecked Sendable {
         public init(databasePath: String) { self.databasePath = databasePath }
     }
 
+    /// The options it was opened with.
     public let options: Options
+    /// The SQLite store.
     public let store: SQLiteStore
+    /// The domain over the store, the sandbox acquirer and the token library.
     public let gateway: GatewayService
     /// The sandbox PKI and merchant (sandbox mode).
     public let sandbox: SandboxSetup?

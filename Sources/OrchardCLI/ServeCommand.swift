@@ -67,9 +67,13 @@ public enum ServeCommand {
 
     /// Everything `orchard serve` runs, started; ``stop()`` shuts it down gracefully.
     public final class Running: @unchecked Sendable {
+        /// The database and domain.
         public let runtime: GatewayRuntime
+        /// The HTTP API.
         public let api: GatewayAPI
+        /// The listening server.
         public let server: HTTPServer
+        /// The webhook dispatcher (running).
         public let dispatcher: WebhookDispatcher
         let reconciler: PeriodicTask?
 
@@ -93,7 +97,8 @@ public enum ServeCommand {
         }
     }
 
-    /// Starts the gateway described by `settings`; `log` receives the access log lines and notices.
+    /// Starts the gateway described by `settings`; `io` receives the first-run credentials, the access log lines
+    /// and the webhook attempt lines.
     public static func start(settings: ResolvedSettings, io: CLIOutput) throws -> Running {
         let database = try GatewayDatabase.sqlitePath(settings.string("database") ?? "sqlite:./orchard.db")
         var options = GatewayRuntime.Options(databasePath: database)

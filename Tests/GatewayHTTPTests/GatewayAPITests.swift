@@ -514,3 +514,69 @@ final class Locked<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
     func withLock<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
 }
+
+@Suite("Error mapping against openapi.yaml's x-orchard-error-codes")
+struct ErrorMappingTests {
+    /// `code: {status: N, type: T, …}` lines of the table.
+    static func documentedCodes() throws -> [String: (Int, String)] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        var codes: [String: (Int, String)] = [:]
+        var inTable = false
+        for line in text.split(separator: "\n").map(String.init) {
+            if line == "x-orchard-error-codes:" {
+                inTable = true
+                continue
+            }
+            guard inTable, line.hasPrefix("  "), !line.hasPrefix("  #"), let colon = line.firstIndex(of: ":") else {
+                continue
+            }
+            let code = line[..<colon].trimmingCharacters(in: .whitespaces)
+            guard let statusRange = line.range(of: "status: "), let typeRange = line.range(of: "type: ") else {
+                continue
+            }
+            let status = Int(line[statusRange.upperBound...].prefix { $0.isNumber }) ?? 0
+            let type = String(line[typeRange.upperBound...].prefix { $0 != "," && $0 != "}" })
+            codes[code] = (status, type)
+        }
+        return codes
+    }
+
+    @Test("every mapped code answers the documented status and type")
+    func mappedCodesMatch() throws {
+        let documented = try Self.documentedCodes()
+        #expect(documented.count >= 50)
+        var compared = 0
+        for (code, (status, type)) in documented {
+            guard let mapped = GatewayAPIError.wireStatus(code: code) else { continue }
+            compared += 1
+            #expect(mapped.status == status, "\(code)")
+            #expect(mapped.type == type, "\(code)")
+        }
+        #expect(compared >= 35)
+    }
+
+    @Test(
+        "domain errors on the wire",
+        arguments: [
+            (
+                GatewayError(.cardDeclined, "declined", declineCode: "do_not_honor", paymentID: "pay_1"), 402,
+                "card_error"
+            ),
+            (GatewayError.token(code: "signature_invalid", reason: "bad"), 422, "token_error"),
+            (GatewayError(.tokenReplayed, "again"), 409, "token_error"),
+            (GatewayError(.noProcessingKey, "none"), 422, "token_error"),
+            (GatewayError(.storageFailure, "disk said no: /secret/path"), 500, "api_error"),
+            (GatewayError(.processorUnavailable, "later"), 503, "api_error"),
+        ])
+    func domainErrors(_ error: GatewayError, _ status: Int, _ type: String) {
+        let wire = GatewayAPIError.from(error)
+        #expect(wire.base.status.rawValue == status)
+        #expect(wire.base.type.rawValue == type)
+        if status == 500 { #expect(!wire.base.message.contains("secret")) }
+        if error.code == .cardDeclined {
+            #expect(wire.extra == ["decline_code": "do_not_honor", "payment_id": "pay_1"])
+        }
+    }
+}
