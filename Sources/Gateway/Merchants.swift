@@ -118,7 +118,15 @@ public final class MerchantRegistry: Sendable {
     public func create(_ spec: MerchantSpec) throws(GatewayError) -> (Merchant, MerchantCredentials) {
         guard !spec.name.isEmpty, spec.name.count <= 100 else { throw .invalid("name", "1 to 100 characters") }
         guard spec.countryCode.count == 2 else { throw .invalid("country_code", "ISO 3166 alpha-2") }
-        guard !spec.merchantIdentifiers.isEmpty else { throw .invalid("merchant_identifiers", "at least one") }
+        guard !spec.merchantIdentifiers.isEmpty, spec.merchantIdentifiers.count <= 20,
+            spec.merchantIdentifiers.allSatisfy({ (1...255).contains($0.count) })
+        else { throw .invalid("merchant_identifiers", "1 to 20 identifiers of at most 255 characters") }
+        guard spec.allowedCurrencies.allSatisfy({ $0.count == 3 && $0.allSatisfy { $0.isASCII && $0.isLetter } }) else {
+            throw .invalid("allowed_currencies", "ISO 4217 alphabetic codes")
+        }
+        guard spec.webOrigins.count <= 50, spec.allowedNetworks.count <= 20 else {
+            throw .invalid("web_origins", "at most 50 origins and 20 networks")
+        }
         let id = try Identifiers.make("mch_", 16)
         let appID = try Identifiers.make("app_", 16)
         let appKey = try Identifiers.make("ak_", 40)
@@ -358,6 +366,7 @@ public final class MerchantRegistry: Sendable {
 
     /// Replaces the merchant's co-brand table (BIN ranges → affiliate codes).
     public func setCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws(GatewayError) {
+        guard ranges.count <= 10_000 else { throw .invalid("ranges", "at most 10000 ranges") }
         for range in ranges {
             guard (1...20).contains(range.code.count),
                 range.code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
