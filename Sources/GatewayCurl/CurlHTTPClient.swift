@@ -93,6 +93,8 @@ public final class CurlHTTPClient: @unchecked Sendable {
     public enum Method: String, Sendable, Hashable {
         case get = "GET"
         case post = "POST"
+        /// PUT, with a body like POST.
+        case put = "PUT"
     }
 
     /// One request.
@@ -101,7 +103,7 @@ public final class CurlHTTPClient: @unchecked Sendable {
         public var url: String
         /// Header `(name, value)` pairs, sent in order.
         public var headers: [(String, String)]
-        /// The body (POST only).
+        /// The body (POST and PUT only).
         public var body: Data
         /// The longest the whole request may take, in seconds.
         public var timeout: TimeInterval
@@ -254,7 +256,7 @@ final class CurlEasyHandle {
         let headerList = CurlHeaderList()
         for (name, value) in request.headers { headerList.append("\(name): \(value)") }
         // No "Expect: 100-continue" round trip before large bodies.
-        if request.method == .post { headerList.append("Expect:") }
+        if request.method != .get { headerList.append("Expect:") }
         let transfer = CurlTransfer(maximumBodyBytes: max(configuration.maximumResponseBytes, 0))
         let timeoutMilliseconds = Self.milliseconds(request.timeout)
         let connectMilliseconds = min(Self.milliseconds(configuration.connectTimeout), timeoutMilliseconds)
@@ -275,8 +277,9 @@ final class CurlEasyHandle {
             switch request.method {
             case .get:
                 try set(CURLOPT_HTTPGET, long: 1)
-            case .post:
+            case .post, .put:
                 try set(CURLOPT_POST, long: 1)
+                if request.method == .put { try set(CURLOPT_CUSTOMREQUEST, string: "PUT") }
                 try set(CURLOPT_POSTFIELDSIZE, long: request.body.count)
                 // COPYPOSTFIELDS copies `POSTFIELDSIZE` bytes, so the body's storage need not outlive this call.
                 var bytes = [UInt8](request.body)

@@ -1,16 +1,110 @@
 import ApplePayModel
 import Foundation
+import GatewayHTTP
 
-/// `orchard demo`: shows Orchard's capabilities readably.
+/// `orchard demo`: the payment request model at work, then the gateway's whole flow over real HTTP.
 enum DemoCommand {
     /// The `demo` entry of the command table.
-    static let command = CLI.Command(name: "demo", summary: "show the payment request model at work") {
+    static let command = CLI.Command(
+        name: "demo", summary: "walk the whole payment flow over HTTP (a server of its own, or --url)"
+    ) {
         arguments, output in
-        guard arguments.isEmpty else {
-            output.err("usage: orchard demo")
+        run(arguments, output)
+    }
+
+    static let usage = """
+        usage: orchard demo [--url URL --database sqlite:PATH] [--master-key HEX]
+
+        First the payment request model at work, then the gateway's whole flow over real HTTP: a sandbox token
+        for a TWD cart, tokenize to a prime, pay by prime, the signed webhook checked by a local receiver, a
+        partial refund, the session flow with a retried payment answered from the idempotency store, a declined
+        card and a reused prime.
+
+        Without --url the demo starts a server of its own on a free loopback port with a temporary SQLite
+        database, and removes both at the end. With --url it talks to that running server (on this machine:
+        the webhook receiver listens on 127.0.0.1); --database (default sqlite:./orchard.db) is that server's
+        database, read for the sandbox merchant's keys and to mint tokens its sandbox PKI signs. The master key
+        comes from --master-key, ORCHARD_MASTER_KEY or <database>.master-key. The demo points the sandbox
+        merchant's webhook endpoint at its own receiver.
+
+        Exit status: 0 when every step behaved as expected, 1 when one did not (the failed checks are listed),
+        2 bad usage.
+        """
+
+    static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(arguments, options: ["url", "database", "master-key"], flags: ["help"])
+            if parsed.flag("help") {
+                io.out(usage)
+                return 0
+            }
+            guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument \(parsed.positionals[0])") }
+            if parsed.value("database") != nil, parsed.value("url") == nil {
+                throw UsageError("--database goes with --url (without --url the demo uses a temporary database)")
+            }
+        } catch {
+            io.err("orchard demo: \(error)\n\n\(usage)")
             return 2
         }
-        return RequestModelDemo.run(output: output) ? 0 : 1
+        let modelOK = RequestModelDemo.run(output: io)
+        io.out("")
+        let flowOK: Bool
+        if let url = parsed.value("url") {
+            let path: String
+            do {
+                path = try GatewayDatabase.sqlitePath(parsed.value("database") ?? "sqlite:./orchard.db")
+            } catch {
+                io.err("orchard demo: \(error)")
+                return 2
+            }
+            guard FileManager.default.fileExists(atPath: path) else {
+                io.err("orchard demo: no database at \(path); give the server's --database")
+                return 2
+            }
+            var options = GatewayRuntime.Options(databasePath: path)
+            options.masterKeyHex =
+                parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
+            do {
+                let runtime = try GatewayRuntime(options)
+                flowOK = GatewayDemo(baseURL: url, runtime: runtime, io: io).run(
+                    serverNote: "the server at \(url), database \(path)")
+            } catch {
+                io.err("orchard demo: cannot open the database \(path): \(error)")
+                return 1
+            }
+        } else {
+            flowOK = runInProcess(io)
+        }
+        if !modelOK { io.err("orchard demo: the payment request section did not come out as documented") }
+        return modelOK && flowOK ? 0 : 1
+    }
+
+    /// Starts `orchard serve` in-process on a free loopback port over a temporary database, runs the flow, then
+    /// stops the server and removes the database.
+    static func runInProcess(_ io: CLIOutput) -> Bool {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "orchard-demo-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("orchard.db").path
+        let running: ServeCommand.Running
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let settings = try ServeCommand.registry().resolve(
+                arguments: [
+                    "--database", "sqlite:\(database)", "--host", "127.0.0.1", "--port", "0", "--log-level", "error",
+                    "--reconcile-interval", "0",
+                ],
+                environment: [:])
+            // The first-run credentials banner is the serve command's; the demo shows the keys itself.
+            running = try ServeCommand.start(settings: settings, io: CLIOutput(out: { _ in }, err: { io.err(String($0.dropLast())) }))
+        } catch {
+            io.err("orchard demo: cannot start the in-process server: \(error)")
+            return false
+        }
+        defer { running.stop() }
+        return GatewayDemo(baseURL: running.server.baseURL, runtime: running.runtime, io: io).run(
+            serverNote: "started in-process, temporary database \(database)")
     }
 }
 
