@@ -1,12 +1,13 @@
 # Orchard's two everyday commands:
-#   make run    the main job
+#   make run    the main job: orchard serve in the background, then orchard demo against it (scripts/run.sh)
+#   make stop   stops the server make run left running
 #   make test   every test
 # Both install the Debian packages they need when missing.
 
 SWIFT ?= swift
 BIN := .build/debug/orchard
 
-.PHONY: run test deps build release format lint clean
+.PHONY: run stop test deps build release format lint clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -18,7 +19,10 @@ release: deps
 	$(SWIFT) build -c release --product orchard
 
 run: build
-	$(BIN) demo
+	@ORCHARD_BIN=$(BIN) ./scripts/run.sh
+
+stop:
+	@./scripts/run.sh stop
 
 test: deps
 	$(SWIFT) build --build-tests
