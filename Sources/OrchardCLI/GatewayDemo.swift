@@ -87,6 +87,7 @@ final class GatewayDemo {
             io.out("")
             io.out("stopped: \(stop)")
         } catch {
+            checks += 1
             failures.append("\(error)")
             io.out("")
             io.out("stopped: \(error)")
