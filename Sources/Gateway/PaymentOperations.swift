@@ -97,7 +97,12 @@ extension GatewayService {
                 payment.acquirerReference = approval.reference
                 payment.authorizedAt = now
                 switch payment.captureMode {
-                case .now: payment.captureAt = now
+                case .now:
+                    payment.captureAt = now
+                    // The capture is recorded as pending with the authorization: one commit fewer, and a crash
+                    // before it runs leaves it to reconciliation.
+                    payment.pendingOperation = PendingOperation(
+                        kind: .capture, operationID: "capture_\(payment.id)", amount: payment.amount)
                 case .afterDays(let days): payment.captureAt = now.addingTimeInterval(Double(days) * 86_400)
                 case .manual: payment.captureAt = nil
                 }
@@ -439,7 +444,9 @@ extension GatewayService {
         let captures = try read { try $0.paymentIDsNeedingCapture(due: now, limit: 500) }
         for id in captures {
             guard let payment = try read({ try $0.payment(id: id) }) else { continue }
-            if payment.pendingOperation != nil, payment.updatedAt > cutoff { continue }
+            if payment.pendingOperation != nil, payment.updatedAt > cutoff, !report.settledPayments.contains(id) {
+                continue
+            }
             let kind = payment.pendingOperation?.kind ?? .capture
             do {
                 let result = try operate(kind, paymentID: id, amount: payment.pendingOperation?.amount, resume: true)

@@ -35,8 +35,15 @@ struct CrashConsistencyTests {
         var finished = false
     }
 
-    /// Starts the worker; kills it after `killAfter` seconds (nil: lets it finish, up to 300 s).
-    static func runWorker(_ binary: URL, database: String, count: Int, killAfter: Double?) throws -> Run {
+    /// A SIGKILL point: once the worker acknowledged payment `index` (or a later one), wait `jitter` seconds
+    /// (landing somewhere inside the following payments) and kill it.
+    struct KillPoint {
+        var index: Int
+        var jitter: Double
+    }
+
+    /// Starts the worker and reads its output as it comes; kills it at `killPoint` (nil: lets it finish).
+    static func runWorker(_ binary: URL, database: String, count: Int, killPoint: KillPoint?) throws -> Run {
         let process = Process()
         process.executableURL = binary
         process.arguments = ["gateway-worker", "--database", "sqlite:\(database)", "--count", String(count)]
@@ -44,19 +51,30 @@ struct CrashConsistencyTests {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try process.run()
-        if let killAfter {
-            Thread.sleep(forTimeInterval: killAfter)
-            kill(process.processIdentifier, SIGKILL)
-        }
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
         var run = Run()
-        for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
-            let fields = line.split(separator: " ").map(String.init)
-            if fields.first == "ACK", fields.count == 4 { run.acknowledged[fields[2]] = fields[3] }
-            if fields.first == "ERR" { run.errors.append(String(line)) }
-            if fields.first == "DONE" { run.finished = true }
+        var pending = ""
+        var killed = false
+        while true {
+            let chunk = pipe.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            pending += String(decoding: chunk, as: UTF8.self)
+            while let newline = pending.firstIndex(of: "\n") {
+                let line = String(pending[..<newline])
+                pending = String(pending[pending.index(after: newline)...])
+                let fields = line.split(separator: " ").map(String.init)
+                if fields.first == "ACK", fields.count == 4 {
+                    run.acknowledged[fields[2]] = fields[3]
+                    if let killPoint, !killed, let index = Int(fields[1]), index >= killPoint.index {
+                        Thread.sleep(forTimeInterval: killPoint.jitter)
+                        kill(process.processIdentifier, SIGKILL)
+                        killed = true
+                    }
+                }
+                if fields.first == "ERR" { run.errors.append(line) }
+                if fields.first == "DONE" { run.finished = true }
+            }
         }
+        process.waitUntilExit()
         return run
     }
 
@@ -70,16 +88,18 @@ struct CrashConsistencyTests {
         let database = directory.appendingPathComponent("crash.db").path
         var generator = SplitMix(seed: 20_261_130)
         var acknowledged: [String: String] = [:]
-        let count = 120
+        let count = 60
         var interrupted = 0
-        for _ in 0..<10 {
-            let delay = 0.05 + Double(generator.next() % 1000) / 1000 * 1.2
-            let run = try Self.runWorker(binary, database: database, count: count, killAfter: delay)
+        let targets = (0..<10).map { _ in 1 + Int(generator.next() % UInt64(count - 2)) }.sorted()
+        for target in targets {
+            let jitter = Double(generator.next() % 30) / 1000
+            let run = try Self.runWorker(
+                binary, database: database, count: count, killPoint: KillPoint(index: target, jitter: jitter))
             if !run.finished { interrupted += 1 }
             for (id, status) in run.acknowledged where acknowledged[id] == nil { acknowledged[id] = status }
         }
         #expect(interrupted > 0, "no run was killed before it finished")
-        let last = try Self.runWorker(binary, database: database, count: count, killAfter: nil)
+        let last = try Self.runWorker(binary, database: database, count: count, killPoint: nil)
         #expect(last.finished)
         #expect(last.errors.isEmpty, "\(last.errors)")
         acknowledged.merge(last.acknowledged) { first, _ in first }
@@ -112,7 +132,7 @@ struct CrashConsistencyTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = directory.appendingPathComponent("audit.db").path
-        #expect(try Self.runWorker(binary, database: database, count: 5, killAfter: nil).finished)
+        #expect(try Self.runWorker(binary, database: database, count: 5, killPoint: nil).finished)
         func audit() throws -> Int32 {
             let process = Process()
             process.executableURL = binary
