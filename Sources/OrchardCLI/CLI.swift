@@ -30,6 +30,7 @@ public enum CLI {
         ServeCommand.command,
         MerchantCommand.command,
         SandboxCommand.command,
+        BenchHTTPCommand.command,
     ]
 
     /// Orchard's version.
