@@ -361,8 +361,7 @@ final class CurlEasyHandle {
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
             CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_SHUTDOWN_FAILED:
             mapped = .tlsFailed
-        case CURLE_RECV_ERROR,
-            CURLE_SEND_ERROR where detail.contains("SSL"):
+        case CURLE_RECV_ERROR where detail.contains("SSL"), CURLE_SEND_ERROR where detail.contains("SSL"):
             // A TLS alert from the peer after the handshake (TLS 1.3 reports a refused client certificate so).
             mapped = .tlsFailed
         default: mapped = .transferFailed
