@@ -30,6 +30,8 @@ public final class MerchantKey: Sendable {
 
     package let publicKeyHashBytes: [UInt8]
     package let partyV: [UInt8]
+    /// For EC keys: the SubjectPublicKeyInfo bytes before the 65-byte uncompressed point.
+    package let ecPublicKeyHeader: [UInt8]?
 
     /// A key and its Payment Processing certificate (PEM); the merchant identifier hash comes from the
     /// certificate's extension 1.2.840.113635.100.6.32, and the certificate must match the key.
@@ -61,6 +63,7 @@ public final class MerchantKey: Sendable {
         self.merchantIdentifierHash = Hex.encode(hash).uppercased()
         self.publicKeyHashBytes = SHA256.hash(privateKey.publicKeyDER)
         self.publicKeyHash = Data(publicKeyHashBytes).base64EncodedString()
+        self.ecPublicKeyHeader = Self.header(of: privateKey)
     }
 
     /// A key and the merchant identifier it was issued for (e.g. "merchant.com.example"), without a certificate.
@@ -83,6 +86,13 @@ public final class MerchantKey: Sendable {
         self.merchantIdentifierHash = Hex.encode(partyV).uppercased()
         self.publicKeyHashBytes = SHA256.hash(privateKey.publicKeyDER)
         self.publicKeyHash = Data(publicKeyHashBytes).base64EncodedString()
+        self.ecPublicKeyHeader = Self.header(of: privateKey)
+    }
+
+    private static func header(of key: EVPKey) -> [UInt8]? {
+        let spki = key.publicKeyDER
+        guard key.kind == .ec, spki.count > 65, spki[spki.count - 65] == 0x04 else { return nil }
+        return Array(spki.prefix(spki.count - 65))
     }
 
     /// The token version this key decrypts.

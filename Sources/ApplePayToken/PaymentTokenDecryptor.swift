@@ -91,7 +91,8 @@ public struct PaymentTokenDecryptor: Sendable {
             guard key.privateKey.kind == .ec else {
                 throw PaymentTokenError(.decryptionFailed, "an EC_v1 token needs an EC merchant key")
             }
-            var sharedSecret = try Self.ecdh(privateKey: key.privateKey, peerSPKI: token.keyMaterial)
+            var sharedSecret = try Self.ecdh(
+                privateKey: key.privateKey, peerSPKI: token.keyMaterial, spkiHeader: key.ecPublicKeyHeader)
             defer { SecureBytes.zero(&sharedSecret) }
             symmetricKey = Self.deriveKey(sharedSecret: sharedSecret, partyV: key.partyV)
         case .rsaV1:
@@ -120,20 +121,49 @@ public struct PaymentTokenDecryptor: Sendable {
     }
 
     /// ECDH P-256 between the merchant key and the ephemeral key (DER SubjectPublicKeyInfo): the 32-byte x-coordinate.
-    package static func ecdh(privateKey: EVPKey, peerSPKI: [UInt8]) throws(PaymentTokenError) -> [UInt8] {
+    ///
+    /// When `peerSPKI` carries the same algorithm header as the merchant key's own SubjectPublicKeyInfo
+    /// (`spkiHeader`, P-256 with an uncompressed point), the point is set on a copy of the merchant key's
+    /// parameters directly (OpenSSL checks it lies on the curve); anything else goes through d2i_PUBKEY.
+    package static func ecdh(privateKey: EVPKey, peerSPKI: [UInt8], spkiHeader: [UInt8]? = nil) throws(PaymentTokenError)
+        -> [UInt8]
+    {
         let peer: EVPKey
-        do {
-            peer = try EVPKey(publicKeyDER: peerSPKI)
-        } catch {
-            OpenSSLErrorQueue.clear()
-            throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a valid EC point")
+        if let spkiHeader, peerSPKI.count == spkiHeader.count + 65, peerSPKI.starts(with: spkiHeader) {
+            guard let key = EVP_PKEY_new() else { throw PaymentTokenError(.decryptionFailed, "EVP_PKEY_new failed") }
+            peer = EVPKey(takingOwnershipOf: key)
+            let pointSet = peerSPKI.withUnsafeBufferPointer { buffer in
+                EVP_PKEY_copy_parameters(key, privateKey.pointer) == 1
+                    && EVP_PKEY_set1_encoded_public_key(key, buffer.baseAddress! + spkiHeader.count, 65) == 1
+            }
+            guard pointSet else {
+                OpenSSLErrorQueue.clear()
+                throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a valid P-256 point")
+            }
+        } else {
+            do {
+                peer = try EVPKey(publicKeyDER: peerSPKI)
+            } catch {
+                OpenSSLErrorQueue.clear()
+                throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a valid EC point")
+            }
         }
         guard peer.kind == .ec else { throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not EC") }
+        // Partial public-key validation (SP 800-56A 5.6.2.3.4): the point is on the curve. P-256 has
+        // cofactor 1, so OpenSSL's full check (an extra scalar multiplication by the order) adds nothing.
+        guard let peerContext = EVP_PKEY_CTX_new_from_pkey(nil, peer.pointer, nil) else {
+            throw PaymentTokenError(.decryptionFailed, "EC context: \(OpenSSLErrorQueue.drain())")
+        }
+        defer { EVP_PKEY_CTX_free(peerContext) }
+        guard EVP_PKEY_public_check_quick(peerContext) == 1 else {
+            OpenSSLErrorQueue.clear()
+            throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a point on the curve")
+        }
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, privateKey.pointer, nil) else {
             throw PaymentTokenError(.decryptionFailed, "ECDH context: \(OpenSSLErrorQueue.drain())")
         }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.pointer) == 1 else {
+        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer_ex(context, peer.pointer, 0) == 1 else {
             throw PaymentTokenError(.decryptionFailed, "ECDH with the ephemeral key: \(OpenSSLErrorQueue.drain())")
         }
         var secret = [UInt8](repeating: 0, count: 32)
@@ -179,17 +209,18 @@ public struct PaymentTokenDecryptor: Sendable {
         -> TokenVerification
     {
         defer { OpenSSLErrorQueue.clear() }
-        let cms = try CMSSignedData(der: token.signature)
+        // Parsed without decoding the embedded certificates' public keys (see ParsingContext); the
+        // signature is checked with the leaf parsed and validated on its own.
+        let cms = try CMSSignedData(der: token.signature, context: ParsingContext.shared)
         // Exactly one SignerInfo.
-        guard let signerInfos = CMS_get0_SignerInfos(cms.pointer), orchard_sk_CMS_SignerInfo_num(signerInfos) == 1,
-            let signerInfo = orchard_sk_CMS_SignerInfo_value(signerInfos, 0)
-        else { throw PaymentTokenError(.signatureInvalid, "the signature must have exactly one signer") }
+        guard let signerInfo = cms.onlySignerInfo else {
+            throw PaymentTokenError(.signatureInvalid, "the signature must have exactly one signer")
+        }
 
         // The leaf and the intermediate, by Apple's marker extensions.
-        let certificates = cms.certificates
         var leaf: X509Certificate?
         var intermediate: X509Certificate?
-        for certificate in certificates {
+        for certificate in cms.certificates {
             if certificate.hasExtension(AppleOID.leaf) {
                 guard leaf == nil else { throw PaymentTokenError(.certificateUntrusted, "more than one signing leaf") }
                 leaf = certificate
@@ -225,20 +256,20 @@ public struct PaymentTokenDecryptor: Sendable {
                 "signed at \(Self.iso8601(signingTime)), \(Int(-age)) s after \(Self.iso8601(now)) (limit \(Int(window.maximumFutureSkew)) s)")
         }
 
-        // The chain, at the signing time.
-        try validateChain(leaf: leaf, intermediate: intermediate, at: signingSeconds)
+        // The chain, at the signing time; yields the leaf as parsed and validated on its own.
+        let chain = try validateChain(leaf: leaf, intermediate: intermediate, at: signingSeconds)
 
         // The signature over the content, by that leaf.
-        CMS_SignerInfo_set1_signer_cert(signerInfo, leaf.pointer)
         var content = token.signedContent
-        let verified = content.withUnsafeMutableBytes { buffer -> Int32 in
-            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return -1 }
-            defer { BIO_free(bio) }
-            return CMS_verify(
-                cms.pointer, nil, nil, bio, nil, UInt32(CMS_DETACHED | CMS_BINARY | CMS_NO_SIGNER_CERT_VERIFY))
-        }
-        guard verified == 1 else {
-            throw PaymentTokenError(.signatureInvalid, "the CMS signature does not verify: \(OpenSSLErrorQueue.drain())")
+        if !Self.cmsVerify(cms, signerInfo: signerInfo, signer: chain.leaf, content: &content) {
+            // Confirm a failure with the signature parsed in the default library context.
+            let confirmation = try CMSSignedData(der: token.signature, context: nil)
+            guard let confirmationSigner = confirmation.onlySignerInfo,
+                CMS_SignerInfo_cert_cmp(confirmationSigner, chain.leaf.pointer) == 0,
+                Self.cmsVerify(confirmation, signerInfo: confirmationSigner, signer: chain.leaf, content: &content)
+            else {
+                throw PaymentTokenError(.signatureInvalid, "the CMS signature does not verify: \(OpenSSLErrorQueue.drain())")
+            }
         }
         guard details else {
             return TokenVerification(
@@ -249,6 +280,21 @@ public struct PaymentTokenDecryptor: Sendable {
             version: token.version, signingTime: signingTime, signerSubject: leaf.subject,
             signerSerialNumber: leaf.serialNumberHex, intermediateSubject: intermediate.subject,
             rootSubject: trustAnchor.certificate.subject, rootFingerprint: trustAnchor.sha256Fingerprint)
+    }
+
+    /// CMS_verify of the detached `content` with `signer` as the SignerInfo's certificate; the chain is
+    /// validated separately (CMS_NO_SIGNER_CERT_VERIFY).
+    private static func cmsVerify(
+        _ cms: CMSSignedData, signerInfo: OpaquePointer, signer: X509Certificate, content: inout [UInt8]
+    ) -> Bool {
+        CMS_SignerInfo_set1_signer_cert(signerInfo, signer.pointer)
+        let verified = content.withUnsafeMutableBytes { buffer -> Int32 in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return -1 }
+            defer { BIO_free(bio) }
+            return CMS_verify(
+                cms.pointer, nil, nil, bio, nil, UInt32(CMS_DETACHED | CMS_BINARY | CMS_NO_SIGNER_CERT_VERIFY))
+        }
+        return verified == 1
     }
 
     private static func signingTime(_ signerInfo: OpaquePointer) throws(PaymentTokenError) -> Int {
@@ -269,19 +315,30 @@ public struct PaymentTokenDecryptor: Sendable {
     }
 
     private func validateChain(leaf: X509Certificate, intermediate: X509Certificate, at time: Int)
-        throws(PaymentTokenError)
+        throws(PaymentTokenError) -> ValidatedChain
     {
-        var cacheKey = leaf.der
-        cacheKey.append(contentsOf: intermediate.der)
+        let leafDER = leaf.der
+        let intermediateDER = intermediate.der
+        let cacheKey = leafDER + intermediateDER
         if let entry = cache.entry(for: cacheKey) {
             guard time >= entry.notBefore, time < entry.notAfter else {
                 throw PaymentTokenError(
                     .certificateUntrusted, "a certificate of the chain is not valid at the signing time")
             }
-            return
+            return entry
         }
-        let validity = try store.validate(leaf: leaf, intermediate: intermediate, at: time)
-        cache.insert(validity, for: cacheKey)
+        // Parse both certificates afresh in the default library context for validation and signing.
+        let parsedLeaf: X509Certificate
+        let parsedIntermediate: X509Certificate
+        do {
+            parsedLeaf = try X509Certificate(der: leafDER)
+            parsedIntermediate = try X509Certificate(der: intermediateDER)
+        } catch {
+            throw PaymentTokenError(.certificateUntrusted, "unreadable certificate: \(error)")
+        }
+        let entry = try store.validate(leaf: parsedLeaf, intermediate: parsedIntermediate, at: time)
+        cache.insert(entry, for: cacheKey)
+        return entry
     }
 
     static func iso8601(_ date: Date) -> String {
@@ -295,11 +352,18 @@ public struct PaymentTokenDecryptor: Sendable {
 final class CMSSignedData {
     let pointer: OpaquePointer
 
-    init(der: [UInt8]) throws(PaymentTokenError) {
+    /// Parses DER or BER; `context` is the OpenSSL library context the structure is parsed in (and
+    /// its algorithms fetched from), nil for the default one.
+    init(der: [UInt8], context: ParsingContext?) throws(PaymentTokenError) {
         let parsed = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             let end = cursor.map { $0 + buffer.count }
-            let cms = d2i_CMS_ContentInfo(nil, &cursor, buffer.count)
+            var cms: OpaquePointer? = nil
+            if let context {
+                cms = CMS_ContentInfo_new_ex(context.pointer, nil)
+                guard cms != nil else { return nil }
+            }
+            cms = d2i_CMS_ContentInfo(&cms, &cursor, buffer.count)
             if let cms, cursor != end {
                 CMS_ContentInfo_free(cms)
                 return nil
@@ -320,6 +384,14 @@ final class CMSSignedData {
     }
     deinit { CMS_ContentInfo_free(pointer) }
 
+    /// The SignerInfo, when there is exactly one.
+    var onlySignerInfo: OpaquePointer? {
+        guard let signerInfos = CMS_get0_SignerInfos(pointer), orchard_sk_CMS_SignerInfo_num(signerInfos) == 1 else {
+            return nil
+        }
+        return orchard_sk_CMS_SignerInfo_value(signerInfos, 0)
+    }
+
     /// The certificates the SignedData carries.
     var certificates: [X509Certificate] {
         guard let stack = CMS_get1_certs(pointer) else { return [] }
@@ -332,10 +404,37 @@ final class CMSSignedData {
     }
 }
 
-/// The validity interval (seconds since 1970) in which a validated chain holds.
-struct ChainValidity: Sendable {
+/// A validated chain: its leaf (parsed in the default library context) and the interval (seconds since
+/// 1970) in which all three certificates are valid.
+struct ValidatedChain: Sendable {
+    var leaf: X509Certificate
     var notBefore: Int
     var notAfter: Int
+}
+
+/// An OpenSSL library context holding only the "null" provider, for parsing token signatures.
+///
+/// OpenSSL 3.0 decodes every embedded certificate's public key while parsing, through its decoder
+/// framework, which costs several times an ECDSA verification. The signature's certificates are only
+/// inspected (marker extensions, issuer and serial); the leaf used for the signature and the chain
+/// are parsed separately and cached, so the parse can skip key decoding. Algorithms used by CMS_verify
+/// on a structure parsed here resolve through OpenSSL's built-in fallbacks; a failure is confirmed with
+/// a parse in the default context before a token is rejected.
+final class ParsingContext: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    private init?() {
+        guard let context = OSSL_LIB_CTX_new() else { return nil }
+        guard OSSL_PROVIDER_load(context, "null") != nil else {
+            OSSL_LIB_CTX_free(context)
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        pointer = context
+    }
+
+    /// The shared context, or nil when OpenSSL cannot create it (the default context is used then).
+    static let shared: ParsingContext? = ParsingContext()
 }
 
 /// An X509_STORE holding only the trust anchor.
@@ -353,7 +452,7 @@ final class TrustStore: @unchecked Sendable {
 
     /// Validates leaf → intermediate → anchor at `time`; returns the interval in which all three are valid.
     func validate(leaf: X509Certificate, intermediate: X509Certificate, at time: Int) throws(PaymentTokenError)
-        -> ChainValidity
+        -> ValidatedChain
     {
         guard let context = X509_STORE_CTX_new() else {
             throw PaymentTokenError(.certificateUntrusted, "X509_STORE_CTX_new: \(OpenSSLErrorQueue.drain())")
@@ -378,7 +477,7 @@ final class TrustStore: @unchecked Sendable {
         else {
             throw PaymentTokenError(.certificateUntrusted, "the chain is not leaf → intermediate → trust anchor")
         }
-        var validity = ChainValidity(notBefore: Int.min, notAfter: Int.max)
+        var validity = ValidatedChain(leaf: leaf, notBefore: Int.min, notAfter: Int.max)
         for certificate in [leaf.pointer, intermediate.pointer, anchor.pointer] {
             guard let notBefore = X509Certificate.epochSeconds(X509_get0_notBefore(certificate)),
                 let notAfter = X509Certificate.epochSeconds(X509_get0_notAfter(certificate))
@@ -393,12 +492,12 @@ final class TrustStore: @unchecked Sendable {
 /// Chains already validated, keyed by the leaf's and intermediate's DER bytes.
 final class ChainCache: @unchecked Sendable {
     private let lock = NSLock()
-    private var entries: [[UInt8]: ChainValidity] = [:]
+    private var entries: [[UInt8]: ValidatedChain] = [:]
     private let capacity = 256
 
-    func entry(for key: [UInt8]) -> ChainValidity? { lock.withLock { entries[key] } }
+    func entry(for key: [UInt8]) -> ValidatedChain? { lock.withLock { entries[key] } }
 
-    func insert(_ validity: ChainValidity, for key: [UInt8]) {
+    func insert(_ validity: ValidatedChain, for key: [UInt8]) {
         lock.withLock {
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[key] = validity

@@ -69,4 +69,9 @@ static inline void orchard_X509V3_set_ctx_nodb(X509V3_CTX *ctx) { X509V3_set_ctx
 /// XN_FLAG_RFC2253 without escaping of UTF-8 bytes, for printing names.
 static inline unsigned long orchard_XN_FLAG_RFC2253_UTF8(void) { return XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB; }
 
+/// EVP_PKEY_PUBLIC_KEY, the selection for EVP_PKEY_fromdata of a public key.
+static inline int orchard_EVP_PKEY_PUBLIC_KEY(void) { return EVP_PKEY_PUBLIC_KEY; }
+
+#include <openssl/provider.h>
+
 #endif

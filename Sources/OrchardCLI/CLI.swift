@@ -22,7 +22,8 @@ public enum CLI {
         Command(name: "version", summary: "print Orchard's version and its C libraries' versions") { _, io in
             io.out("orchard \(orchardVersion)")
             return 0
-        }
+        },
+        BenchCommand.command,
     ]
 
     /// Orchard's version.

@@ -1,0 +1,178 @@
+import ApplePaySandbox
+import ApplePayToken
+import COpenSSL
+import Foundation
+import OrchardCrypto
+
+/// `orchard bench token`: tokens verified and decrypted per second on one core, next to this machine's
+/// bound measured in the same run with OpenSSL's own P-256 ECDH and ECDSA verification.
+enum BenchCommand {
+    static let command = CLI.Command(
+        name: "bench", summary: "measure token verification+decryption against OpenSSL's P-256 bound (bench token)"
+    ) { arguments, io in
+        guard arguments.first == "token" else {
+            io.err("usage: orchard bench token [--seconds S] [--rounds N] [--tokens N]")
+            return 2
+        }
+        do {
+            let parsed = try Arguments(Array(arguments.dropFirst()), options: ["seconds", "rounds", "tokens"], flags: [])
+            let seconds = Double(parsed.value("seconds") ?? "0.5") ?? 0.5
+            let rounds = Int(parsed.value("rounds") ?? "7") ?? 7
+            let count = Int(parsed.value("tokens") ?? "64") ?? 64
+            guard seconds > 0, rounds > 0, count > 0 else { throw UsageError("--seconds, --rounds and --tokens must be positive") }
+            return try runTokenBench(seconds: seconds, rounds: rounds, tokenCount: count, io: io)
+        } catch let error as UsageError {
+            io.err("orchard bench: \(error)")
+            return 2
+        } catch {
+            io.err("orchard bench: \(error)")
+            return 1
+        }
+    }
+
+    static func runTokenBench(seconds: Double, rounds: Int, tokenCount: Int, io: CLIOutput) throws -> Int32 {
+        let now = Date()
+        let pki = try SandboxPKI.generate(notBefore: now.addingTimeInterval(-86400), notAfter: now.addingTimeInterval(86400))
+        let merchantKey = try EVPKey.generateEC()
+        let certificate = try pki.issueMerchantCertificate(
+            publicKeyPEM: merchantKey.publicKeyPEM, merchantIdentifier: "merchant.com.orchard.bench",
+            notBefore: now.addingTimeInterval(-86400), notAfter: now.addingTimeInterval(86400))
+        let key = try MerchantKey(privateKeyPEM: try merchantKey.privateKeyPEM(), certificatePEM: certificate)
+        let minter = TokenMinter(pki: pki)
+        var tokens: [Data] = []
+        for index in 0..<tokenCount {
+            var request = MintRequest(merchantCertificatePEM: certificate, signingTime: now)
+            request.amount = Int64(100 + index)
+            tokens.append(try minter.mint(request))
+        }
+        let decryptor = PaymentTokenDecryptor(trustAnchor: pki.trustAnchor, keys: [key])
+
+        // OpenSSL's own operations, set up once as `openssl speed` does.
+        let peer = try EVPKey.generateEC()
+        let ecdh = try PreparedECDH(privateKey: merchantKey, peer: peer)
+        let verify = try PreparedVerify(key: pki.leafKey)
+
+        if ProcessInfo.processInfo.environment["ORCHARD_BENCH_BREAKDOWN_X"] != nil {
+            try BenchBreakdown.run(tokens: tokens, decryptor: decryptor, key: key, now: now, io: io)
+        }
+        if ProcessInfo.processInfo.environment["ORCHARD_BENCH_PROFILE"] != nil {
+            for k in 0..<6000 {
+                let payment = try decryptor.decrypt(try PaymentToken(json: tokens[k % tokens.count]), at: now)
+                payment.erase()
+            }
+            return 0
+        }
+        var tokenRates: [Double] = []
+        var ecdhRates: [Double] = []
+        var verifyRates: [Double] = []
+        var failures = 0
+        var tokenIndex = 0
+        for _ in 0..<rounds {
+            ecdhRates.append(measure(seconds: seconds) { ecdh.run() })
+            verifyRates.append(measure(seconds: seconds) { verify.run() })
+            tokenRates.append(
+                measure(seconds: seconds) {
+                    let json = tokens[tokenIndex % tokens.count]
+                    tokenIndex += 1
+                    do {
+                        let token = try PaymentToken(json: json)
+                        let payment = try decryptor.decrypt(token, at: now)
+                        payment.erase()
+                    } catch {
+                        failures += 1
+                    }
+                })
+        }
+        guard failures == 0 else {
+            io.err("orchard bench: \(failures) tokens failed to verify or decrypt")
+            return 1
+        }
+        // Best of the rounds: the machine is shared, and interference only ever slows a round down.
+        let tokensPerSecond = tokenRates.max()!
+        let ecdhPerSecond = ecdhRates.max()!
+        let verifyPerSecond = verifyRates.max()!
+        let bound = 1 / (1 / ecdhPerSecond + 1 / verifyPerSecond)
+        let ratio = tokensPerSecond / bound
+        io.out("token bench: EC_v1 tokens (\(tokenCount) distinct), verify + decrypt, one thread, \(rounds) rounds of \(seconds) s each")
+        io.out("  OpenSSL \(String(cString: orchard_openssl_version_text()))")
+        io.out("  P-256 ECDH (EVP_PKEY_derive):        \(format(ecdhPerSecond)) op/s   (\(format(1e6 / ecdhPerSecond)) µs)")
+        io.out("  P-256 ECDSA verify (EVP_PKEY_verify): \(format(verifyPerSecond)) op/s   (\(format(1e6 / verifyPerSecond)) µs)")
+        io.out("  bound 1/(t_ecdh + t_verify):         \(format(bound)) tokens/s   (\(format(1e6 / bound)) µs)")
+        io.out("  orchard verify+decrypt:              \(format(tokensPerSecond)) tokens/s   (\(format(1e6 / tokensPerSecond)) µs)")
+        io.out("  rounds (tokens/s): \(tokenRates.map { format($0) }.joined(separator: " "))")
+        io.out("tokens_per_second=\(Int(tokensPerSecond.rounded()))")
+        io.out("bound_tokens_per_second=\(Int(bound.rounded()))")
+        io.out("bound_ratio=\(String(format: "%.2f", ratio))")
+        return 0
+    }
+
+    static func format(_ value: Double) -> String { String(format: value >= 100 ? "%.0f" : "%.1f", value) }
+
+    /// Runs `body` repeatedly for about `seconds`; returns calls per second.
+    static func measure(seconds: Double, _ body: () -> Void) -> Double {
+        // Warm up, then time batches until the duration is reached.
+        for _ in 0..<8 { body() }
+        let start = DispatchTime.now().uptimeNanoseconds
+        let limit = UInt64(seconds * 1e9)
+        var calls = 0
+        var elapsed: UInt64 = 0
+        repeat {
+            for _ in 0..<16 { body() }
+            calls += 16
+            elapsed = DispatchTime.now().uptimeNanoseconds - start
+        } while elapsed < limit
+        return Double(calls) / (Double(elapsed) / 1e9)
+    }
+}
+
+/// An ECDH derivation set up once; each run derives the shared secret again.
+private final class PreparedECDH {
+    let context: OpaquePointer
+    let keys: [EVPKey]
+    var secret = [UInt8](repeating: 0, count: 32)
+
+    init(privateKey: EVPKey, peer: EVPKey) throws {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, privateKey.pointer, nil), EVP_PKEY_derive_init(context) == 1,
+            EVP_PKEY_derive_set_peer(context, peer.pointer) == 1
+        else { throw CryptoError.openSSL("ECDH setup") }
+        self.context = context
+        self.keys = [privateKey, peer]
+    }
+    deinit { EVP_PKEY_CTX_free(context) }
+
+    func run() {
+        var length = secret.count
+        guard EVP_PKEY_derive(context, &secret, &length) == 1 else { fatalError("ECDH failed") }
+    }
+}
+
+/// An ECDSA P-256 verification of a SHA-256 digest, set up once.
+private final class PreparedVerify {
+    let context: OpaquePointer
+    let key: EVPKey
+    let digest: [UInt8]
+    let signature: [UInt8]
+
+    init(key: EVPKey) throws {
+        digest = OrchardCrypto.SHA256.hash(Array("orchard bench".utf8))
+        guard let signing = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw CryptoError.openSSL("sign setup") }
+        defer { EVP_PKEY_CTX_free(signing) }
+        var length = 0
+        guard EVP_PKEY_sign_init(signing) == 1, EVP_PKEY_sign(signing, nil, &length, digest, digest.count) == 1 else {
+            throw CryptoError.openSSL("sign")
+        }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_PKEY_sign(signing, &signature, &length, digest, digest.count) == 1 else { throw CryptoError.openSSL("sign") }
+        self.signature = Array(signature.prefix(length))
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil), EVP_PKEY_verify_init(context) == 1 else {
+            throw CryptoError.openSSL("verify setup")
+        }
+        self.context = context
+        self.key = key
+    }
+    deinit { EVP_PKEY_CTX_free(context) }
+
+    func run() {
+        guard EVP_PKEY_verify(context, signature, signature.count, digest, digest.count) == 1 else { fatalError("verify failed") }
+    }
+}
