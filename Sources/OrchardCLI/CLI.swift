@@ -24,6 +24,9 @@ public enum CLI {
             return 0
         },
         BenchCommand.command,
+        TokenCommand.command,
+        KeysCommand.command,
+        SandboxCommand.command,
     ]
 
     /// Orchard's version.
