@@ -117,7 +117,7 @@ public struct PaymentToken: Sendable {
         transactionIdBytes = transactionBytes
         applicationData = try Self.optionalString(header, "applicationData", limit: 1024)
         if let applicationData {
-            guard let bytes = Hex.decode(applicationData) else {
+            guard let bytes = Hex.decode(applicationData), !bytes.isEmpty else {
                 throw PaymentTokenError(.malformedToken, "applicationData is not hex")
             }
             applicationDataBytes = bytes
