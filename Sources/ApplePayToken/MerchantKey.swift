@@ -105,7 +105,9 @@ public final class MerchantKey: Sendable {
                 throw PaymentTokenError(.invalidMerchantKey, "EC merchant keys must be on P-256")
             }
         case .rsa:
-            guard key.bits >= 2048 else { throw PaymentTokenError(.invalidMerchantKey, "RSA merchant keys must have 2048 bits or more") }
+            guard key.bits >= 2048 else {
+                throw PaymentTokenError(.invalidMerchantKey, "RSA merchant keys must have 2048 bits or more")
+            }
         case .other:
             throw PaymentTokenError(.invalidMerchantKey, "merchant keys are EC P-256 or RSA")
         }

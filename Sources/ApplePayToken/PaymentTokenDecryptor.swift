@@ -125,7 +125,9 @@ public struct PaymentTokenDecryptor: Sendable {
     /// When `peerSPKI` carries the same algorithm header as the merchant key's own SubjectPublicKeyInfo
     /// (`spkiHeader`, P-256 with an uncompressed point), the point is set on a copy of the merchant key's
     /// parameters directly (OpenSSL checks it lies on the curve); anything else goes through d2i_PUBKEY.
-    package static func ecdh(privateKey: EVPKey, peerSPKI: [UInt8], spkiHeader: [UInt8]? = nil) throws(PaymentTokenError)
+    package static func ecdh(
+        privateKey: EVPKey, peerSPKI: [UInt8], spkiHeader: [UInt8]? = nil
+    ) throws(PaymentTokenError)
         -> [UInt8]
     {
         let peer: EVPKey
@@ -205,7 +207,9 @@ public struct PaymentTokenDecryptor: Sendable {
 
     // MARK: Verification
 
-    private func verifyCapturing(_ token: PaymentToken, at now: Date, details: Bool) throws(PaymentTokenError)
+    private func verifyCapturing(
+        _ token: PaymentToken, at now: Date, details: Bool
+    ) throws(PaymentTokenError)
         -> TokenVerification
     {
         defer { OpenSSLErrorQueue.clear() }
@@ -225,12 +229,15 @@ public struct PaymentTokenDecryptor: Sendable {
                 guard leaf == nil else { throw PaymentTokenError(.certificateUntrusted, "more than one signing leaf") }
                 leaf = certificate
             } else if certificate.hasExtension(AppleOID.intermediate) {
-                guard intermediate == nil else { throw PaymentTokenError(.certificateUntrusted, "more than one intermediate") }
+                guard intermediate == nil else {
+                    throw PaymentTokenError(.certificateUntrusted, "more than one intermediate")
+                }
                 intermediate = certificate
             }
         }
         guard let leaf else {
-            throw PaymentTokenError(.certificateUntrusted, "no certificate carries the leaf marker 1.2.840.113635.100.6.29")
+            throw PaymentTokenError(
+                .certificateUntrusted, "no certificate carries the leaf marker 1.2.840.113635.100.6.29")
         }
         guard let intermediate else {
             throw PaymentTokenError(
@@ -248,12 +255,14 @@ public struct PaymentTokenDecryptor: Sendable {
         guard age <= window.maximumAge else {
             throw PaymentTokenError(
                 .signingTimeOutOfWindow,
-                "signed at \(Self.iso8601(signingTime)), \(Int(age)) s before \(Self.iso8601(now)) (limit \(Int(window.maximumAge)) s)")
+                "signed at \(Self.iso8601(signingTime)), \(Int(age)) s before \(Self.iso8601(now)) (limit \(Int(window.maximumAge)) s)"
+            )
         }
         guard -age <= window.maximumFutureSkew else {
             throw PaymentTokenError(
                 .signingTimeOutOfWindow,
-                "signed at \(Self.iso8601(signingTime)), \(Int(-age)) s after \(Self.iso8601(now)) (limit \(Int(window.maximumFutureSkew)) s)")
+                "signed at \(Self.iso8601(signingTime)), \(Int(-age)) s after \(Self.iso8601(now)) (limit \(Int(window.maximumFutureSkew)) s)"
+            )
         }
 
         // The chain, at the signing time; yields the leaf as parsed and validated on its own.
@@ -268,7 +277,8 @@ public struct PaymentTokenDecryptor: Sendable {
                 CMS_SignerInfo_cert_cmp(confirmationSigner, chain.leaf.pointer) == 0,
                 Self.cmsVerify(confirmation, signerInfo: confirmationSigner, signer: chain.leaf, content: &content)
             else {
-                throw PaymentTokenError(.signatureInvalid, "the CMS signature does not verify: \(OpenSSLErrorQueue.drain())")
+                throw PaymentTokenError(
+                    .signatureInvalid, "the CMS signature does not verify: \(OpenSSLErrorQueue.drain())")
             }
         }
         guard details else {
@@ -284,7 +294,7 @@ public struct PaymentTokenDecryptor: Sendable {
 
     /// CMS_verify of the detached `content` with `signer` as the SignerInfo's certificate; the chain is
     /// validated separately (CMS_NO_SIGNER_CERT_VERIFY).
-    private static func cmsVerify(
+    package static func cmsVerify(
         _ cms: CMSSignedData, signerInfo: OpaquePointer, signer: X509Certificate, content: inout [UInt8]
     ) -> Bool {
         CMS_SignerInfo_set1_signer_cert(signerInfo, signer.pointer)
@@ -314,7 +324,9 @@ public struct PaymentTokenDecryptor: Sendable {
         return seconds
     }
 
-    private func validateChain(leaf: X509Certificate, intermediate: X509Certificate, at time: Int)
+    private func validateChain(
+        leaf: X509Certificate, intermediate: X509Certificate, at time: Int
+    )
         throws(PaymentTokenError) -> ValidatedChain
     {
         let leafDER = leaf.der
@@ -349,12 +361,12 @@ public struct PaymentTokenDecryptor: Sendable {
 }
 
 /// An owned CMS_ContentInfo holding a SignedData.
-final class CMSSignedData {
-    let pointer: OpaquePointer
+package final class CMSSignedData {
+    package let pointer: OpaquePointer
 
     /// Parses DER or BER; `context` is the OpenSSL library context the structure is parsed in (and
     /// its algorithms fetched from), nil for the default one.
-    init(der: [UInt8], context: ParsingContext?) throws(PaymentTokenError) {
+    package init(der: [UInt8], context: ParsingContext?) throws(PaymentTokenError) {
         let parsed = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             let end = cursor.map { $0 + buffer.count }
@@ -385,7 +397,7 @@ final class CMSSignedData {
     deinit { CMS_ContentInfo_free(pointer) }
 
     /// The SignerInfo, when there is exactly one.
-    var onlySignerInfo: OpaquePointer? {
+    package var onlySignerInfo: OpaquePointer? {
         guard let signerInfos = CMS_get0_SignerInfos(pointer), orchard_sk_CMS_SignerInfo_num(signerInfos) == 1 else {
             return nil
         }
@@ -398,7 +410,9 @@ final class CMSSignedData {
         defer { orchard_sk_X509_pop_free(stack) }
         var result: [X509Certificate] = []
         for index in 0..<orchard_sk_X509_num(stack) {
-            if let certificate = orchard_sk_X509_value(stack, index) { result.append(X509Certificate(retaining: certificate)) }
+            if let certificate = orchard_sk_X509_value(stack, index) {
+                result.append(X509Certificate(retaining: certificate))
+            }
         }
         return result
     }
@@ -420,8 +434,8 @@ struct ValidatedChain: Sendable {
 /// are parsed separately and cached, so the parse can skip key decoding. Algorithms used by CMS_verify
 /// on a structure parsed here resolve through OpenSSL's built-in fallbacks; a failure is confirmed with
 /// a parse in the default context before a token is rejected.
-final class ParsingContext: @unchecked Sendable {
-    let pointer: OpaquePointer
+package final class ParsingContext: @unchecked Sendable {
+    package let pointer: OpaquePointer
 
     private init?() {
         guard let context = OSSL_LIB_CTX_new() else { return nil }
@@ -434,7 +448,7 @@ final class ParsingContext: @unchecked Sendable {
     }
 
     /// The shared context, or nil when OpenSSL cannot create it (the default context is used then).
-    static let shared: ParsingContext? = ParsingContext()
+    package static let shared: ParsingContext? = ParsingContext()
 }
 
 /// An X509_STORE holding only the trust anchor.
@@ -451,7 +465,9 @@ final class TrustStore: @unchecked Sendable {
     deinit { X509_STORE_free(pointer) }
 
     /// Validates leaf → intermediate → anchor at `time`; returns the interval in which all three are valid.
-    func validate(leaf: X509Certificate, intermediate: X509Certificate, at time: Int) throws(PaymentTokenError)
+    func validate(
+        leaf: X509Certificate, intermediate: X509Certificate, at time: Int
+    ) throws(PaymentTokenError)
         -> ValidatedChain
     {
         guard let context = X509_STORE_CTX_new() else {

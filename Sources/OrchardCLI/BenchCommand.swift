@@ -11,16 +11,20 @@ enum BenchCommand {
         name: "bench", summary: "measure token verification+decryption against OpenSSL's P-256 bound (bench token)"
     ) { arguments, io in
         guard arguments.first == "token" else {
-            io.err("usage: orchard bench token [--seconds S] [--rounds N] [--tokens N]")
+            io.err("usage: orchard bench token [--seconds S] [--rounds N] [--tokens N] [--breakdown]")
             return 2
         }
         do {
-            let parsed = try Arguments(Array(arguments.dropFirst()), options: ["seconds", "rounds", "tokens"], flags: [])
+            let parsed = try Arguments(
+                Array(arguments.dropFirst()), options: ["seconds", "rounds", "tokens"], flags: ["breakdown"])
             let seconds = Double(parsed.value("seconds") ?? "0.5") ?? 0.5
             let rounds = Int(parsed.value("rounds") ?? "7") ?? 7
             let count = Int(parsed.value("tokens") ?? "64") ?? 64
-            guard seconds > 0, rounds > 0, count > 0 else { throw UsageError("--seconds, --rounds and --tokens must be positive") }
-            return try runTokenBench(seconds: seconds, rounds: rounds, tokenCount: count, io: io)
+            guard seconds > 0, rounds > 0, count > 0 else {
+                throw UsageError("--seconds, --rounds and --tokens must be positive")
+            }
+            return try runTokenBench(
+                seconds: seconds, rounds: rounds, tokenCount: count, breakdown: parsed.flag("breakdown"), io: io)
         } catch let error as UsageError {
             io.err("orchard bench: \(error)")
             return 2
@@ -30,9 +34,14 @@ enum BenchCommand {
         }
     }
 
-    static func runTokenBench(seconds: Double, rounds: Int, tokenCount: Int, io: CLIOutput) throws -> Int32 {
+    static func runTokenBench(
+        seconds: Double, rounds: Int, tokenCount: Int, breakdown: Bool, io: CLIOutput
+    ) throws
+        -> Int32
+    {
         let now = Date()
-        let pki = try SandboxPKI.generate(notBefore: now.addingTimeInterval(-86400), notAfter: now.addingTimeInterval(86400))
+        let pki = try SandboxPKI.generate(
+            notBefore: now.addingTimeInterval(-86400), notAfter: now.addingTimeInterval(86400))
         let merchantKey = try EVPKey.generateEC()
         let certificate = try pki.issueMerchantCertificate(
             publicKeyPEM: merchantKey.publicKeyPEM, merchantIdentifier: "merchant.com.orchard.bench",
@@ -52,16 +61,6 @@ enum BenchCommand {
         let ecdh = try PreparedECDH(privateKey: merchantKey, peer: peer)
         let verify = try PreparedVerify(key: pki.leafKey)
 
-        if ProcessInfo.processInfo.environment["ORCHARD_BENCH_BREAKDOWN_X"] != nil {
-            try BenchBreakdown.run(tokens: tokens, decryptor: decryptor, key: key, now: now, io: io)
-        }
-        if ProcessInfo.processInfo.environment["ORCHARD_BENCH_PROFILE"] != nil {
-            for k in 0..<6000 {
-                let payment = try decryptor.decrypt(try PaymentToken(json: tokens[k % tokens.count]), at: now)
-                payment.erase()
-            }
-            return 0
-        }
         var tokenRates: [Double] = []
         var ecdhRates: [Double] = []
         var verifyRates: [Double] = []
@@ -93,13 +92,26 @@ enum BenchCommand {
         let verifyPerSecond = verifyRates.max()!
         let bound = 1 / (1 / ecdhPerSecond + 1 / verifyPerSecond)
         let ratio = tokensPerSecond / bound
-        io.out("token bench: EC_v1 tokens (\(tokenCount) distinct), verify + decrypt, one thread, \(rounds) rounds of \(seconds) s each")
+        io.out(
+            "token bench: EC_v1 tokens (\(tokenCount) distinct), verify + decrypt, one thread, \(rounds) rounds of \(seconds) s each"
+        )
         io.out("  OpenSSL \(String(cString: orchard_openssl_version_text()))")
-        io.out("  P-256 ECDH (EVP_PKEY_derive):        \(format(ecdhPerSecond)) op/s   (\(format(1e6 / ecdhPerSecond)) µs)")
-        io.out("  P-256 ECDSA verify (EVP_PKEY_verify): \(format(verifyPerSecond)) op/s   (\(format(1e6 / verifyPerSecond)) µs)")
+        io.out(
+            "  P-256 ECDH (EVP_PKEY_derive):        \(format(ecdhPerSecond)) op/s   (\(format(1e6 / ecdhPerSecond)) µs)"
+        )
+        io.out(
+            "  P-256 ECDSA verify (EVP_PKEY_verify): \(format(verifyPerSecond)) op/s   (\(format(1e6 / verifyPerSecond)) µs)"
+        )
         io.out("  bound 1/(t_ecdh + t_verify):         \(format(bound)) tokens/s   (\(format(1e6 / bound)) µs)")
-        io.out("  orchard verify+decrypt:              \(format(tokensPerSecond)) tokens/s   (\(format(1e6 / tokensPerSecond)) µs)")
+        io.out(
+            "  orchard verify+decrypt:              \(format(tokensPerSecond)) tokens/s   (\(format(1e6 / tokensPerSecond)) µs)"
+        )
         io.out("  rounds (tokens/s): \(tokenRates.map { format($0) }.joined(separator: " "))")
+        if breakdown {
+            try BenchBreakdown.run(
+                tokens: tokens, leafPEM: pki.leaf.pem, decryptor: decryptor, key: key, now: now, seconds: seconds,
+                io: io)
+        }
         io.out("tokens_per_second=\(Int(tokensPerSecond.rounded()))")
         io.out("bound_tokens_per_second=\(Int(bound.rounded()))")
         io.out("bound_ratio=\(String(format: "%.2f", ratio))")
@@ -132,7 +144,8 @@ private final class PreparedECDH {
     var secret = [UInt8](repeating: 0, count: 32)
 
     init(privateKey: EVPKey, peer: EVPKey) throws {
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, privateKey.pointer, nil), EVP_PKEY_derive_init(context) == 1,
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, privateKey.pointer, nil),
+            EVP_PKEY_derive_init(context) == 1,
             EVP_PKEY_derive_set_peer(context, peer.pointer) == 1
         else { throw CryptoError.openSSL("ECDH setup") }
         self.context = context
@@ -155,14 +168,18 @@ private final class PreparedVerify {
 
     init(key: EVPKey) throws {
         digest = OrchardCrypto.SHA256.hash(Array("orchard bench".utf8))
-        guard let signing = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw CryptoError.openSSL("sign setup") }
+        guard let signing = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
+            throw CryptoError.openSSL("sign setup")
+        }
         defer { EVP_PKEY_CTX_free(signing) }
         var length = 0
         guard EVP_PKEY_sign_init(signing) == 1, EVP_PKEY_sign(signing, nil, &length, digest, digest.count) == 1 else {
             throw CryptoError.openSSL("sign")
         }
         var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_sign(signing, &signature, &length, digest, digest.count) == 1 else { throw CryptoError.openSSL("sign") }
+        guard EVP_PKEY_sign(signing, &signature, &length, digest, digest.count) == 1 else {
+            throw CryptoError.openSSL("sign")
+        }
         self.signature = Array(signature.prefix(length))
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil), EVP_PKEY_verify_init(context) == 1 else {
             throw CryptoError.openSSL("verify setup")
@@ -173,6 +190,8 @@ private final class PreparedVerify {
     deinit { EVP_PKEY_CTX_free(context) }
 
     func run() {
-        guard EVP_PKEY_verify(context, signature, signature.count, digest, digest.count) == 1 else { fatalError("verify failed") }
+        guard EVP_PKEY_verify(context, signature, signature.count, digest, digest.count) == 1 else {
+            fatalError("verify failed")
+        }
     }
 }

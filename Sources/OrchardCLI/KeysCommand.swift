@@ -18,7 +18,9 @@ enum KeysCommand {
           inspect  describes a certificate, private key, CSR or PKCS#12 bundle
         """
 
-    static let command = CLI.Command(name: "keys", summary: "merchant keys: CSRs, Apple certificates, PKCS#12 (csr, import, inspect)") {
+    static let command = CLI.Command(
+        name: "keys", summary: "merchant keys: CSRs, Apple certificates, PKCS#12 (csr, import, inspect)"
+    ) {
         arguments, io in
         guard let action = arguments.first else {
             io.err(usage)
@@ -45,12 +47,16 @@ enum KeysCommand {
         let merchantID = try parsed.required("merchant-id")
         let directory = try parsed.required("out")
         let purpose = parsed.value("purpose") ?? "processing"
-        guard ["processing", "identity"].contains(purpose) else { throw UsageError("--purpose is processing or identity") }
+        guard ["processing", "identity"].contains(purpose) else {
+            throw UsageError("--purpose is processing or identity")
+        }
         let type = parsed.value("type") ?? (purpose == "identity" ? "rsa" : "ec")
         let key: EVPKey
         switch type {
         case "ec":
-            guard purpose == "processing" else { throw UsageError("the Merchant Identity certificate needs an RSA key") }
+            guard purpose == "processing" else {
+                throw UsageError("the Merchant Identity certificate needs an RSA key")
+            }
             key = try EVPKey.generateEC(curve: "P-256")
         case "rsa": key = try EVPKey.generateRSA(bits: 2048)
         default: throw UsageError("--type is ec or rsa")
@@ -64,7 +70,8 @@ enum KeysCommand {
         let hash = Data(SHA256.hash(key.publicKeyDER)).base64EncodedString()
         io.out(
             json([
-                ("key", .string(keyPath)), ("csr", .string(csrPath)), ("type", .string(type == "ec" ? "EC P-256" : "RSA-2048")),
+                ("key", .string(keyPath)), ("csr", .string(csrPath)),
+                ("type", .string(type == "ec" ? "EC P-256" : "RSA-2048")),
                 ("purpose", .string(purpose)), ("publicKeyHash", .string(hash)),
                 ("merchantIdentifierHash", .string(Hex.encode(SHA256.hash(Array(merchantID.utf8))).uppercased())),
             ]))
@@ -72,7 +79,8 @@ enum KeysCommand {
     }
 
     static func importCertificate(_ arguments: [String], _ io: CLIOutput) throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["cert", "key", "p12", "password", "out", "export-p12"], flags: [])
+        let parsed = try Arguments(
+            arguments, options: ["cert", "key", "p12", "password", "out", "export-p12"], flags: [])
         let certificate = try X509Certificate.load([UInt8](try CLIInput.read(try parsed.required("cert"))))
         let key: EVPKey
         if let p12 = parsed.value("p12") {
@@ -81,7 +89,9 @@ enum KeysCommand {
             key = try EVPKey(privateKeyPEM: try CLIInput.text(try parsed.required("key")))
         }
         guard certificate.matches(privateKey: key) else {
-            io.out(TokenCommand.errorJSON(PaymentTokenError(.invalidMerchantKey, "the certificate does not belong to the key")))
+            io.out(
+                TokenCommand.errorJSON(
+                    PaymentTokenError(.invalidMerchantKey, "the certificate does not belong to the key")))
             return 1
         }
         var fields = describe(certificate)
@@ -95,7 +105,8 @@ enum KeysCommand {
             fields.append(("keyFile", .string(keyPath)))
         }
         if let bundlePath = parsed.value("export-p12") {
-            let bundle = try PKCS12Bundle.make(key: key, certificate: certificate, password: try parsed.required("password"))
+            let bundle = try PKCS12Bundle.make(
+                key: key, certificate: certificate, password: try parsed.required("password"))
             try CLIInput.write(Data(bundle), to: bundlePath, secret: true)
             fields.append(("pkcs12File", .string(bundlePath)))
         }
@@ -124,7 +135,8 @@ enum KeysCommand {
             fields.append(("matchesKey", .bool(bundle.certificate.matches(privateKey: bundle.key))))
             io.out(json(fields))
         } else {
-            throw UsageError("\(parsed.positionals[0]) is not a PEM/DER certificate, key or CSR (a PKCS#12 bundle needs --password)")
+            throw UsageError(
+                "\(parsed.positionals[0]) is not a PEM/DER certificate, key or CSR (a PKCS#12 bundle needs --password)")
         }
         return 0
     }
@@ -144,7 +156,9 @@ enum KeysCommand {
             ("notAfter", .string(CLIInput.iso8601(certificate.notAfter))),
             ("sha256Fingerprint", .string(certificate.sha256Fingerprint)),
         ]
-        if let merchantID = certificate.subjectField("UID") { fields.append(("merchantIdentifier", .string(merchantID))) }
+        if let merchantID = certificate.subjectField("UID") {
+            fields.append(("merchantIdentifier", .string(merchantID)))
+        }
         if let hash = MerchantKey.merchantIdentifierHash(of: certificate) {
             fields.append(("merchantIdentifierHash", .string(Hex.encode(hash).uppercased())))
         }

@@ -22,7 +22,9 @@ enum SandboxCommand {
           --pki defaults to $ORCHARD_DATA_DIR/sandbox-pki (~/.local/share/orchard/sandbox-pki).
         """
 
-    static let command = CLI.Command(name: "sandbox", summary: "a test Apple PKI and token minter (pki, merchant, mint)") {
+    static let command = CLI.Command(
+        name: "sandbox", summary: "a test Apple PKI and token minter (pki, merchant, mint)"
+    ) {
         arguments, io in
         guard let action = arguments.first else {
             io.err(usage)
@@ -59,7 +61,8 @@ enum SandboxCommand {
         do {
             return try SandboxPKI(directory: URL(fileURLWithPath: directory))
         } catch {
-            throw UsageError("cannot read the sandbox PKI in \(directory) (create it with orchard sandbox pki --out DIR)")
+            throw UsageError(
+                "cannot read the sandbox PKI in \(directory) (create it with orchard sandbox pki --out DIR)")
         }
     }
 
@@ -81,7 +84,8 @@ enum SandboxCommand {
     }
 
     static func merchant(_ arguments: [String], _ io: CLIOutput) throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["pki", "merchant-id", "csr", "public-key", "new-key", "out", "days"], flags: [])
+        let parsed = try Arguments(
+            arguments, options: ["pki", "merchant-id", "csr", "public-key", "new-key", "out", "days"], flags: [])
         let merchantID = try parsed.required("merchant-id")
         let directory = try parsed.required("out")
         let pki = try loadPKI(parsed)
@@ -121,7 +125,8 @@ enum SandboxCommand {
         let parsed = try Arguments(
             arguments,
             options: [
-                "cert", "pki", "merchant-id", "pan", "expiry", "amount", "currency", "cryptogram", "eci", "cardholder", "at",
+                "cert", "pki", "merchant-id", "pan", "expiry", "amount", "currency", "cryptogram", "eci", "cardholder",
+                "at",
                 "application-data", "transaction-id",
             ], flags: ["rsa"])
         let certificatePEM = try CLIInput.text(try parsed.required("cert"))
@@ -131,7 +136,9 @@ enum SandboxCommand {
             signingTime: try CLIInput.date(parsed.value("at")))
         request.merchantIdentifier = parsed.value("merchant-id")
         if let pan = parsed.value("pan") {
-            guard (12...19).contains(pan.count), pan.allSatisfy(\.isASCIIDigit) else { throw UsageError("--pan must be 12-19 digits") }
+            guard (12...19).contains(pan.count), pan.allSatisfy(\.isASCIIDigit) else {
+                throw UsageError("--pan must be 12-19 digits")
+            }
             request.pan = pan
         }
         if let expiry = parsed.value("expiry") {
@@ -151,7 +158,9 @@ enum SandboxCommand {
             request.applicationData = data
         }
         if let transaction = parsed.value("transaction-id") {
-            guard let bytes = Hex.decode(transaction), !bytes.isEmpty else { throw UsageError("--transaction-id must be hex") }
+            guard let bytes = Hex.decode(transaction), !bytes.isEmpty else {
+                throw UsageError("--transaction-id must be hex")
+            }
             request.transactionIdentifier = transaction
         }
         let token = try TokenMinter(pki: pki).mint(request)
@@ -171,25 +180,33 @@ struct Currency {
     var exponent: Int
 
     static let known: [Currency] = [
-        ("TWD", "901", 2), ("USD", "840", 2), ("EUR", "978", 2), ("GBP", "826", 2), ("JPY", "392", 0), ("CNY", "156", 2),
-        ("HKD", "344", 2), ("SGD", "702", 2), ("AUD", "036", 2), ("CAD", "124", 2), ("CHF", "756", 2), ("KRW", "410", 0),
-        ("MYR", "458", 2), ("THB", "764", 2), ("PHP", "608", 2), ("IDR", "360", 2), ("VND", "704", 0), ("INR", "356", 2),
-        ("BRL", "986", 2), ("MXN", "484", 2), ("SAR", "682", 2), ("AED", "784", 2), ("KWD", "414", 3), ("BHD", "048", 3),
-        ("JOD", "400", 3), ("NZD", "554", 2), ("SEK", "752", 2), ("NOK", "578", 2), ("DKK", "208", 2), ("PLN", "985", 2),
+        ("TWD", "901", 2), ("USD", "840", 2), ("EUR", "978", 2), ("GBP", "826", 2), ("JPY", "392", 0),
+        ("CNY", "156", 2),
+        ("HKD", "344", 2), ("SGD", "702", 2), ("AUD", "036", 2), ("CAD", "124", 2), ("CHF", "756", 2),
+        ("KRW", "410", 0),
+        ("MYR", "458", 2), ("THB", "764", 2), ("PHP", "608", 2), ("IDR", "360", 2), ("VND", "704", 0),
+        ("INR", "356", 2),
+        ("BRL", "986", 2), ("MXN", "484", 2), ("SAR", "682", 2), ("AED", "784", 2), ("KWD", "414", 3),
+        ("BHD", "048", 3),
+        ("JOD", "400", 3), ("NZD", "554", 2), ("SEK", "752", 2), ("NOK", "578", 2), ("DKK", "208", 2),
+        ("PLN", "985", 2),
     ].map { Currency(alpha: $0.0, numeric: $0.1, exponent: $0.2) }
 
     /// A currency by letter code ("TWD") or numeric code ("901"; exponent 2 when unknown).
     static func lookup(_ code: String) throws -> Currency {
         let upper = code.uppercased()
         if let currency = known.first(where: { $0.alpha == upper || $0.numeric == upper }) { return currency }
-        if upper.count == 3, upper.allSatisfy(\.isASCIIDigit) { return Currency(alpha: upper, numeric: upper, exponent: 2) }
+        if upper.count == 3, upper.allSatisfy(\.isASCIIDigit) {
+            return Currency(alpha: upper, numeric: upper, exponent: 2)
+        }
         throw UsageError("unknown currency \(code): give its ISO 4217 numeric code")
     }
 
     /// A decimal amount ("12.34") in minor units, refusing more decimals than the currency has.
     func minorUnits(_ amount: String) throws -> Int64 {
         let parts = amount.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), !parts[0].isEmpty, parts.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }) else {
+        guard (1...2).contains(parts.count), !parts[0].isEmpty, parts.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) })
+        else {
             throw UsageError("--amount must be a decimal number such as 12.34")
         }
         let fraction = parts.count == 2 ? String(parts[1]) : ""

@@ -22,7 +22,9 @@ enum TokenCommand {
         exit status: 0 accepted, 1 rejected (prints {"error": {"code", "message"}}), 2 bad usage or unreadable input
         """
 
-    static let command = CLI.Command(name: "token", summary: "verify and decrypt Apple Pay payment tokens (decrypt, verify)") {
+    static let command = CLI.Command(
+        name: "token", summary: "verify and decrypt Apple Pay payment tokens (decrypt, verify)"
+    ) {
         arguments, io in
         guard let action = arguments.first, ["decrypt", "verify"].contains(action) else {
             io.err(usage)
@@ -40,7 +42,9 @@ enum TokenCommand {
             now = try CLIInput.date(parsed.value("at"))
             var window = SigningTimeWindow.default
             if let seconds = parsed.value("window-seconds") {
-                guard let value = TimeInterval(seconds), value >= 0 else { throw UsageError("--window-seconds must be a number of seconds") }
+                guard let value = TimeInterval(seconds), value >= 0 else {
+                    throw UsageError("--window-seconds must be a number of seconds")
+                }
                 window.maximumAge = value
             }
             let anchor = try trustAnchor(parsed.value("root"))
@@ -85,7 +89,8 @@ enum TokenCommand {
         let defaultPath = TrustAnchor.defaultAppleRootPath()
         guard FileManager.default.fileExists(atPath: defaultPath) else {
             throw UsageError(
-                "no --root given and Apple's root is not at \(defaultPath) (run scripts/fetch-apple-root.sh or pass --root)")
+                "no --root given and Apple's root is not at \(defaultPath) (run scripts/fetch-apple-root.sh or pass --root)"
+            )
         }
         return try TrustAnchor.appleRoot(contentsOf: defaultPath)
     }
@@ -163,7 +168,9 @@ enum CLIInput {
     static func date(_ text: String?) throws -> Date {
         guard let text else { return Date() }
         if let date = try? Date(text, strategy: .iso8601) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
+            return date
+        }
         throw UsageError("\(text) is not an ISO 8601 date such as 2026-06-01T12:00:00Z")
     }
 

@@ -4,7 +4,8 @@ import Testing
 
 /// Real Apple Pay tokens from public projects (../shared/vectors). Skipped when the directory is absent,
 /// as in a fresh clone: set ORCHARD_VECTORS_DIR or place the vectors next to the checkout.
-@Suite("Conformance vectors", .enabled(if: Vectors.available, "../shared/vectors is absent: conformance vectors skipped"))
+@Suite(
+    "Conformance vectors", .enabled(if: Vectors.available, "../shared/vectors is absent: conformance vectors skipped"))
 struct ConformanceTests {
     @Test("every vector verifies at its signing time", arguments: Vectors.all)
     func verifies(_ vector: Vectors.Vector) throws {
@@ -17,7 +18,9 @@ struct ConformanceTests {
         #expect(verification.intermediateSubject.contains("Apple Application Integration CA - G3"))
     }
 
-    @Test("every vector with a key decrypts to exactly its expected JSON", arguments: Vectors.all.filter { $0.expected != nil })
+    @Test(
+        "every vector with a key decrypts to exactly its expected JSON",
+        arguments: Vectors.all.filter { $0.expected != nil })
     func decrypts(_ vector: Vectors.Vector) throws {
         let key = try #require(try vector.merchantKey())
         let decryptor = PaymentTokenDecryptor(trustAnchor: try Vectors.appleRoot(), keys: [key])
@@ -27,7 +30,9 @@ struct ConformanceTests {
         var expected = try Data(contentsOf: vector.url(vector.expected!))
         while expected.last == 0x0A || expected.last == 0x0D { expected.removeLast() }
         #expect(payment.json(revealing: true) == expected)
-        #expect(!String(decoding: payment.json(revealing: false), as: UTF8.self).contains(payment.applicationPrimaryAccountNumber))
+        #expect(
+            !String(decoding: payment.json(revealing: false), as: UTF8.self).contains(
+                payment.applicationPrimaryAccountNumber))
         #expect(!payment.description.contains(payment.applicationPrimaryAccountNumber))
     }
 
@@ -67,7 +72,9 @@ struct ConformanceTests {
     @Test("the Apple root is refused when its fingerprint differs")
     func wrongRootFingerprint() throws {
         let intermediate = Vectors.directory!.appendingPathComponent("apple-aai-ca-g3.pem").path
-        #expect(throws: PaymentTokenError(.certificateUntrusted)) { try TrustAnchor.appleRoot(contentsOf: intermediate) }
+        #expect(throws: PaymentTokenError(.certificateUntrusted)) {
+            try TrustAnchor.appleRoot(contentsOf: intermediate)
+        }
         #expect(try Vectors.appleRoot().sha256Fingerprint == TrustAnchor.appleRootCAG3SHA256)
     }
 }

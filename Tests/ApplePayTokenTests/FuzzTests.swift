@@ -40,7 +40,9 @@ struct FuzzTests {
             var request = fixture.request(version)
             request.applicationData = "0011223344556677"
             seeds.append(
-                Seed(name: "minted \(version.rawValue)", json: try! minter.mint(request), decryptor: fixture.decryptor, now: SandboxFixture.now))
+                Seed(
+                    name: "minted \(version.rawValue)", json: try! minter.mint(request), decryptor: fixture.decryptor,
+                    now: SandboxFixture.now))
         }
         for id in ["gala", "basis-theory-rsa"] {
             guard let vector = Vectors.all.first(where: { $0.id == id }), let key = try? vector.merchantKey(),
@@ -54,7 +56,9 @@ struct FuzzTests {
         return seeds
     }()
 
-    enum Field: String, CaseIterable { case data, signature, ephemeralPublicKey, wrappedKey, publicKeyHash, transactionId }
+    enum Field: String, CaseIterable {
+        case data, signature, ephemeralPublicKey, wrappedKey, publicKeyHash, transactionId
+    }
 
     /// The JSON object of a token, with paymentData possibly nested.
     static func split(_ json: Data) -> (root: [String: Any], nested: Bool) {
@@ -103,7 +107,9 @@ struct FuzzTests {
             if Bool.random(using: &random) {
                 bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &random)))
             } else {
-                bytes += (0..<Int.random(in: 1...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+                bytes += (0..<Int.random(in: 1...64, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
             }
             field.set(bytes)
         case 5:
@@ -114,12 +120,18 @@ struct FuzzTests {
             field.set(bytes)
         case 6:
             // Huge or wrongly typed fields.
-            let name = ["data", "signature", "transactionId", "applicationData", "version", "publicKeyHash"].randomElement(using: &random)!
+            let name = ["data", "signature", "transactionId", "applicationData", "version", "publicKeyHash"]
+                .randomElement(using: &random)!
             let choices: [Any] = [
-                String(repeating: "A", count: Int.random(in: 1...80_000, using: &random)), 42, NSNull(), [1, 2], ["a": "b"], "",
+                String(repeating: "A", count: Int.random(in: 1...80_000, using: &random)), 42, NSNull(), [1, 2],
+                ["a": "b"], "",
             ]
             let value = choices.randomElement(using: &random)!
-            if ["transactionId", "applicationData", "publicKeyHash"].contains(name) { header[name] = value } else { paymentData[name] = value }
+            if ["transactionId", "applicationData", "publicKeyHash"].contains(name) {
+                header[name] = value
+            } else {
+                paymentData[name] = value
+            }
         case 7:
             // Remove a field.
             if Bool.random(using: &random), let key = header.keys.sorted().randomElement(using: &random) {
@@ -145,7 +157,9 @@ struct FuzzTests {
         return rebuild(root, nested: nested, paymentData: paymentData)
     }
 
-    @Test("mutants are rejected with a PaymentTokenError, or decrypt to the original", .timeLimit(.minutes(5)), arguments: seeds)
+    @Test(
+        "mutants are rejected with a PaymentTokenError, or decrypt to the original", .timeLimit(.minutes(5)),
+        arguments: seeds)
     func mutants(_ seed: Seed) throws {
         let original = try seed.decryptor.decrypt(try PaymentToken(json: seed.json), at: seed.now).json(revealing: true)
         var random = SeededGenerator(seed: 0x0_5EED_0F_0C4A_2D + UInt64(seed.name.utf8.count))
@@ -166,7 +180,9 @@ struct FuzzTests {
         // Most mutants must be refused; the few accepted ones change nothing signed (e.g. paymentMethod).
         #expect(rejected.values.reduce(0, +) > Self.iterations / 2)
         #expect(rejected.keys.allSatisfy { !$0.isEmpty })
-        print("fuzz \(seed.name): \(Self.iterations) mutants, \(accepted) accepted unchanged, rejected \(rejected.sorted { $0.key < $1.key })")
+        print(
+            "fuzz \(seed.name): \(Self.iterations) mutants, \(accepted) accepted unchanged, rejected \(rejected.sorted { $0.key < $1.key })"
+        )
     }
 
     @Test("properly encrypted plaintexts that are not payment data are rejected", .timeLimit(.minutes(5)))
@@ -181,14 +197,17 @@ struct FuzzTests {
         ]
         var plaintexts = samples.map { Array($0.utf8) }
         for _ in 0..<60 {
-            plaintexts.append((0..<Int.random(in: 0...512, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+            plaintexts.append(
+                (0..<Int.random(in: 0...512, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
         }
         for plaintext in plaintexts {
             for version in [PaymentTokenVersion.ecV1, .rsaV1] {
                 var request = fixture.request(version)
                 request.plaintextOverride = plaintext
                 let token = try PaymentToken(json: try minter.mint(request))
-                #expect(throws: PaymentTokenError(.decryptionFailed)) { try fixture.decryptor.decrypt(token, at: SandboxFixture.now) }
+                #expect(throws: PaymentTokenError(.decryptionFailed)) {
+                    try fixture.decryptor.decrypt(token, at: SandboxFixture.now)
+                }
             }
         }
     }
@@ -198,7 +217,8 @@ struct FuzzTests {
         var random = SeededGenerator(seed: UInt64(round) &* 7919)
         let alphabet = Array("{}[]\":,0123456789-+.eEtrufalsn \\u\"abc".utf8)
         for _ in 0..<2000 {
-            let bytes = (0..<Int.random(in: 0...64, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
+            let bytes = (0..<Int.random(in: 0...64, using: &random)).map { _ in alphabet.randomElement(using: &random)!
+            }
             _ = try? PaymentToken(json: Data(bytes))
         }
     }

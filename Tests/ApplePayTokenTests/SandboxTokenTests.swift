@@ -10,7 +10,8 @@ struct RoundTripTests {
 
     @Test(
         "EC_v1 and RSA_v1, with and without applicationData, decrypt to what was minted",
-        arguments: [PaymentTokenVersion.ecV1, .rsaV1], [nil, "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"])
+        arguments: [PaymentTokenVersion.ecV1, .rsaV1],
+        [nil, "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"])
     func roundTrip(version: PaymentTokenVersion, applicationData: String?) throws {
         var request = fixture.request(version)
         request.applicationData = applicationData
@@ -51,7 +52,9 @@ struct RoundTripTests {
         request.applicationData = "00112233"
         #expect(try fixture.mint(request).applicationData == "00112233")
         let changed = try PaymentToken(json: reencode(token: request, replacing: "00112233", with: "00112234"))
-        #expect(throws: PaymentTokenError(.signatureInvalid)) { try fixture.decryptor.verify(changed, at: SandboxFixture.now) }
+        #expect(throws: PaymentTokenError(.signatureInvalid)) {
+            try fixture.decryptor.verify(changed, at: SandboxFixture.now)
+        }
     }
 
     private func reencode(token request: MintRequest, replacing: String, with replacement: String) throws -> Data {
@@ -85,10 +88,12 @@ struct RoundTripTests {
 
     @Test("a key given with its merchant identifier instead of a certificate decrypts")
     func merchantIdentifierKey() throws {
-        let key = try MerchantKey(privateKeyPEM: try fixture.ecKey.privateKeyPEM(), merchantIdentifier: SandboxFixture.merchantID)
+        let key = try MerchantKey(
+            privateKeyPEM: try fixture.ecKey.privateKeyPEM(), merchantIdentifier: SandboxFixture.merchantID)
         #expect(key.merchantIdentifierHash == fixture.ecMerchantKey.merchantIdentifierHash)
         #expect(key.publicKeyHash == fixture.ecMerchantKey.publicKeyHash)
-        let wrongID = try MerchantKey(privateKeyPEM: try fixture.ecKey.privateKeyPEM(), merchantIdentifier: "merchant.other")
+        let wrongID = try MerchantKey(
+            privateKeyPEM: try fixture.ecKey.privateKeyPEM(), merchantIdentifier: "merchant.other")
         let token = try fixture.mint(fixture.request())
         let decryptor = PaymentTokenDecryptor(trustAnchor: fixture.pki.trustAnchor, keys: [key])
         #expect(try decryptor.decrypt(token, at: SandboxFixture.now).transactionAmount == 100)
@@ -137,13 +142,17 @@ struct RoundTripTests {
         #expect(payment.onlinePaymentCryptogram == nil)
     }
 
-    @Test("the signing-time window is inclusive at its edges", arguments: [(-300.0, true), (-301.0, false), (60.0, true), (61.0, false)])
+    @Test(
+        "the signing-time window is inclusive at its edges",
+        arguments: [(-300.0, true), (-301.0, false), (60.0, true), (61.0, false)])
     func windowEdges(offset: TimeInterval, accepted: Bool) throws {
         let token = try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(offset)))
         if accepted {
             #expect(throws: Never.self) { try fixture.decryptor.verify(token, at: SandboxFixture.now) }
         } else {
-            #expect(throws: PaymentTokenError(.signingTimeOutOfWindow)) { try fixture.decryptor.verify(token, at: SandboxFixture.now) }
+            #expect(throws: PaymentTokenError(.signingTimeOutOfWindow)) {
+                try fixture.decryptor.verify(token, at: SandboxFixture.now)
+            }
         }
     }
 
@@ -240,14 +249,16 @@ struct RejectionTests {
     func transactionIdIsSigned() throws {
         var request = fixture.request()
         request.transactionIdentifier = "aa"
-        let json = try mintText(request).replacingOccurrences(of: "\"transactionId\":\"aa\"", with: "\"transactionId\":\"ab\"")
+        let json = try mintText(request).replacingOccurrences(
+            of: "\"transactionId\":\"aa\"", with: "\"transactionId\":\"ab\"")
         expectRejection(.signatureInvalid, try PaymentToken(json: Data(json.utf8)))
     }
 
     @Test("certificate_untrusted: a foreign root")
     func foreignRoot() throws {
         let other = try SandboxPKI.generate(
-            notBefore: SandboxFixture.now.addingTimeInterval(-86400), notAfter: SandboxFixture.now.addingTimeInterval(86400))
+            notBefore: SandboxFixture.now.addingTimeInterval(-86400),
+            notAfter: SandboxFixture.now.addingTimeInterval(86400))
         let decryptor = PaymentTokenDecryptor(trustAnchor: other.trustAnchor, keys: [fixture.ecMerchantKey])
         expectRejection(.certificateUntrusted, try fixture.mint(fixture.request()), decryptor: decryptor)
         // And tokens of the foreign PKI are refused by ours.
@@ -260,7 +271,8 @@ struct RejectionTests {
         options.leafMarker = leafMarker
         options.intermediateMarker = !leafMarker
         let pki = try SandboxPKI.generate(
-            notBefore: SandboxFixture.now.addingTimeInterval(-86400), notAfter: SandboxFixture.now.addingTimeInterval(86400),
+            notBefore: SandboxFixture.now.addingTimeInterval(-86400),
+            notAfter: SandboxFixture.now.addingTimeInterval(86400),
             options: options)
         let decryptor = PaymentTokenDecryptor(trustAnchor: pki.trustAnchor, keys: [fixture.ecMerchantKey])
         expectRejection(.certificateUntrusted, try fixture.mint(fixture.request(), pki: pki), decryptor: decryptor)
@@ -276,22 +288,34 @@ struct RejectionTests {
         let decryptor = PaymentTokenDecryptor(trustAnchor: pki.trustAnchor, keys: [fixture.ecMerchantKey])
         let later = SandboxFixture.now.addingTimeInterval(3600)
         // Fresh decryptor, nothing cached: rejected.
-        expectRejection(.certificateUntrusted, try fixture.mint(fixture.request(signedAt: later), pki: pki), decryptor: decryptor, at: later)
+        expectRejection(
+            .certificateUntrusted, try fixture.mint(fixture.request(signedAt: later), pki: pki), decryptor: decryptor,
+            at: later)
         // Cache the chain with a valid token, then present the same chain at a later signing time.
         let cached = PaymentTokenDecryptor(trustAnchor: pki.trustAnchor, keys: [fixture.ecMerchantKey])
-        #expect(throws: Never.self) { try cached.decrypt(try fixture.mint(fixture.request(), pki: pki), at: SandboxFixture.now) }
-        expectRejection(.certificateUntrusted, try fixture.mint(fixture.request(signedAt: later), pki: pki), decryptor: cached, at: later)
+        #expect(throws: Never.self) {
+            try cached.decrypt(try fixture.mint(fixture.request(), pki: pki), at: SandboxFixture.now)
+        }
+        expectRejection(
+            .certificateUntrusted, try fixture.mint(fixture.request(signedAt: later), pki: pki), decryptor: cached,
+            at: later)
     }
 
     @Test("signing_time_out_of_window: too old and in the future")
     func window() throws {
-        expectRejection(.signingTimeOutOfWindow, try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-3600))))
-        expectRejection(.signingTimeOutOfWindow, try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(120))))
+        expectRejection(
+            .signingTimeOutOfWindow,
+            try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-3600))))
+        expectRejection(
+            .signingTimeOutOfWindow,
+            try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(120))))
         let wide = PaymentTokenDecryptor(
             trustAnchor: fixture.pki.trustAnchor, keys: [fixture.ecMerchantKey],
             window: SigningTimeWindow(maximumAge: 7200, maximumFutureSkew: 300))
         #expect(throws: Never.self) {
-            try wide.decrypt(try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-3600))), at: SandboxFixture.now)
+            try wide.decrypt(
+                try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-3600))),
+                at: SandboxFixture.now)
         }
     }
 
@@ -300,7 +324,9 @@ struct RejectionTests {
         let decryptor = PaymentTokenDecryptor(trustAnchor: fixture.pki.trustAnchor, keys: [fixture.rotatedMerchantKey])
         expectRejection(.unknownMerchantKey, try fixture.mint(fixture.request()), decryptor: decryptor)
         // Verification alone needs no key.
-        #expect(throws: Never.self) { try decryptor.verify(try fixture.mint(fixture.request()), at: SandboxFixture.now) }
+        #expect(throws: Never.self) {
+            try decryptor.verify(try fixture.mint(fixture.request()), at: SandboxFixture.now)
+        }
     }
 
     @Test("decryption_failed: a flipped tag or ciphertext byte re-signed by the valid leaf", arguments: [0, 5, 16, 40])
@@ -323,9 +349,11 @@ struct RejectionTests {
 
     @Test(
         "decryption_failed: plaintext that is not Apple's payment data, encrypted properly",
-        arguments: ["not json at all", "[1,2,3]", "{}", "{\"applicationPrimaryAccountNumber\":\"4111\"}",
+        arguments: [
+            "not json at all", "[1,2,3]", "{}", "{\"applicationPrimaryAccountNumber\":\"4111\"}",
             "{\"applicationPrimaryAccountNumber\":\"4111111111111111\",\"applicationExpirationDate\":\"291231\",\"currencyCode\":\"901\",\"transactionAmount\":-5,\"paymentDataType\":\"3DSecure\",\"paymentData\":{\"onlinePaymentCryptogram\":\"x\"}}",
-            "{\"a\":" + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}"])
+            "{\"a\":" + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}",
+        ])
     func badPlaintext(_ plaintext: String) throws {
         var request = fixture.request()
         request.plaintextOverride = Array(plaintext.utf8)
@@ -336,7 +364,8 @@ struct RejectionTests {
     func wrongKeyType() throws {
         // An RSA_v1 token whose header names the EC key.
         let rsa = try mintText(fixture.request(.rsaV1))
-        let json = rsa.replacingOccurrences(of: fixture.rsaMerchantKey.publicKeyHash, with: fixture.ecMerchantKey.publicKeyHash)
+        let json = rsa.replacingOccurrences(
+            of: fixture.rsaMerchantKey.publicKeyHash, with: fixture.ecMerchantKey.publicKeyHash)
         let token = try PaymentToken(json: Data(json.utf8))
         #expect(throws: PaymentTokenError(.decryptionFailed)) { try fixture.decryptor.decryptUnverifiedForTests(token) }
     }

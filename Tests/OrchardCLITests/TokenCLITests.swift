@@ -106,11 +106,14 @@ struct TokenCLITests {
         #expect(malformed.out.contains("\"code\":\"malformed_token\""))
     }
 
-    @Test("bad usage exits 2", arguments: [
-        ["token"], ["token", "decrypt"], ["token", "decrypt", "--token", "/nonexistent", "--root", "/nonexistent"],
-        ["token", "verify", "--bogus"], ["keys"], ["keys", "csr", "--type", "dsa", "--merchant-id", "m", "--out", "/tmp/x"],
-        ["sandbox"], ["sandbox", "mint"], ["bench", "nothing"],
-    ])
+    @Test(
+        "bad usage exits 2",
+        arguments: [
+            ["token"], ["token", "decrypt"], ["token", "decrypt", "--token", "/nonexistent", "--root", "/nonexistent"],
+            ["token", "verify", "--bogus"], ["keys"],
+            ["keys", "csr", "--type", "dsa", "--merchant-id", "m", "--out", "/tmp/x"],
+            ["sandbox"], ["sandbox", "mint"], ["bench", "nothing"],
+        ])
     func usage(_ arguments: [String]) {
         #expect(run(arguments).status == 2)
     }
@@ -119,7 +122,8 @@ struct TokenCLITests {
     func keysImport() throws {
         let (key, certificate) = try setUp(type: "ec")
         let matched = run([
-            "keys", "import", "--cert", certificate, "--key", key, "--export-p12", path("bundle.p12"), "--password", "s3cret",
+            "keys", "import", "--cert", certificate, "--key", key, "--export-p12", path("bundle.p12"), "--password",
+            "s3cret",
             "--out", path("imported"),
         ])
         #expect(matched.status == 0, "\(matched.err)")
@@ -127,16 +131,22 @@ struct TokenCLITests {
         let inspected = run(["keys", "inspect", path("bundle.p12"), "--password", "s3cret"])
         #expect(inspected.status == 0)
         #expect(try json(inspected.out)["merchantIdentifier"] as? String == "merchant.com.example")
-        let fromBundle = run(["keys", "import", "--cert", certificate, "--p12", path("bundle.p12"), "--password", "s3cret"])
+        let fromBundle = run([
+            "keys", "import", "--cert", certificate, "--p12", path("bundle.p12"), "--password", "s3cret",
+        ])
         #expect(fromBundle.status == 0)
 
-        let other = run(["keys", "csr", "--type", "ec", "--merchant-id", "merchant.com.example", "--out", path("other")])
+        let other = run([
+            "keys", "csr", "--type", "ec", "--merchant-id", "merchant.com.example", "--out", path("other"),
+        ])
         let otherKey = try json(other.out)["key"] as! String
         let mismatched = run(["keys", "import", "--cert", certificate, "--key", otherKey])
         #expect(mismatched.status == 1)
         #expect(mismatched.out.contains("invalid_merchant_key"))
 
-        let identity = run(["keys", "csr", "--purpose", "identity", "--merchant-id", "merchant.com.example", "--out", path("id")])
+        let identity = run([
+            "keys", "csr", "--purpose", "identity", "--merchant-id", "merchant.com.example", "--out", path("id"),
+        ])
         #expect(identity.status == 0)
         #expect(try json(identity.out)["type"] as? String == "RSA-2048")
     }
