@@ -57,6 +57,7 @@ public struct PaymentTokenDecryptor: Sendable {
 
     private let store: TrustStore
     private let cache: ChainCache
+    private let certificateSets: ChainCache
 
     /// A decryptor trusting `trustAnchor` and holding `keys` (several for certificate rotation).
     public init(trustAnchor: TrustAnchor, keys: [MerchantKey], window: SigningTimeWindow = .default) {
@@ -65,6 +66,7 @@ public struct PaymentTokenDecryptor: Sendable {
         self.window = window
         self.store = TrustStore(anchor: trustAnchor.certificate)
         self.cache = ChainCache()
+        self.certificateSets = ChainCache()
     }
 
     /// Verifies `token`'s signature, certificates and signing time as of `now`.
@@ -213,6 +215,26 @@ public struct PaymentTokenDecryptor: Sendable {
         -> TokenVerification
     {
         defer { OpenSSLErrorQueue.clear() }
+        let split = SignedDataSplitter.split(token.signature)
+        if let split, let chain = certificateSets.entry(for: split.certificates),
+            let cms = try? CMSSignedData(der: split.withoutCertificates, context: nil),
+            let signerInfo = cms.onlySignerInfo
+        {
+            // Certificates seen and validated before, byte for byte: only the SignerInfo is parsed.
+            if let verification = try checkSigner(
+                signerInfo, of: cms, chain: chain, token: token, at: now, details: details, definitive: false)
+            {
+                return verification
+            }
+            // The signature did not verify in this form: decide on the structure as it came.
+        }
+        return try verifyParsingCertificates(token, at: now, details: details, certificatesElement: split?.certificates)
+    }
+
+    /// Verification from the signature as it came, certificates included.
+    private func verifyParsingCertificates(
+        _ token: PaymentToken, at now: Date, details: Bool, certificatesElement: [UInt8]?
+    ) throws(PaymentTokenError) -> TokenVerification {
         // Parsed without decoding the embedded certificates' public keys (see ParsingContext); the
         // signature is checked with the leaf parsed and validated on its own.
         let cms = try CMSSignedData(der: token.signature, context: ParsingContext.shared)
@@ -247,8 +269,56 @@ public struct PaymentTokenDecryptor: Sendable {
         guard CMS_SignerInfo_cert_cmp(signerInfo, leaf.pointer) == 0 else {
             throw PaymentTokenError(.signatureInvalid, "the signer is not the Apple Pay signing leaf")
         }
+        let signingSeconds = try checkSigningTime(signerInfo, at: now)
 
-        // The signing time, and the window around now.
+        // The chain, at the signing time; yields the leaf as parsed and validated on its own.
+        let chain = try validateChain(leaf: leaf, intermediate: intermediate, at: signingSeconds)
+        if let certificatesElement { certificateSets.insert(chain, for: certificatesElement) }
+        return try checkSigner(
+            signerInfo, of: cms, chain: chain, token: token, at: now, details: details, definitive: true)!
+    }
+
+    /// The checks that involve the SignerInfo: it names the chain's leaf, its signing time lies in the
+    /// window and in the chain's validity, and CMS_verify holds. When not `definitive`, a failing
+    /// CMS_verify returns nil instead of throwing.
+    private func checkSigner(
+        _ signerInfo: OpaquePointer, of cms: CMSSignedData, chain: ValidatedChain, token: PaymentToken, at now: Date,
+        details: Bool, definitive: Bool
+    ) throws(PaymentTokenError) -> TokenVerification? {
+        guard CMS_SignerInfo_cert_cmp(signerInfo, chain.leaf.pointer) == 0 else {
+            throw PaymentTokenError(.signatureInvalid, "the signer is not the Apple Pay signing leaf")
+        }
+        let signingSeconds = try checkSigningTime(signerInfo, at: now)
+        guard signingSeconds >= chain.notBefore, signingSeconds < chain.notAfter else {
+            throw PaymentTokenError(.certificateUntrusted, "a certificate of the chain is not valid at the signing time")
+        }
+        var content = token.signedContent
+        if !Self.cmsVerify(cms, signerInfo: signerInfo, signer: chain.leaf, content: &content) {
+            guard definitive else { return nil }
+            // Confirm a failure with the signature parsed in the default library context.
+            let confirmation = try CMSSignedData(der: token.signature, context: nil)
+            guard let confirmationSigner = confirmation.onlySignerInfo,
+                CMS_SignerInfo_cert_cmp(confirmationSigner, chain.leaf.pointer) == 0,
+                Self.cmsVerify(confirmation, signerInfo: confirmationSigner, signer: chain.leaf, content: &content)
+            else {
+                throw PaymentTokenError(
+                    .signatureInvalid, "the CMS signature does not verify: \(OpenSSLErrorQueue.drain())")
+            }
+        }
+        let signingTime = Date(timeIntervalSince1970: TimeInterval(signingSeconds))
+        guard details else {
+            return TokenVerification(
+                version: token.version, signingTime: signingTime, signerSubject: "", signerSerialNumber: "",
+                intermediateSubject: "", rootSubject: "", rootFingerprint: "")
+        }
+        return TokenVerification(
+            version: token.version, signingTime: signingTime, signerSubject: chain.leaf.subject,
+            signerSerialNumber: chain.leaf.serialNumberHex, intermediateSubject: chain.intermediate.subject,
+            rootSubject: trustAnchor.certificate.subject, rootFingerprint: trustAnchor.sha256Fingerprint)
+    }
+
+    /// The SignerInfo's signing time (seconds since 1970), checked against the window around `now`.
+    private func checkSigningTime(_ signerInfo: OpaquePointer, at now: Date) throws(PaymentTokenError) -> Int {
         let signingSeconds = try Self.signingTime(signerInfo)
         let signingTime = Date(timeIntervalSince1970: TimeInterval(signingSeconds))
         let age = now.timeIntervalSince(signingTime)
@@ -264,32 +334,7 @@ public struct PaymentTokenDecryptor: Sendable {
                 "signed at \(Self.iso8601(signingTime)), \(Int(-age)) s after \(Self.iso8601(now)) (limit \(Int(window.maximumFutureSkew)) s)"
             )
         }
-
-        // The chain, at the signing time; yields the leaf as parsed and validated on its own.
-        let chain = try validateChain(leaf: leaf, intermediate: intermediate, at: signingSeconds)
-
-        // The signature over the content, by that leaf.
-        var content = token.signedContent
-        if !Self.cmsVerify(cms, signerInfo: signerInfo, signer: chain.leaf, content: &content) {
-            // Confirm a failure with the signature parsed in the default library context.
-            let confirmation = try CMSSignedData(der: token.signature, context: nil)
-            guard let confirmationSigner = confirmation.onlySignerInfo,
-                CMS_SignerInfo_cert_cmp(confirmationSigner, chain.leaf.pointer) == 0,
-                Self.cmsVerify(confirmation, signerInfo: confirmationSigner, signer: chain.leaf, content: &content)
-            else {
-                throw PaymentTokenError(
-                    .signatureInvalid, "the CMS signature does not verify: \(OpenSSLErrorQueue.drain())")
-            }
-        }
-        guard details else {
-            return TokenVerification(
-                version: token.version, signingTime: signingTime, signerSubject: "", signerSerialNumber: "",
-                intermediateSubject: "", rootSubject: "", rootFingerprint: "")
-        }
-        return TokenVerification(
-            version: token.version, signingTime: signingTime, signerSubject: leaf.subject,
-            signerSerialNumber: leaf.serialNumberHex, intermediateSubject: intermediate.subject,
-            rootSubject: trustAnchor.certificate.subject, rootFingerprint: trustAnchor.sha256Fingerprint)
+        return signingSeconds
     }
 
     /// CMS_verify of the detached `content` with `signer` as the SignerInfo's certificate; the chain is
@@ -422,6 +467,7 @@ package final class CMSSignedData {
 /// 1970) in which all three certificates are valid.
 struct ValidatedChain: Sendable {
     var leaf: X509Certificate
+    var intermediate: X509Certificate
     var notBefore: Int
     var notAfter: Int
 }
@@ -493,7 +539,7 @@ final class TrustStore: @unchecked Sendable {
         else {
             throw PaymentTokenError(.certificateUntrusted, "the chain is not leaf → intermediate → trust anchor")
         }
-        var validity = ValidatedChain(leaf: leaf, notBefore: Int.min, notAfter: Int.max)
+        var validity = ValidatedChain(leaf: leaf, intermediate: intermediate, notBefore: Int.min, notAfter: Int.max)
         for certificate in [leaf.pointer, intermediate.pointer, anchor.pointer] {
             guard let notBefore = X509Certificate.epochSeconds(X509_get0_notBefore(certificate)),
                 let notAfter = X509Certificate.epochSeconds(X509_get0_notAfter(certificate))

@@ -74,4 +74,11 @@ static inline int orchard_EVP_PKEY_PUBLIC_KEY(void) { return EVP_PKEY_PUBLIC_KEY
 
 #include <openssl/provider.h>
 
+// MARK: STACK_OF(ASN1_TYPE) (ASN1_SEQUENCE_ANY)
+
+static inline int orchard_sk_ASN1_TYPE_num(const STACK_OF(ASN1_TYPE) *sk) { return sk_ASN1_TYPE_num(sk); }
+static inline ASN1_TYPE *orchard_sk_ASN1_TYPE_value(const STACK_OF(ASN1_TYPE) *sk, int i) { return sk_ASN1_TYPE_value(sk, i); }
+static inline ASN1_TYPE *orchard_sk_ASN1_TYPE_delete(STACK_OF(ASN1_TYPE) *sk, int i) { return sk_ASN1_TYPE_delete(sk, i); }
+static inline void orchard_sk_ASN1_TYPE_pop_free(STACK_OF(ASN1_TYPE) *sk) { sk_ASN1_TYPE_pop_free(sk, ASN1_TYPE_free); }
+
 #endif

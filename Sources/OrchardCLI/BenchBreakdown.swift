@@ -56,6 +56,23 @@ enum BenchBreakdown {
                     cms, signerInfo: cms.onlySignerInfo!, signer: leaf, content: &content)
             }
         }
+        stage("split certificates from the SignedData (generic ASN.1)") { _ = SignedDataSplitter.split(next().signature) }
+        let stripped = parsed.map { SignedDataSplitter.split($0.signature)!.withoutCertificates }
+        stage("d2i_CMS_ContentInfo without certificates, default context") {
+            index += 1
+            stripped[index % stripped.count].withUnsafeBufferPointer { buffer in
+                var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+                CMS_ContentInfo_free(d2i_CMS_ContentInfo(nil, &cursor, buffer.count))
+            }
+        }
+        let strippedCMS = try stripped.map { try CMSSignedData(der: $0, context: nil) }
+        stage("CMS_verify alone, without certificates, default context") {
+            index += 1
+            let cms = strippedCMS[index % strippedCMS.count]
+            var content = parsed[index % parsed.count].signedContent
+            let ok = PaymentTokenDecryptor.cmsVerify(cms, signerInfo: cms.onlySignerInfo!, signer: leaf, content: &content)
+            precondition(ok)
+        }
         stage("verify: parse + checks + cached chain + CMS_verify") { _ = try? decryptor.verify(next(), at: now) }
         stage("ECDH with the ephemeral key (import, check, derive)") {
             _ = try? PaymentTokenDecryptor.ecdh(

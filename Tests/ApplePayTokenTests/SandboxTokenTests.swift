@@ -319,6 +319,38 @@ struct RejectionTests {
         }
     }
 
+    @Test("a decryptor that has cached the certificates still rejects every defect")
+    func warmCache() throws {
+        let decryptor = fixture.decryptor
+        #expect(throws: Never.self) { try decryptor.decrypt(try fixture.mint(fixture.request()), at: SandboxFixture.now) }
+        var flipped = fixture.request()
+        flipped.tamper = .flipCiphertextAfterSigning
+        expectRejection(.signatureInvalid, try fixture.mint(flipped), decryptor: decryptor)
+        var foreign = fixture.request()
+        foreign.tamper = .foreignSigner
+        expectRejection(.signatureInvalid, try fixture.mint(foreign), decryptor: decryptor)
+        var tag = fixture.request()
+        tag.tamper = .flipCiphertextBeforeSigning(byteFromEnd: 0)
+        expectRejection(.decryptionFailed, try fixture.mint(tag), decryptor: decryptor)
+        expectRejection(
+            .signingTimeOutOfWindow, try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-900))),
+            decryptor: decryptor)
+        var request = fixture.request()
+        request.transactionIdentifier = "aa"
+        let json = try mintText(request).replacingOccurrences(
+            of: "\"transactionId\":\"aa\"", with: "\"transactionId\":\"ab\"")
+        expectRejection(.signatureInvalid, try PaymentToken(json: Data(json.utf8)), decryptor: decryptor)
+        // A signature whose ECDSA value is damaged (its last byte) fails too.
+        let valid = try mintText(fixture.request())
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(valid.utf8)) as? [String: Any])
+        var paymentData = try #require(object["paymentData"] as? [String: Any])
+        var signature = [UInt8](try #require(Data(base64Encoded: paymentData["signature"] as! String)))
+        signature[signature.count - 1] ^= 0x01
+        paymentData["signature"] = Data(signature).base64EncodedString()
+        let damaged = try JSONSerialization.data(withJSONObject: ["paymentData": paymentData])
+        expectRejection(.signatureInvalid, try PaymentToken(json: damaged), decryptor: decryptor)
+    }
+
     @Test("unknown_merchant_key")
     func unknownKey() throws {
         let decryptor = PaymentTokenDecryptor(trustAnchor: fixture.pki.trustAnchor, keys: [fixture.rotatedMerchantKey])
