@@ -186,7 +186,15 @@ private struct JSONParser {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let key = try parseString()
-            guard seen.insert(key).inserted else { throw fail("duplicate member \"\(key.prefix(40))\"") }
+            // Duplicate names are refused: a linear scan for small objects, a set beyond.
+            if members.count < 16 {
+                guard !members.contains(where: { $0.key == key }) else {
+                    throw fail("duplicate member \"\(key.prefix(40))\"")
+                }
+            } else {
+                if seen.isEmpty { seen = Set(members.map(\.key)) }
+                guard seen.insert(key).inserted else { throw fail("duplicate member \"\(key.prefix(40))\"") }
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1

@@ -290,7 +290,8 @@ public struct PaymentTokenDecryptor: Sendable {
         }
         let signingSeconds = try checkSigningTime(signerInfo, at: now)
         guard signingSeconds >= chain.notBefore, signingSeconds < chain.notAfter else {
-            throw PaymentTokenError(.certificateUntrusted, "a certificate of the chain is not valid at the signing time")
+            throw PaymentTokenError(
+                .certificateUntrusted, "a certificate of the chain is not valid at the signing time")
         }
         var content = token.signedContent
         if !Self.cmsVerify(cms, signerInfo: signerInfo, signer: chain.leaf, content: &content) {
@@ -551,18 +552,34 @@ final class TrustStore: @unchecked Sendable {
     }
 }
 
-/// Chains already validated, keyed by the leaf's and intermediate's DER bytes.
+/// Chains already validated, keyed by certificate bytes; the most recent hit is checked first with one
+/// memory comparison (tokens come from a handful of Apple leaves).
 final class ChainCache: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [[UInt8]: ValidatedChain] = [:]
+    private var recent: (key: [UInt8], chain: ValidatedChain)?
     private let capacity = 256
 
-    func entry(for key: [UInt8]) -> ValidatedChain? { lock.withLock { entries[key] } }
+    func entry(for key: [UInt8]) -> ValidatedChain? {
+        lock.withLock {
+            if let recent, recent.key.count == key.count,
+                recent.key.withUnsafeBytes({ a in
+                    key.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+                })
+            {
+                return recent.chain
+            }
+            guard let chain = entries[key] else { return nil }
+            recent = (key, chain)
+            return chain
+        }
+    }
 
-    func insert(_ validity: ValidatedChain, for key: [UInt8]) {
+    func insert(_ chain: ValidatedChain, for key: [UInt8]) {
         lock.withLock {
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = validity
+            entries[key] = chain
+            recent = (key, chain)
         }
     }
 }

@@ -65,9 +65,12 @@ package enum SignedDataSplitter {
             wrapped.withUnsafeMutableBufferPointer { out in
                 var writer: UnsafeMutablePointer<UInt8>? = out.baseAddress
                 ASN1_put_object(&writer, 1, Int32(encodedSignedData.count), 0, V_ASN1_CONTEXT_SPECIFIC)
-                if let writer { encodedSignedData.withUnsafeBufferPointer { writer.update(from: $0.baseAddress!, count: $0.count) } }
+                if let writer {
+                    encodedSignedData.withUnsafeBufferPointer { writer.update(from: $0.baseAddress!, count: $0.count) }
+                }
             }
-            guard ASN1_STRING_set(wrapper, wrapped, Int32(wrapped.count)) == 1, let stripped = encode(contentInfo) else {
+            guard ASN1_STRING_set(wrapper, wrapped, Int32(wrapped.count)) == 1, let stripped = encode(contentInfo)
+            else {
                 return nil
             }
             return (certificates, stripped)

@@ -56,7 +56,9 @@ enum BenchBreakdown {
                     cms, signerInfo: cms.onlySignerInfo!, signer: leaf, content: &content)
             }
         }
-        stage("split certificates from the SignedData (generic ASN.1)") { _ = SignedDataSplitter.split(next().signature) }
+        stage("split certificates from the SignedData (generic ASN.1)") {
+            _ = SignedDataSplitter.split(next().signature)
+        }
         let stripped = parsed.map { SignedDataSplitter.split($0.signature)!.withoutCertificates }
         stage("d2i_CMS_ContentInfo without certificates, default context") {
             index += 1
@@ -70,7 +72,8 @@ enum BenchBreakdown {
             index += 1
             let cms = strippedCMS[index % strippedCMS.count]
             var content = parsed[index % parsed.count].signedContent
-            let ok = PaymentTokenDecryptor.cmsVerify(cms, signerInfo: cms.onlySignerInfo!, signer: leaf, content: &content)
+            let ok = PaymentTokenDecryptor.cmsVerify(
+                cms, signerInfo: cms.onlySignerInfo!, signer: leaf, content: &content)
             precondition(ok)
         }
         stage("verify: parse + checks + cached chain + CMS_verify") { _ = try? decryptor.verify(next(), at: now) }

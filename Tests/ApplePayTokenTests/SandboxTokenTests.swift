@@ -322,7 +322,9 @@ struct RejectionTests {
     @Test("a decryptor that has cached the certificates still rejects every defect")
     func warmCache() throws {
         let decryptor = fixture.decryptor
-        #expect(throws: Never.self) { try decryptor.decrypt(try fixture.mint(fixture.request()), at: SandboxFixture.now) }
+        #expect(throws: Never.self) {
+            try decryptor.decrypt(try fixture.mint(fixture.request()), at: SandboxFixture.now)
+        }
         var flipped = fixture.request()
         flipped.tamper = .flipCiphertextAfterSigning
         expectRejection(.signatureInvalid, try fixture.mint(flipped), decryptor: decryptor)
@@ -333,7 +335,8 @@ struct RejectionTests {
         tag.tamper = .flipCiphertextBeforeSigning(byteFromEnd: 0)
         expectRejection(.decryptionFailed, try fixture.mint(tag), decryptor: decryptor)
         expectRejection(
-            .signingTimeOutOfWindow, try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-900))),
+            .signingTimeOutOfWindow,
+            try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-900))),
             decryptor: decryptor)
         var request = fixture.request()
         request.transactionIdentifier = "aa"
