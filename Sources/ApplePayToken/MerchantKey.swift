@@ -32,6 +32,8 @@ public final class MerchantKey: Sendable {
     package let partyV: [UInt8]
     /// For EC keys: the SubjectPublicKeyInfo bytes before the 65-byte uncompressed point.
     package let ecPublicKeyHeader: [UInt8]?
+    /// For EC keys: reusable ECDH contexts.
+    let ecdhPool: ECDHPool?
 
     /// A key and its Payment Processing certificate (PEM); the merchant identifier hash comes from the
     /// certificate's extension 1.2.840.113635.100.6.32, and the certificate must match the key.
@@ -64,6 +66,7 @@ public final class MerchantKey: Sendable {
         self.publicKeyHashBytes = SHA256.hash(privateKey.publicKeyDER)
         self.publicKeyHash = Data(publicKeyHashBytes).base64EncodedString()
         self.ecPublicKeyHeader = Self.header(of: privateKey)
+        self.ecdhPool = privateKey.kind == .ec ? ECDHPool(privateKey: privateKey) : nil
     }
 
     /// A key and the merchant identifier it was issued for (e.g. "merchant.com.example"), without a certificate.
@@ -87,6 +90,7 @@ public final class MerchantKey: Sendable {
         self.publicKeyHashBytes = SHA256.hash(privateKey.publicKeyDER)
         self.publicKeyHash = Data(publicKeyHashBytes).base64EncodedString()
         self.ecPublicKeyHeader = Self.header(of: privateKey)
+        self.ecdhPool = privateKey.kind == .ec ? ECDHPool(privateKey: privateKey) : nil
     }
 
     private static func header(of key: EVPKey) -> [UInt8]? {

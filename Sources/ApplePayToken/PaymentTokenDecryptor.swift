@@ -93,8 +93,7 @@ public struct PaymentTokenDecryptor: Sendable {
             guard key.privateKey.kind == .ec else {
                 throw PaymentTokenError(.decryptionFailed, "an EC_v1 token needs an EC merchant key")
             }
-            var sharedSecret = try Self.ecdh(
-                privateKey: key.privateKey, peerSPKI: token.keyMaterial, spkiHeader: key.ecPublicKeyHeader)
+            var sharedSecret = try Self.ecdh(key: key, peerSPKI: token.keyMaterial)
             defer { SecureBytes.zero(&sharedSecret) }
             symmetricKey = Self.deriveKey(sharedSecret: sharedSecret, partyV: key.partyV)
         case .rsaV1:
@@ -114,6 +113,19 @@ public struct PaymentTokenDecryptor: Sendable {
     }
 
     static let zeroNonce = [UInt8](repeating: 0, count: 16)
+
+    /// ECDH with a merchant key: pooled contexts when the ephemeral key is a P-256 SubjectPublicKeyInfo
+    /// with the same header as the merchant key's, the general path otherwise.
+    package static func ecdh(key: MerchantKey, peerSPKI: [UInt8]) throws(PaymentTokenError) -> [UInt8] {
+        if let pool = key.ecdhPool, let header = key.ecPublicKeyHeader, peerSPKI.count == header.count + 65,
+            peerSPKI.starts(with: header)
+        {
+            return try peerSPKI.withUnsafeBufferPointer { buffer throws(PaymentTokenError) in
+                try pool.sharedSecret(point: UnsafeBufferPointer(rebasing: buffer[header.count...]))
+            }
+        }
+        return try ecdh(privateKey: key.privateKey, peerSPKI: peerSPKI, spkiHeader: key.ecPublicKeyHeader)
+    }
 
     /// K = SHA-256(00000001 ‖ Z ‖ 0x0D ‖ "id-aes256-GCM" ‖ "Apple" ‖ partyV).
     package static func deriveKey(sharedSecret: [UInt8], partyV: [UInt8]) -> [UInt8] {

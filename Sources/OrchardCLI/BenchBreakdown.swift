@@ -77,9 +77,8 @@ enum BenchBreakdown {
             precondition(ok)
         }
         stage("verify: parse + checks + cached chain + CMS_verify") { _ = try? decryptor.verify(next(), at: now) }
-        stage("ECDH with the ephemeral key (import, check, derive)") {
-            _ = try? PaymentTokenDecryptor.ecdh(
-                privateKey: key.privateKey, peerSPKI: next().keyMaterial, spkiHeader: key.ecPublicKeyHeader)
+        stage("ECDH with the ephemeral key (set point, check, derive)") {
+            _ = try? PaymentTokenDecryptor.ecdh(key: key, peerSPKI: next().keyMaterial)
         }
         stage("decrypt without verify: ECDH + KDF + AES-GCM + plaintext") {
             _ = try? decryptor.decryptUnverified(next())
