@@ -52,7 +52,9 @@ final class ECDHPool: @unchecked Sendable {
             // Start from the merchant key's own public point, so the contexts see a complete key.
             let spki = privateKey.publicKeyDER
             guard spki.count > 65, EVP_PKEY_copy_parameters(key, privateKey.pointer) == 1,
-                spki.withUnsafeBufferPointer({ EVP_PKEY_set1_encoded_public_key(key, $0.baseAddress! + spki.count - 65, 65) })
+                spki.withUnsafeBufferPointer({
+                    EVP_PKEY_set1_encoded_public_key(key, $0.baseAddress! + spki.count - 65, 65)
+                })
                     == 1
             else { return nil }
             guard let derive = EVP_PKEY_CTX_new_from_pkey(nil, privateKey.pointer, nil) else { return nil }
