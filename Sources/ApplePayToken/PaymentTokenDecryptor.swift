@@ -69,6 +69,9 @@ public struct PaymentTokenDecryptor: Sendable {
         self.certificateSets = ChainCache()
     }
 
+    /// How many distinct certificate sets have been validated and cached (for tests and diagnostics).
+    package var cachedCertificateSets: Int { certificateSets.count }
+
     /// Verifies `token`'s signature, certificates and signing time as of `now`.
     public func verify(_ token: PaymentToken, at now: Date) throws(PaymentTokenError) -> TokenVerification {
         try verifyCapturing(token, at: now, details: true)
@@ -586,6 +589,8 @@ final class ChainCache: @unchecked Sendable {
             return chain
         }
     }
+
+    var count: Int { lock.withLock { entries.count } }
 
     func insert(_ chain: ValidatedChain, for key: [UInt8]) {
         lock.withLock {

@@ -465,7 +465,24 @@ public enum PKCS12Bundle {
     }
 
     /// The private key, certificate and extra certificates of a PKCS#12 DER bundle.
+    ///
+    /// Bundles exported by older tools (Keychain Access, Java keystores) encrypt with RC2 or 3DES, which
+    /// OpenSSL 3 keeps in its "legacy" provider; when a bundle cannot be opened otherwise, that provider is
+    /// loaded into the default library context (alongside the default provider) and the bundle is tried again.
     public static func parse(
+        _ der: [UInt8], password: String
+    ) throws(CryptoError) -> (
+        key: EVPKey, certificate: X509Certificate, chain: [X509Certificate]
+    ) {
+        do {
+            return try parseOnce(der, password: password)
+        } catch {
+            guard LegacyProvider.load() else { throw error }
+            return try parseOnce(der, password: password)
+        }
+    }
+
+    private static func parseOnce(
         _ der: [UInt8], password: String
     ) throws(CryptoError) -> (
         key: EVPKey, certificate: X509Certificate, chain: [X509Certificate]
@@ -499,4 +516,17 @@ public enum PKCS12Bundle {
         }
         return (EVPKey(takingOwnershipOf: key), X509Certificate(takingOwnershipOf: certificate), extras)
     }
+}
+
+/// OpenSSL's "legacy" provider (RC2, DES, …), loaded on demand into the default library context.
+enum LegacyProvider {
+    private static let loaded: Bool = {
+        // Keep the default provider as a fallback: loading a provider explicitly would otherwise disable it.
+        let provider = OSSL_PROVIDER_try_load(nil, "legacy", 1)
+        OpenSSLErrorQueue.clear()
+        return provider != nil
+    }()
+
+    /// Loads the provider once; whether it is available.
+    static func load() -> Bool { loaded }
 }

@@ -1,5 +1,6 @@
 import ApplePayToken
 import Foundation
+import OrchardCrypto
 import Testing
 
 /// Real Apple Pay tokens from public projects (../shared/vectors). Skipped when the directory is absent,
@@ -14,6 +15,10 @@ struct ConformanceTests {
         #expect(token.version.rawValue == vector.version)
         let verification = try decryptor.verify(token, at: vector.verifyAt)
         #expect(verification.signingTime == vector.verifyAt)
+        // Again, now that the certificates are known: the SignerInfo alone is parsed (BER as it came).
+        #expect(try decryptor.verify(token, at: vector.verifyAt) == verification)
+        #expect(SignedDataSplitter.split(token.signature) != nil)
+        #expect(decryptor.cachedCertificateSets == 1)
         #expect(verification.rootFingerprint == TrustAnchor.appleRootCAG3SHA256)
         #expect(verification.intermediateSubject.contains("Apple Application Integration CA - G3"))
     }
@@ -26,6 +31,7 @@ struct ConformanceTests {
         let decryptor = PaymentTokenDecryptor(trustAnchor: try Vectors.appleRoot(), keys: [key])
         let token = try PaymentToken(json: try vector.tokenData())
         #expect(token.publicKeyHash == key.publicKeyHash)
+        _ = try decryptor.decrypt(token, at: vector.verifyAt)
         let payment = try decryptor.decrypt(token, at: vector.verifyAt)
         var expected = try Data(contentsOf: vector.url(vector.expected!))
         while expected.last == 0x0A || expected.last == 0x0D { expected.removeLast() }
@@ -67,6 +73,20 @@ struct ConformanceTests {
         let both = PaymentTokenDecryptor(trustAnchor: try Vectors.appleRoot(), keys: [newKey, oldKey])
         #expect(throws: Never.self) { try both.decrypt(oldToken, at: old.verifyAt) }
         #expect(throws: Never.self) { try both.decrypt(try PaymentToken(json: try new.tokenData()), at: new.verifyAt) }
+    }
+
+    @Test("a key and certificate from a legacy-encrypted PKCS#12 keystore decrypt their token")
+    func pkcs12Keystore() throws {
+        let vector = try #require(Vectors.all.first { $0.id == "vgs-starlarky" })
+        let password = try vector.text("keystore_password.txt").trimmingCharacters(in: .whitespacesAndNewlines)
+        let bundle = try PKCS12Bundle.parse(
+            [UInt8](try Data(contentsOf: vector.url("keystore.p12"))), password: password)
+        let key = try MerchantKey(privateKey: bundle.key, certificate: bundle.certificate)
+        let decryptor = PaymentTokenDecryptor(trustAnchor: try Vectors.appleRoot(), keys: [key])
+        let payment = try decryptor.decrypt(try PaymentToken(json: try vector.tokenData()), at: vector.verifyAt)
+        var expected = try Data(contentsOf: vector.url(vector.expected!))
+        while expected.last == 0x0A || expected.last == 0x0D { expected.removeLast() }
+        #expect(payment.json(revealing: true) == expected)
     }
 
     @Test("the Apple root is refused when its fingerprint differs")
