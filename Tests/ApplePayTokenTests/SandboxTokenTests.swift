@@ -156,6 +156,28 @@ struct RoundTripTests {
         }
     }
 
+    @Test("one decryptor serves many threads at once (shared caches and ECDH pools)")
+    func concurrentUse() throws {
+        let decryptor = fixture.decryptor
+        let tokens = try (0..<16).map { index in
+            var request = fixture.request(index % 4 == 3 ? .rsaV1 : .ecV1)
+            request.amount = Int64(1000 + index)
+            return try fixture.mint(request)
+        }
+        let failures = Counter()
+        DispatchQueue.concurrentPerform(iterations: 128) { iteration in
+            let token = tokens[iteration % tokens.count]
+            do {
+                let payment = try decryptor.decrypt(token, at: SandboxFixture.now)
+                if payment.transactionAmount != Int64(1000 + iteration % tokens.count) { failures.add() }
+                payment.erase()
+            } catch {
+                failures.add()
+            }
+        }
+        #expect(failures.value == 0)
+    }
+
     @Test("the token may be given as paymentData alone")
     func paymentDataAlone() throws {
         let json = try TokenMinter(pki: fixture.pki).mint(fixture.request())
@@ -411,4 +433,12 @@ extension PaymentTokenDecryptor {
     func decryptUnverifiedForTests(_ token: PaymentToken) throws(PaymentTokenError) -> DecryptedPaymentData {
         try decryptUnverified(token)
     }
+}
+
+/// A thread-safe counter for concurrency tests.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }
