@@ -360,10 +360,17 @@ public struct PaymentTokenDecryptor: Sendable {
     ) -> Bool {
         CMS_SignerInfo_set1_signer_cert(signerInfo, signer.pointer)
         let verified = content.withUnsafeMutableBytes { buffer -> Int32 in
-            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return -1 }
-            defer { BIO_free(bio) }
+            // The content reaches CMS_verify through a pass-through filter: given a memory BIO, OpenSSL 3.0's
+            // CMS_verify makes its own copy of it, which it leaks when the digest set-up fails.
+            guard let memory = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return -1 }
+            guard let filter = BIO_new(BIO_f_null()) else {
+                BIO_free(memory)
+                return -1
+            }
+            let chain = BIO_push(filter, memory)
+            defer { BIO_free_all(chain) }
             return CMS_verify(
-                cms.pointer, nil, nil, bio, nil, UInt32(CMS_DETACHED | CMS_BINARY | CMS_NO_SIGNER_CERT_VERIFY))
+                cms.pointer, nil, nil, chain, nil, UInt32(CMS_DETACHED | CMS_BINARY | CMS_NO_SIGNER_CERT_VERIFY))
         }
         return verified == 1
     }
