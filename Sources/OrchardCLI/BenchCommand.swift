@@ -17,8 +17,8 @@ enum BenchCommand {
         do {
             let parsed = try Arguments(
                 Array(arguments.dropFirst()), options: ["seconds", "rounds", "tokens"], flags: ["breakdown"])
-            let seconds = Double(parsed.value("seconds") ?? "0.5") ?? 0.5
-            let rounds = Int(parsed.value("rounds") ?? "7") ?? 7
+            let seconds = Double(parsed.value("seconds") ?? "0.2") ?? 0.2
+            let rounds = Int(parsed.value("rounds") ?? "20") ?? 20
             let count = Int(parsed.value("tokens") ?? "64") ?? 64
             guard seconds > 0, rounds > 0, count > 0 else {
                 throw UsageError("--seconds, --rounds and --tokens must be positive")
@@ -61,39 +61,45 @@ enum BenchCommand {
         let ecdh = try PreparedECDH(privateKey: merchantKey, peer: peer)
         let verify = try PreparedVerify(key: pki.leafKey)
 
-        var tokenRates: [Double] = []
-        var ecdhRates: [Double] = []
-        var verifyRates: [Double] = []
+        // The three measurements alternate in short slices, so that whatever else runs on this shared
+        // machine weighs on all of them alike; the rates are totals over all slices.
+        var ecdhTotal = Tally()
+        var verifyTotal = Tally()
+        var tokenTotal = Tally()
+        var roundRatios: [Double] = []
         var failures = 0
         var tokenIndex = 0
         for _ in 0..<rounds {
-            ecdhRates.append(measure(seconds: seconds) { ecdh.run() })
-            verifyRates.append(measure(seconds: seconds) { verify.run() })
-            tokenRates.append(
-                measure(seconds: seconds) {
-                    let json = tokens[tokenIndex % tokens.count]
-                    tokenIndex += 1
-                    do {
-                        let token = try PaymentToken(json: json)
-                        let payment = try decryptor.decrypt(token, at: now)
-                        payment.erase()
-                    } catch {
-                        failures += 1
-                    }
-                })
+            let ecdhSlice = timed(seconds: seconds) { ecdh.run() }
+            let verifySlice = timed(seconds: seconds) { verify.run() }
+            let tokenSlice = timed(seconds: seconds) {
+                let json = tokens[tokenIndex % tokens.count]
+                tokenIndex += 1
+                do {
+                    let token = try PaymentToken(json: json)
+                    let payment = try decryptor.decrypt(token, at: now)
+                    payment.erase()
+                } catch {
+                    failures += 1
+                }
+            }
+            ecdhTotal.add(ecdhSlice)
+            verifyTotal.add(verifySlice)
+            tokenTotal.add(tokenSlice)
+            roundRatios.append(tokenSlice.rate / (1 / (1 / ecdhSlice.rate + 1 / verifySlice.rate)))
         }
         guard failures == 0 else {
             io.err("orchard bench: \(failures) tokens failed to verify or decrypt")
             return 1
         }
-        // Best of the rounds: the machine is shared, and interference only ever slows a round down.
-        let tokensPerSecond = tokenRates.max()!
-        let ecdhPerSecond = ecdhRates.max()!
-        let verifyPerSecond = verifyRates.max()!
+        let tokensPerSecond = tokenTotal.rate
+        let ecdhPerSecond = ecdhTotal.rate
+        let verifyPerSecond = verifyTotal.rate
         let bound = 1 / (1 / ecdhPerSecond + 1 / verifyPerSecond)
         let ratio = tokensPerSecond / bound
+        let sortedRatios = roundRatios.sorted()
         io.out(
-            "token bench: EC_v1 tokens (\(tokenCount) distinct), verify + decrypt, one thread, \(rounds) rounds of \(seconds) s each"
+            "token bench: EC_v1 tokens (\(tokenCount) distinct), verify + decrypt, one thread, \(rounds) rounds of 3 × \(seconds) s"
         )
         io.out("  OpenSSL \(String(cString: orchard_openssl_version_text()))")
         io.out(
@@ -106,7 +112,9 @@ enum BenchCommand {
         io.out(
             "  orchard verify+decrypt:              \(format(tokensPerSecond)) tokens/s   (\(format(1e6 / tokensPerSecond)) µs)"
         )
-        io.out("  rounds (tokens/s): \(tokenRates.map { format($0) }.joined(separator: " "))")
+        io.out(
+            "  per-round ratio: min \(String(format: "%.2f", sortedRatios.first!)), median \(String(format: "%.2f", sortedRatios[sortedRatios.count / 2])), max \(String(format: "%.2f", sortedRatios.last!))"
+        )
         if breakdown {
             try BenchBreakdown.run(
                 tokens: tokens, leafPEM: pki.leaf.pem, decryptor: decryptor, key: key, now: now, seconds: seconds,
@@ -119,6 +127,32 @@ enum BenchCommand {
     }
 
     static func format(_ value: Double) -> String { String(format: value >= 100 ? "%.0f" : "%.1f", value) }
+
+    /// Calls and elapsed time.
+    struct Tally {
+        var calls = 0
+        var nanoseconds: UInt64 = 0
+        var rate: Double { Double(calls) / (Double(max(nanoseconds, 1)) / 1e9) }
+        mutating func add(_ other: Tally) {
+            calls += other.calls
+            nanoseconds += other.nanoseconds
+        }
+    }
+
+    /// Runs `body` repeatedly for about `seconds` after a short warm-up; returns the calls and time.
+    static func timed(seconds: Double, _ body: () -> Void) -> Tally {
+        for _ in 0..<4 { body() }
+        let start = DispatchTime.now().uptimeNanoseconds
+        let limit = UInt64(seconds * 1e9)
+        var calls = 0
+        var elapsed: UInt64 = 0
+        repeat {
+            for _ in 0..<8 { body() }
+            calls += 8
+            elapsed = DispatchTime.now().uptimeNanoseconds - start
+        } while elapsed < limit
+        return Tally(calls: calls, nanoseconds: elapsed)
+    }
 
     /// Runs `body` repeatedly for about `seconds`; returns calls per second.
     static func measure(seconds: Double, _ body: () -> Void) -> Double {
