@@ -140,3 +140,11 @@ public final class MerchantKey: Sendable {
         return bytes
     }
 }
+
+extension X509Certificate {
+    /// The merchant identifier hash (uppercase hex SHA-256 of the merchant identifier) that Apple puts in
+    /// a Payment Processing certificate's extension 1.2.840.113635.100.6.32, or nil when absent.
+    public var applePayMerchantIdentifierHash: String? {
+        MerchantKey.merchantIdentifierHash(of: self).map { Hex.encode($0).uppercased() }
+    }
+}

@@ -91,6 +91,9 @@ struct RoundTripTests {
         let key = try MerchantKey(
             privateKeyPEM: try fixture.ecKey.privateKeyPEM(), merchantIdentifier: SandboxFixture.merchantID)
         #expect(key.merchantIdentifierHash == fixture.ecMerchantKey.merchantIdentifierHash)
+        #expect(
+            try X509Certificate(pem: fixture.ecCertificatePEM).applePayMerchantIdentifierHash
+                == key.merchantIdentifierHash)
         #expect(key.publicKeyHash == fixture.ecMerchantKey.publicKeyHash)
         let wrongID = try MerchantKey(
             privateKeyPEM: try fixture.ecKey.privateKeyPEM(), merchantIdentifier: "merchant.other")
