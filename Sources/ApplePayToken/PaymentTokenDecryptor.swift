@@ -473,7 +473,7 @@ package final class CMSSignedData {
     }
 
     /// The certificates the SignedData carries.
-    var certificates: [X509Certificate] {
+    package var certificates: [X509Certificate] {
         guard let stack = CMS_get1_certs(pointer) else { return [] }
         defer { orchard_sk_X509_pop_free(stack) }
         var result: [X509Certificate] = []

@@ -23,6 +23,21 @@ struct ConformanceTests {
         #expect(verification.intermediateSubject.contains("Apple Application Integration CA - G3"))
     }
 
+    @Test("every vector's SignerInfo verifies on its own once the certificates are split off", arguments: Vectors.all)
+    func splitSignerInfoVerifies(_ vector: Vectors.Vector) throws {
+        let token = try PaymentToken(json: try vector.tokenData())
+        let split = try #require(SignedDataSplitter.split(token.signature))
+        let full = try CMSSignedData(der: token.signature, context: nil)
+        let leaf = try #require(full.certificates.first { $0.hasExtension(AppleOID.leaf) })
+        let stripped = try CMSSignedData(der: split.withoutCertificates, context: nil)
+        #expect(stripped.certificates.isEmpty)
+        let signerInfo = try #require(stripped.onlySignerInfo)
+        var content = token.signedContent
+        #expect(PaymentTokenDecryptor.cmsVerify(stripped, signerInfo: signerInfo, signer: leaf, content: &content))
+        content[content.count - 1] ^= 1
+        #expect(!PaymentTokenDecryptor.cmsVerify(stripped, signerInfo: signerInfo, signer: leaf, content: &content))
+    }
+
     @Test(
         "every vector with a key decrypts to exactly its expected JSON",
         arguments: Vectors.all.filter { $0.expected != nil })

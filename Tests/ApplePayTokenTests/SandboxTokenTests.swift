@@ -46,6 +46,22 @@ struct RoundTripTests {
         #expect(payment.deviceManufacturerIdentifier == "040010030273")
     }
 
+    @Test(
+        "a minted token's SignerInfo verifies on its own once the certificates are split off",
+        arguments: [PaymentTokenVersion.ecV1, .rsaV1])
+    func splitSignerInfo(version: PaymentTokenVersion) throws {
+        let token = try fixture.mint(fixture.request(version))
+        let split = try #require(SignedDataSplitter.split(token.signature))
+        #expect(split.certificates.first == 0xA0)
+        let stripped = try CMSSignedData(der: split.withoutCertificates, context: nil)
+        #expect(stripped.certificates.isEmpty)
+        var content = token.signedContent
+        #expect(
+            PaymentTokenDecryptor.cmsVerify(
+                stripped, signerInfo: try #require(stripped.onlySignerInfo), signer: fixture.pki.leaf, content: &content
+            ))
+    }
+
     @Test("applicationData is signed: changing or dropping it breaks the signature")
     func applicationDataIsSigned() throws {
         var request = fixture.request()
