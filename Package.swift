@@ -60,6 +60,8 @@ let package = Package(
                 "GatewayHTTP",
             ]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
+        // libFuzzer target over token handling (docs/tokens.md); built normally it replays inputs.
+        .executableTarget(name: "TokenFuzzer", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
 
         // MARK: Tests (Swift Testing)
         .testTarget(

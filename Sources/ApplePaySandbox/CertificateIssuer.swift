@@ -16,10 +16,14 @@ enum CertificateIssuer {
 
     /// The DER of a UTF8String.
     static func utf8String(_ text: String) throws -> [UInt8] {
-        guard let string = ASN1_STRING_type_new(V_ASN1_UTF8STRING) else { throw CryptoError.openSSL("ASN1_STRING_type_new") }
+        guard let string = ASN1_STRING_type_new(V_ASN1_UTF8STRING) else {
+            throw CryptoError.openSSL("ASN1_STRING_type_new")
+        }
         defer { ASN1_STRING_free(string) }
         let bytes = Array(text.utf8)
-        guard ASN1_STRING_set(string, bytes, Int32(bytes.count)) == 1 else { throw CryptoError.openSSL("ASN1_STRING_set") }
+        guard ASN1_STRING_set(string, bytes, Int32(bytes.count)) == 1 else {
+            throw CryptoError.openSSL("ASN1_STRING_set")
+        }
         var output: UnsafeMutablePointer<UInt8>?
         let length = i2d_ASN1_UTF8STRING(string, &output)
         guard length > 0, let output else { throw CryptoError.openSSL("i2d_ASN1_UTF8STRING") }
@@ -41,7 +45,9 @@ enum CertificateIssuer {
         var serialBytes = try SecureRandom.bytes(8)
         serialBytes[0] &= 0x7F
         serialBytes[0] |= 0x01
-        guard let serial = BN_bin2bn(serialBytes, Int32(serialBytes.count), nil) else { throw CryptoError.openSSL("BN_bin2bn") }
+        guard let serial = BN_bin2bn(serialBytes, Int32(serialBytes.count), nil) else {
+            throw CryptoError.openSSL("BN_bin2bn")
+        }
         defer { BN_free(serial) }
         guard BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(certificate)) != nil else {
             throw CryptoError.openSSL("serial number")
@@ -58,7 +64,8 @@ enum CertificateIssuer {
             }
         }
         let issuerName = issuer.map { X509_get_subject_name($0.pointer) } ?? name
-        guard X509_set_issuer_name(certificate, issuerName) == 1, X509_set_pubkey(certificate, publicKey.pointer) == 1 else {
+        guard X509_set_issuer_name(certificate, issuerName) == 1, X509_set_pubkey(certificate, publicKey.pointer) == 1
+        else {
             throw CryptoError.openSSL("issuer or public key")
         }
 
@@ -66,13 +73,18 @@ enum CertificateIssuer {
         orchard_X509V3_set_ctx_nodb(&context)
         X509V3_set_ctx(&context, issuer?.pointer ?? certificate, certificate, nil, nil, 0)
         var standard: [(Int32, String)] = [
-            (NID_basic_constraints, isCA ? "critical,CA:TRUE" + (pathLength.map { ",pathlen:\($0)" } ?? "") : "critical,CA:FALSE"),
+            (
+                NID_basic_constraints,
+                isCA ? "critical,CA:TRUE" + (pathLength.map { ",pathlen:\($0)" } ?? "") : "critical,CA:FALSE"
+            ),
             (NID_key_usage, "critical," + keyUsage),
             (NID_subject_key_identifier, "hash"),
         ]
         if issuer != nil { standard.append((NID_authority_key_identifier, "keyid:always")) }
         for (nid, value) in standard {
-            guard let ext = X509V3_EXT_conf_nid(nil, &context, nid, value) else { throw CryptoError.openSSL("extension \(nid)") }
+            guard let ext = X509V3_EXT_conf_nid(nil, &context, nid, value) else {
+                throw CryptoError.openSSL("extension \(nid)")
+            }
             defer { X509_EXTENSION_free(ext) }
             guard X509_add_ext(certificate, ext, -1) == 1 else { throw CryptoError.openSSL("X509_add_ext") }
         }

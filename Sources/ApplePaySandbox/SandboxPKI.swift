@@ -88,13 +88,18 @@ public struct SandboxPKI: Sendable {
             digest: EVP_sha384())
         let leafKey = try EVPKey.generateEC(curve: "P-256")
         let leaf = try CertificateIssuer.issue(
-            subject: [("CN", "orchard-sandbox-smp-broker-sign"), ("OU", "Orchard Sandbox"), ("O", "Orchard"), ("C", "US")],
+            subject: [
+                ("CN", "orchard-sandbox-smp-broker-sign"), ("OU", "Orchard Sandbox"), ("O", "Orchard"), ("C", "US"),
+            ],
             publicKey: leafKey, issuer: intermediate, issuerKey: intermediateKey,
-            notBefore: options.leafValidity?.lowerBound ?? notBefore, notAfter: options.leafValidity?.upperBound ?? notAfter,
+            notBefore: options.leafValidity?.lowerBound ?? notBefore,
+            notAfter: options.leafValidity?.upperBound ?? notAfter,
             isCA: false, keyUsage: "digitalSignature",
-            extensions: options.leafMarker ? [.init(oid: "1.2.840.113635.100.6.29", value: CertificateIssuer.asn1Null)] : [])
+            extensions: options.leafMarker
+                ? [.init(oid: "1.2.840.113635.100.6.29", value: CertificateIssuer.asn1Null)] : [])
         return SandboxPKI(
-            rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: intermediate, leafKey: leafKey,
+            rootKey: rootKey, root: root, intermediateKey: intermediateKey, intermediate: intermediate,
+            leafKey: leafKey,
             leaf: leaf)
     }
 
@@ -124,7 +129,9 @@ public struct SandboxPKI: Sendable {
         ]
         for (name, text, secret) in files {
             let path = directory.appendingPathComponent(name).path
-            guard manager.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: secret ? 0o600 : 0o644])
+            guard
+                manager.createFile(
+                    atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: secret ? 0o600 : 0o644])
             else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
         }
     }
@@ -154,7 +161,8 @@ public struct SandboxPKI: Sendable {
 
     /// A Payment Processing certificate for `publicKey`; see ``issueMerchantCertificate(publicKeyPEM:merchantIdentifier:notBefore:notAfter:)``.
     public func issueMerchantCertificate(
-        publicKey: EVPKey, merchantIdentifier: String, notBefore: Date, notAfter: Date, includeMerchantExtension: Bool = true
+        publicKey: EVPKey, merchantIdentifier: String, notBefore: Date, notAfter: Date,
+        includeMerchantExtension: Bool = true
     ) throws -> X509Certificate {
         let hash = Hex.encode(OrchardCrypto.SHA256.hash(Array(merchantIdentifier.utf8))).uppercased()
         return try CertificateIssuer.issue(

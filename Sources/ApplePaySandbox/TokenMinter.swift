@@ -102,7 +102,9 @@ public struct TokenMinter: Sendable {
         var keyMaterial: [UInt8]
         switch request.version {
         case .ecV1:
-            guard merchantKey.kind == .ec else { throw MintError("EC_v1 needs a merchant certificate with an EC P-256 key") }
+            guard merchantKey.kind == .ec else {
+                throw MintError("EC_v1 needs a merchant certificate with an EC P-256 key")
+            }
             let partyV: [UInt8]
             if let identifier = request.merchantIdentifier {
                 partyV = OrchardCrypto.SHA256.hash(Array(identifier.utf8))
@@ -131,7 +133,9 @@ public struct TokenMinter: Sendable {
             }
             header.append(JSONMember("ephemeralPublicKey", .string(Data(keyMaterial).base64EncodedString())))
         case .rsaV1:
-            guard merchantKey.kind == .rsa else { throw MintError("RSA_v1 needs a merchant certificate with an RSA key") }
+            guard merchantKey.kind == .rsa else {
+                throw MintError("RSA_v1 needs a merchant certificate with an RSA key")
+            }
             var key = try SecureRandom.bytes(16)
             defer { SecureBytes.zero(&key) }
             ciphertext = try AESGCM.seal(plaintext, key: key, nonce: [UInt8](repeating: 0, count: 16))
@@ -156,7 +160,9 @@ public struct TokenMinter: Sendable {
         if request.tamper == .flipCiphertextAfterSigning { ciphertext[0] ^= 0x01 }
 
         header.append(
-            JSONMember("publicKeyHash", .string(Data(OrchardCrypto.SHA256.hash(merchantKey.publicKeyDER)).base64EncodedString())))
+            JSONMember(
+                "publicKeyHash",
+                .string(Data(OrchardCrypto.SHA256.hash(merchantKey.publicKeyDER)).base64EncodedString())))
         header.append(JSONMember("transactionId", .string(transactionHex)))
         if let applicationData = request.applicationData {
             header.insert(JSONMember("applicationData", .string(applicationData.lowercased())), at: 0)
@@ -172,7 +178,8 @@ public struct TokenMinter: Sendable {
             JSONMember(
                 "paymentMethod",
                 .object([
-                    JSONMember("displayName", .string(request.displayName ?? "\(request.network) \(request.pan.suffix(4))")),
+                    JSONMember(
+                        "displayName", .string(request.displayName ?? "\(request.network) \(request.pan.suffix(4))")),
                     JSONMember("network", .string(request.network)),
                     JSONMember("type", .string(request.type)),
                 ])),
@@ -202,21 +209,30 @@ public struct TokenMinter: Sendable {
             if let eci = request.eci { details.append(JSONMember("eciIndicator", .string(eci))) }
             members.append(JSONMember("paymentData", .object(details)))
         }
-        for key in request.extraFields.keys.sorted() { members.append(JSONMember(key, .string(request.extraFields[key]!))) }
+        for key in request.extraFields.keys.sorted() {
+            members.append(JSONMember(key, .string(request.extraFields[key]!)))
+        }
         return JSONValue.object(members).serialized
     }
 
     /// RSA-OAEP (SHA-256, MGF1-SHA-256) wrapping.
     static func wrap(_ key: [UInt8], for publicKey: EVPKey) throws -> [UInt8] {
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, publicKey.pointer, nil) else { throw CryptoError.openSSL("RSA context") }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, publicKey.pointer, nil) else {
+            throw CryptoError.openSSL("RSA context")
+        }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_encrypt_init(context) == 1, EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1,
-            EVP_PKEY_CTX_set_rsa_oaep_md(context, EVP_sha256()) == 1, EVP_PKEY_CTX_set_rsa_mgf1_md(context, EVP_sha256()) == 1
+            EVP_PKEY_CTX_set_rsa_oaep_md(context, EVP_sha256()) == 1,
+            EVP_PKEY_CTX_set_rsa_mgf1_md(context, EVP_sha256()) == 1
         else { throw CryptoError.openSSL("RSA-OAEP setup") }
         var length = 0
-        guard EVP_PKEY_encrypt(context, nil, &length, key, key.count) == 1 else { throw CryptoError.openSSL("RSA-OAEP") }
+        guard EVP_PKEY_encrypt(context, nil, &length, key, key.count) == 1 else {
+            throw CryptoError.openSSL("RSA-OAEP")
+        }
         var output = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_encrypt(context, &output, &length, key, key.count) == 1 else { throw CryptoError.openSSL("RSA-OAEP") }
+        guard EVP_PKEY_encrypt(context, &output, &length, key, key.count) == 1 else {
+            throw CryptoError.openSSL("RSA-OAEP")
+        }
         return Array(output.prefix(length))
     }
 
@@ -236,12 +252,17 @@ public struct TokenMinter: Sendable {
         guard let cms = CMS_sign(nil, nil, nil, nil, flags) else { throw CryptoError.openSSL("CMS_sign") }
         defer { CMS_ContentInfo_free(cms) }
         if foreign { CMS_add1_cert(cms, pki.leaf.pointer) }
-        guard let signerInfo = CMS_add1_signer(cms, signerCertificate.pointer, signerKey.pointer, EVP_sha256(), flags) else {
+        guard let signerInfo = CMS_add1_signer(cms, signerCertificate.pointer, signerKey.pointer, EVP_sha256(), flags)
+        else {
             throw CryptoError.openSSL("CMS_add1_signer")
         }
-        guard let signingTime = ASN1_TIME_set(nil, time_t(time.timeIntervalSince1970)) else { throw CryptoError.openSSL("ASN1_TIME_set") }
+        guard let signingTime = ASN1_TIME_set(nil, time_t(time.timeIntervalSince1970)) else {
+            throw CryptoError.openSSL("ASN1_TIME_set")
+        }
         defer { ASN1_STRING_free(signingTime) }
-        guard CMS_signed_add1_attr_by_NID(signerInfo, NID_pkcs9_signingTime, ASN1_STRING_type(signingTime), signingTime, -1) == 1
+        guard
+            CMS_signed_add1_attr_by_NID(
+                signerInfo, NID_pkcs9_signingTime, ASN1_STRING_type(signingTime), signingTime, -1) == 1
         else { throw CryptoError.openSSL("signingTime") }
         guard CMS_add1_cert(cms, pki.intermediate.pointer) == 1 else { throw CryptoError.openSSL("CMS_add1_cert") }
         let finished = content.withUnsafeBytes { buffer -> Int32 in

@@ -31,18 +31,25 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
         guard plaintext.count <= 32 * 1024 else { throw PaymentTokenError(.decryptionFailed, "payment data too large") }
         let root: JSONValue
         do {
-            root = try plaintext.withUnsafeBytes { buffer throws(JSONParseError) in try JSONValue.parse(buffer, maximumDepth: 16) }
+            root = try plaintext.withUnsafeBytes { buffer throws(JSONParseError) in
+                try JSONValue.parse(buffer, maximumDepth: 16)
+            }
         } catch {
             throw PaymentTokenError(.decryptionFailed, "the payment data is not JSON")
         }
-        guard root.members != nil else { throw PaymentTokenError(.decryptionFailed, "the payment data is not a JSON object") }
-        func requireString(_ value: JSONValue?, _ name: String, digits: ClosedRange<Int>? = nil) throws(PaymentTokenError) {
+        guard root.members != nil else {
+            throw PaymentTokenError(.decryptionFailed, "the payment data is not a JSON object")
+        }
+        func requireString(
+            _ value: JSONValue?, _ name: String, digits: ClosedRange<Int>? = nil
+        ) throws(PaymentTokenError) {
             guard let text = value?.string else {
                 throw PaymentTokenError(.decryptionFailed, "the payment data lacks \(name)")
             }
             if let digits {
                 guard digits.contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
-                    throw PaymentTokenError(.decryptionFailed, "\(name) is not \(digits.lowerBound)…\(digits.upperBound) digits")
+                    throw PaymentTokenError(
+                        .decryptionFailed, "\(name) is not \(digits.lowerBound)…\(digits.upperBound) digits")
                 }
             }
         }

@@ -186,7 +186,15 @@ private struct JSONParser {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let key = try parseString()
-            guard seen.insert(key).inserted else { throw fail("duplicate member \"\(key.prefix(40))\"") }
+            // Duplicate names are refused: a linear scan for small objects, a set beyond.
+            if members.count < 16 {
+                guard !members.contains(where: { $0.key == key }) else {
+                    throw fail("duplicate member \"\(key.prefix(40))\"")
+                }
+            } else {
+                if seen.isEmpty { seen = Set(members.map(\.key)) }
+                guard seen.insert(key).inserted else { throw fail("duplicate member \"\(key.prefix(40))\"") }
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
@@ -271,7 +279,8 @@ private struct JSONParser {
                 case UInt8(ascii: "u"):
                     var scalar = try parseHex4()
                     if (0xD800...0xDBFF).contains(scalar) {
-                        guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                        guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"),
+                            bytes[index + 1] == UInt8(ascii: "u")
                         else { throw fail("unpaired surrogate") }
                         index += 2
                         let low = try parseHex4()
@@ -330,7 +339,9 @@ private struct JSONParser {
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             let digits = index
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
             guard index > digits else { throw fail("bad number") }

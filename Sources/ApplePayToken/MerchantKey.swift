@@ -30,6 +30,10 @@ public final class MerchantKey: Sendable {
 
     package let publicKeyHashBytes: [UInt8]
     package let partyV: [UInt8]
+    /// For EC keys: the SubjectPublicKeyInfo bytes before the 65-byte uncompressed point.
+    package let ecPublicKeyHeader: [UInt8]?
+    /// For EC keys: reusable ECDH contexts.
+    let ecdhPool: ECDHPool?
 
     /// A key and its Payment Processing certificate (PEM); the merchant identifier hash comes from the
     /// certificate's extension 1.2.840.113635.100.6.32, and the certificate must match the key.
@@ -61,6 +65,8 @@ public final class MerchantKey: Sendable {
         self.merchantIdentifierHash = Hex.encode(hash).uppercased()
         self.publicKeyHashBytes = SHA256.hash(privateKey.publicKeyDER)
         self.publicKeyHash = Data(publicKeyHashBytes).base64EncodedString()
+        self.ecPublicKeyHeader = Self.header(of: privateKey)
+        self.ecdhPool = privateKey.kind == .ec ? ECDHPool(privateKey: privateKey) : nil
     }
 
     /// A key and the merchant identifier it was issued for (e.g. "merchant.com.example"), without a certificate.
@@ -83,6 +89,14 @@ public final class MerchantKey: Sendable {
         self.merchantIdentifierHash = Hex.encode(partyV).uppercased()
         self.publicKeyHashBytes = SHA256.hash(privateKey.publicKeyDER)
         self.publicKeyHash = Data(publicKeyHashBytes).base64EncodedString()
+        self.ecPublicKeyHeader = Self.header(of: privateKey)
+        self.ecdhPool = privateKey.kind == .ec ? ECDHPool(privateKey: privateKey) : nil
+    }
+
+    private static func header(of key: EVPKey) -> [UInt8]? {
+        let spki = key.publicKeyDER
+        guard key.kind == .ec, spki.count > 65, spki[spki.count - 65] == 0x04 else { return nil }
+        return Array(spki.prefix(spki.count - 65))
     }
 
     /// The token version this key decrypts.
@@ -95,7 +109,9 @@ public final class MerchantKey: Sendable {
                 throw PaymentTokenError(.invalidMerchantKey, "EC merchant keys must be on P-256")
             }
         case .rsa:
-            guard key.bits >= 2048 else { throw PaymentTokenError(.invalidMerchantKey, "RSA merchant keys must have 2048 bits or more") }
+            guard key.bits >= 2048 else {
+                throw PaymentTokenError(.invalidMerchantKey, "RSA merchant keys must have 2048 bits or more")
+            }
         case .other:
             throw PaymentTokenError(.invalidMerchantKey, "merchant keys are EC P-256 or RSA")
         }
@@ -122,5 +138,13 @@ public final class MerchantKey: Sendable {
         }
         guard let bytes = Hex.decode(String(decoding: text, as: UTF8.self)), bytes.count == 32 else { return nil }
         return bytes
+    }
+}
+
+extension X509Certificate {
+    /// The merchant identifier hash (uppercase hex SHA-256 of the merchant identifier) that Apple puts in
+    /// a Payment Processing certificate's extension 1.2.840.113635.100.6.32, or nil when absent.
+    public var applePayMerchantIdentifierHash: String? {
+        MerchantKey.merchantIdentifierHash(of: self).map { Hex.encode($0).uppercased() }
     }
 }

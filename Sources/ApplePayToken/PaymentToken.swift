@@ -75,7 +75,9 @@ public struct PaymentToken: Sendable {
             paymentData = nested
             transactionIdentifier = try Self.optionalString(root, "transactionIdentifier", limit: 256)
             if let method = root["paymentMethod"], method != .null {
-                guard method.members != nil else { throw PaymentTokenError(.malformedToken, "paymentMethod is not an object") }
+                guard method.members != nil else {
+                    throw PaymentTokenError(.malformedToken, "paymentMethod is not an object")
+                }
                 paymentMethod = PaymentMethodInfo(
                     displayName: try Self.optionalString(method, "displayName", limit: 256),
                     network: try Self.optionalString(method, "network", limit: 256),
@@ -88,14 +90,18 @@ public struct PaymentToken: Sendable {
             transactionIdentifier = nil
             paymentMethod = nil
         }
-        guard paymentData.members != nil else { throw PaymentTokenError(.malformedToken, "paymentData is not an object") }
+        guard paymentData.members != nil else {
+            throw PaymentTokenError(.malformedToken, "paymentData is not an object")
+        }
         let versionText = try Self.string(paymentData, "version", limit: 32)
         guard let version = PaymentTokenVersion(rawValue: versionText) else {
             throw PaymentTokenError(.unsupportedVersion, "version \"\(versionText.prefix(32))\" is not EC_v1 or RSA_v1")
         }
         self.version = version
         ciphertext = try Self.base64(paymentData, "data", limit: 48 * 1024)
-        guard ciphertext.count >= AESGCM.tagLength else { throw PaymentTokenError(.malformedToken, "data is shorter than its tag") }
+        guard ciphertext.count >= AESGCM.tagLength else {
+            throw PaymentTokenError(.malformedToken, "data is shorter than its tag")
+        }
         signature = try Self.base64(paymentData, "signature", limit: 16 * 1024)
         guard let header = paymentData["header"], header.members != nil else {
             throw PaymentTokenError(.malformedToken, "missing header")
@@ -117,7 +123,7 @@ public struct PaymentToken: Sendable {
         transactionIdBytes = transactionBytes
         applicationData = try Self.optionalString(header, "applicationData", limit: 1024)
         if let applicationData {
-            guard let bytes = Hex.decode(applicationData) else {
+            guard let bytes = Hex.decode(applicationData), !bytes.isEmpty else {
                 throw PaymentTokenError(.malformedToken, "applicationData is not hex")
             }
             applicationDataBytes = bytes
@@ -135,7 +141,8 @@ public struct PaymentToken: Sendable {
     /// the transaction id and the application data (both hex-decoded).
     package var signedContent: [UInt8] {
         var content: [UInt8] = []
-        content.reserveCapacity(keyMaterial.count + ciphertext.count + transactionIdBytes.count + applicationDataBytes.count)
+        content.reserveCapacity(
+            keyMaterial.count + ciphertext.count + transactionIdBytes.count + applicationDataBytes.count)
         content += keyMaterial
         content += ciphertext
         content += transactionIdBytes
@@ -146,7 +153,9 @@ public struct PaymentToken: Sendable {
     static func string(_ object: JSONValue, _ key: String, limit: Int) throws(PaymentTokenError) -> String {
         guard let value = object[key] else { throw PaymentTokenError(.malformedToken, "missing \(key)") }
         guard let text = value.string else { throw PaymentTokenError(.malformedToken, "\(key) is not a string") }
-        guard text.utf8.count <= limit else { throw PaymentTokenError(.malformedToken, "\(key) longer than \(limit) bytes") }
+        guard text.utf8.count <= limit else {
+            throw PaymentTokenError(.malformedToken, "\(key) longer than \(limit) bytes")
+        }
         return text
     }
 

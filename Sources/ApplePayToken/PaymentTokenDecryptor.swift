@@ -57,6 +57,7 @@ public struct PaymentTokenDecryptor: Sendable {
 
     private let store: TrustStore
     private let cache: ChainCache
+    private let certificateSets: ChainCache
 
     /// A decryptor trusting `trustAnchor` and holding `keys` (several for certificate rotation).
     public init(trustAnchor: TrustAnchor, keys: [MerchantKey], window: SigningTimeWindow = .default) {
@@ -65,7 +66,11 @@ public struct PaymentTokenDecryptor: Sendable {
         self.window = window
         self.store = TrustStore(anchor: trustAnchor.certificate)
         self.cache = ChainCache()
+        self.certificateSets = ChainCache()
     }
+
+    /// How many distinct certificate sets have been validated and cached (for tests and diagnostics).
+    package var cachedCertificateSets: Int { certificateSets.count }
 
     /// Verifies `token`'s signature, certificates and signing time as of `now`.
     public func verify(_ token: PaymentToken, at now: Date) throws(PaymentTokenError) -> TokenVerification {
@@ -91,7 +96,7 @@ public struct PaymentTokenDecryptor: Sendable {
             guard key.privateKey.kind == .ec else {
                 throw PaymentTokenError(.decryptionFailed, "an EC_v1 token needs an EC merchant key")
             }
-            var sharedSecret = try Self.ecdh(privateKey: key.privateKey, peerSPKI: token.keyMaterial)
+            var sharedSecret = try Self.ecdh(key: key, peerSPKI: token.keyMaterial)
             defer { SecureBytes.zero(&sharedSecret) }
             symmetricKey = Self.deriveKey(sharedSecret: sharedSecret, partyV: key.partyV)
         case .rsaV1:
@@ -112,6 +117,19 @@ public struct PaymentTokenDecryptor: Sendable {
 
     static let zeroNonce = [UInt8](repeating: 0, count: 16)
 
+    /// ECDH with a merchant key: pooled contexts when the ephemeral key is a P-256 SubjectPublicKeyInfo
+    /// with the same header as the merchant key's, the general path otherwise.
+    package static func ecdh(key: MerchantKey, peerSPKI: [UInt8]) throws(PaymentTokenError) -> [UInt8] {
+        if let pool = key.ecdhPool, let header = key.ecPublicKeyHeader, peerSPKI.count == header.count + 65,
+            peerSPKI.starts(with: header)
+        {
+            return try peerSPKI.withUnsafeBufferPointer { buffer throws(PaymentTokenError) in
+                try pool.sharedSecret(point: UnsafeBufferPointer(rebasing: buffer[header.count...]))
+            }
+        }
+        return try ecdh(privateKey: key.privateKey, peerSPKI: peerSPKI, spkiHeader: key.ecPublicKeyHeader)
+    }
+
     /// K = SHA-256(00000001 ‖ Z ‖ 0x0D ‖ "id-aes256-GCM" ‖ "Apple" ‖ partyV).
     package static func deriveKey(sharedSecret: [UInt8], partyV: [UInt8]) -> [UInt8] {
         let prefix: [UInt8] = [0, 0, 0, 1]
@@ -120,20 +138,51 @@ public struct PaymentTokenDecryptor: Sendable {
     }
 
     /// ECDH P-256 between the merchant key and the ephemeral key (DER SubjectPublicKeyInfo): the 32-byte x-coordinate.
-    package static func ecdh(privateKey: EVPKey, peerSPKI: [UInt8]) throws(PaymentTokenError) -> [UInt8] {
+    ///
+    /// When `peerSPKI` carries the same algorithm header as the merchant key's own SubjectPublicKeyInfo
+    /// (`spkiHeader`, P-256 with an uncompressed point), the point is set on a copy of the merchant key's
+    /// parameters directly (OpenSSL checks it lies on the curve); anything else goes through d2i_PUBKEY.
+    package static func ecdh(
+        privateKey: EVPKey, peerSPKI: [UInt8], spkiHeader: [UInt8]? = nil
+    ) throws(PaymentTokenError)
+        -> [UInt8]
+    {
         let peer: EVPKey
-        do {
-            peer = try EVPKey(publicKeyDER: peerSPKI)
-        } catch {
-            OpenSSLErrorQueue.clear()
-            throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a valid EC point")
+        if let spkiHeader, peerSPKI.count == spkiHeader.count + 65, peerSPKI.starts(with: spkiHeader) {
+            guard let key = EVP_PKEY_new() else { throw PaymentTokenError(.decryptionFailed, "EVP_PKEY_new failed") }
+            peer = EVPKey(takingOwnershipOf: key)
+            let pointSet = peerSPKI.withUnsafeBufferPointer { buffer in
+                EVP_PKEY_copy_parameters(key, privateKey.pointer) == 1
+                    && EVP_PKEY_set1_encoded_public_key(key, buffer.baseAddress! + spkiHeader.count, 65) == 1
+            }
+            guard pointSet else {
+                OpenSSLErrorQueue.clear()
+                throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a valid P-256 point")
+            }
+        } else {
+            do {
+                peer = try EVPKey(publicKeyDER: peerSPKI)
+            } catch {
+                OpenSSLErrorQueue.clear()
+                throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a valid EC point")
+            }
         }
         guard peer.kind == .ec else { throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not EC") }
+        // Partial public-key validation (SP 800-56A 5.6.2.3.4): the point is on the curve. P-256 has
+        // cofactor 1, so OpenSSL's full check (an extra scalar multiplication by the order) adds nothing.
+        guard let peerContext = EVP_PKEY_CTX_new_from_pkey(nil, peer.pointer, nil) else {
+            throw PaymentTokenError(.decryptionFailed, "EC context: \(OpenSSLErrorQueue.drain())")
+        }
+        defer { EVP_PKEY_CTX_free(peerContext) }
+        guard EVP_PKEY_public_check_quick(peerContext) == 1 else {
+            OpenSSLErrorQueue.clear()
+            throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a point on the curve")
+        }
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, privateKey.pointer, nil) else {
             throw PaymentTokenError(.decryptionFailed, "ECDH context: \(OpenSSLErrorQueue.drain())")
         }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.pointer) == 1 else {
+        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer_ex(context, peer.pointer, 0) == 1 else {
             throw PaymentTokenError(.decryptionFailed, "ECDH with the ephemeral key: \(OpenSSLErrorQueue.drain())")
         }
         var secret = [UInt8](repeating: 0, count: 32)
@@ -175,31 +224,57 @@ public struct PaymentTokenDecryptor: Sendable {
 
     // MARK: Verification
 
-    private func verifyCapturing(_ token: PaymentToken, at now: Date, details: Bool) throws(PaymentTokenError)
+    private func verifyCapturing(
+        _ token: PaymentToken, at now: Date, details: Bool
+    ) throws(PaymentTokenError)
         -> TokenVerification
     {
         defer { OpenSSLErrorQueue.clear() }
-        let cms = try CMSSignedData(der: token.signature)
+        let split = SignedDataSplitter.split(token.signature)
+        if let split, let chain = certificateSets.entry(for: split.certificates),
+            let cms = try? CMSSignedData(der: split.withoutCertificates, context: nil),
+            let signerInfo = cms.onlySignerInfo
+        {
+            // Certificates seen and validated before, byte for byte: only the SignerInfo is parsed.
+            if let verification = try checkSigner(
+                signerInfo, of: cms, chain: chain, token: token, at: now, details: details, definitive: false)
+            {
+                return verification
+            }
+            // The signature did not verify in this form: decide on the structure as it came.
+        }
+        return try verifyParsingCertificates(token, at: now, details: details, certificatesElement: split?.certificates)
+    }
+
+    /// Verification from the signature as it came, certificates included.
+    private func verifyParsingCertificates(
+        _ token: PaymentToken, at now: Date, details: Bool, certificatesElement: [UInt8]?
+    ) throws(PaymentTokenError) -> TokenVerification {
+        // Parsed without decoding the embedded certificates' public keys (see ParsingContext); the
+        // signature is checked with the leaf parsed and validated on its own.
+        let cms = try CMSSignedData(der: token.signature, context: ParsingContext.shared)
         // Exactly one SignerInfo.
-        guard let signerInfos = CMS_get0_SignerInfos(cms.pointer), orchard_sk_CMS_SignerInfo_num(signerInfos) == 1,
-            let signerInfo = orchard_sk_CMS_SignerInfo_value(signerInfos, 0)
-        else { throw PaymentTokenError(.signatureInvalid, "the signature must have exactly one signer") }
+        guard let signerInfo = cms.onlySignerInfo else {
+            throw PaymentTokenError(.signatureInvalid, "the signature must have exactly one signer")
+        }
 
         // The leaf and the intermediate, by Apple's marker extensions.
-        let certificates = cms.certificates
         var leaf: X509Certificate?
         var intermediate: X509Certificate?
-        for certificate in certificates {
+        for certificate in cms.certificates {
             if certificate.hasExtension(AppleOID.leaf) {
                 guard leaf == nil else { throw PaymentTokenError(.certificateUntrusted, "more than one signing leaf") }
                 leaf = certificate
             } else if certificate.hasExtension(AppleOID.intermediate) {
-                guard intermediate == nil else { throw PaymentTokenError(.certificateUntrusted, "more than one intermediate") }
+                guard intermediate == nil else {
+                    throw PaymentTokenError(.certificateUntrusted, "more than one intermediate")
+                }
                 intermediate = certificate
             }
         }
         guard let leaf else {
-            throw PaymentTokenError(.certificateUntrusted, "no certificate carries the leaf marker 1.2.840.113635.100.6.29")
+            throw PaymentTokenError(
+                .certificateUntrusted, "no certificate carries the leaf marker 1.2.840.113635.100.6.29")
         }
         guard let intermediate else {
             throw PaymentTokenError(
@@ -209,46 +284,95 @@ public struct PaymentTokenDecryptor: Sendable {
         guard CMS_SignerInfo_cert_cmp(signerInfo, leaf.pointer) == 0 else {
             throw PaymentTokenError(.signatureInvalid, "the signer is not the Apple Pay signing leaf")
         }
+        let signingSeconds = try checkSigningTime(signerInfo, at: now)
 
-        // The signing time, and the window around now.
-        let signingSeconds = try Self.signingTime(signerInfo)
-        let signingTime = Date(timeIntervalSince1970: TimeInterval(signingSeconds))
-        let age = now.timeIntervalSince(signingTime)
-        guard age <= window.maximumAge else {
-            throw PaymentTokenError(
-                .signingTimeOutOfWindow,
-                "signed at \(Self.iso8601(signingTime)), \(Int(age)) s before \(Self.iso8601(now)) (limit \(Int(window.maximumAge)) s)")
+        // The chain, at the signing time; yields the leaf as parsed and validated on its own.
+        let chain = try validateChain(leaf: leaf, intermediate: intermediate, at: signingSeconds)
+        if let certificatesElement { certificateSets.insert(chain, for: certificatesElement) }
+        return try checkSigner(
+            signerInfo, of: cms, chain: chain, token: token, at: now, details: details, definitive: true)!
+    }
+
+    /// The checks that involve the SignerInfo: it names the chain's leaf, its signing time lies in the
+    /// window and in the chain's validity, and CMS_verify holds. When not `definitive`, a failing
+    /// CMS_verify returns nil instead of throwing.
+    private func checkSigner(
+        _ signerInfo: OpaquePointer, of cms: CMSSignedData, chain: ValidatedChain, token: PaymentToken, at now: Date,
+        details: Bool, definitive: Bool
+    ) throws(PaymentTokenError) -> TokenVerification? {
+        guard CMS_SignerInfo_cert_cmp(signerInfo, chain.leaf.pointer) == 0 else {
+            throw PaymentTokenError(.signatureInvalid, "the signer is not the Apple Pay signing leaf")
         }
-        guard -age <= window.maximumFutureSkew else {
+        let signingSeconds = try checkSigningTime(signerInfo, at: now)
+        guard signingSeconds >= chain.notBefore, signingSeconds < chain.notAfter else {
             throw PaymentTokenError(
-                .signingTimeOutOfWindow,
-                "signed at \(Self.iso8601(signingTime)), \(Int(-age)) s after \(Self.iso8601(now)) (limit \(Int(window.maximumFutureSkew)) s)")
+                .certificateUntrusted, "a certificate of the chain is not valid at the signing time")
         }
-
-        // The chain, at the signing time.
-        try validateChain(leaf: leaf, intermediate: intermediate, at: signingSeconds)
-
-        // The signature over the content, by that leaf.
-        CMS_SignerInfo_set1_signer_cert(signerInfo, leaf.pointer)
         var content = token.signedContent
-        let verified = content.withUnsafeMutableBytes { buffer -> Int32 in
-            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return -1 }
-            defer { BIO_free(bio) }
-            return CMS_verify(
-                cms.pointer, nil, nil, bio, nil, UInt32(CMS_DETACHED | CMS_BINARY | CMS_NO_SIGNER_CERT_VERIFY))
+        if !Self.cmsVerify(cms, signerInfo: signerInfo, signer: chain.leaf, content: &content) {
+            guard definitive else { return nil }
+            // Confirm a failure with the signature parsed in the default library context.
+            let confirmation = try CMSSignedData(der: token.signature, context: nil)
+            guard let confirmationSigner = confirmation.onlySignerInfo,
+                CMS_SignerInfo_cert_cmp(confirmationSigner, chain.leaf.pointer) == 0,
+                Self.cmsVerify(confirmation, signerInfo: confirmationSigner, signer: chain.leaf, content: &content)
+            else {
+                throw PaymentTokenError(
+                    .signatureInvalid, "the CMS signature does not verify: \(OpenSSLErrorQueue.drain())")
+            }
         }
-        guard verified == 1 else {
-            throw PaymentTokenError(.signatureInvalid, "the CMS signature does not verify: \(OpenSSLErrorQueue.drain())")
-        }
+        let signingTime = Date(timeIntervalSince1970: TimeInterval(signingSeconds))
         guard details else {
             return TokenVerification(
                 version: token.version, signingTime: signingTime, signerSubject: "", signerSerialNumber: "",
                 intermediateSubject: "", rootSubject: "", rootFingerprint: "")
         }
         return TokenVerification(
-            version: token.version, signingTime: signingTime, signerSubject: leaf.subject,
-            signerSerialNumber: leaf.serialNumberHex, intermediateSubject: intermediate.subject,
+            version: token.version, signingTime: signingTime, signerSubject: chain.leaf.subject,
+            signerSerialNumber: chain.leaf.serialNumberHex, intermediateSubject: chain.intermediate.subject,
             rootSubject: trustAnchor.certificate.subject, rootFingerprint: trustAnchor.sha256Fingerprint)
+    }
+
+    /// The SignerInfo's signing time (seconds since 1970), checked against the window around `now`.
+    private func checkSigningTime(_ signerInfo: OpaquePointer, at now: Date) throws(PaymentTokenError) -> Int {
+        let signingSeconds = try Self.signingTime(signerInfo)
+        let signingTime = Date(timeIntervalSince1970: TimeInterval(signingSeconds))
+        let age = now.timeIntervalSince(signingTime)
+        guard age <= window.maximumAge else {
+            throw PaymentTokenError(
+                .signingTimeOutOfWindow,
+                "signed at \(Self.iso8601(signingTime)), \(Int(age)) s before \(Self.iso8601(now)) (limit \(Int(window.maximumAge)) s)"
+            )
+        }
+        guard -age <= window.maximumFutureSkew else {
+            throw PaymentTokenError(
+                .signingTimeOutOfWindow,
+                "signed at \(Self.iso8601(signingTime)), \(Int(-age)) s after \(Self.iso8601(now)) (limit \(Int(window.maximumFutureSkew)) s)"
+            )
+        }
+        return signingSeconds
+    }
+
+    /// CMS_verify of the detached `content` with `signer` as the SignerInfo's certificate; the chain is
+    /// validated separately (CMS_NO_SIGNER_CERT_VERIFY).
+    package static func cmsVerify(
+        _ cms: CMSSignedData, signerInfo: OpaquePointer, signer: X509Certificate, content: inout [UInt8]
+    ) -> Bool {
+        CMS_SignerInfo_set1_signer_cert(signerInfo, signer.pointer)
+        let verified = content.withUnsafeMutableBytes { buffer -> Int32 in
+            // The content reaches CMS_verify through a pass-through filter: given a memory BIO, OpenSSL 3.0's
+            // CMS_verify makes its own copy of it, which it leaks when the digest set-up fails.
+            guard let memory = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return -1 }
+            guard let filter = BIO_new(BIO_f_null()) else {
+                BIO_free(memory)
+                return -1
+            }
+            let chain = BIO_push(filter, memory)
+            defer { BIO_free_all(chain) }
+            return CMS_verify(
+                cms.pointer, nil, nil, chain, nil, UInt32(CMS_DETACHED | CMS_BINARY | CMS_NO_SIGNER_CERT_VERIFY))
+        }
+        return verified == 1
     }
 
     private static func signingTime(_ signerInfo: OpaquePointer) throws(PaymentTokenError) -> Int {
@@ -268,20 +392,33 @@ public struct PaymentTokenDecryptor: Sendable {
         return seconds
     }
 
-    private func validateChain(leaf: X509Certificate, intermediate: X509Certificate, at time: Int)
-        throws(PaymentTokenError)
+    private func validateChain(
+        leaf: X509Certificate, intermediate: X509Certificate, at time: Int
+    )
+        throws(PaymentTokenError) -> ValidatedChain
     {
-        var cacheKey = leaf.der
-        cacheKey.append(contentsOf: intermediate.der)
+        let leafDER = leaf.der
+        let intermediateDER = intermediate.der
+        let cacheKey = leafDER + intermediateDER
         if let entry = cache.entry(for: cacheKey) {
             guard time >= entry.notBefore, time < entry.notAfter else {
                 throw PaymentTokenError(
                     .certificateUntrusted, "a certificate of the chain is not valid at the signing time")
             }
-            return
+            return entry
         }
-        let validity = try store.validate(leaf: leaf, intermediate: intermediate, at: time)
-        cache.insert(validity, for: cacheKey)
+        // Parse both certificates afresh in the default library context for validation and signing.
+        let parsedLeaf: X509Certificate
+        let parsedIntermediate: X509Certificate
+        do {
+            parsedLeaf = try X509Certificate(der: leafDER)
+            parsedIntermediate = try X509Certificate(der: intermediateDER)
+        } catch {
+            throw PaymentTokenError(.certificateUntrusted, "unreadable certificate: \(error)")
+        }
+        let entry = try store.validate(leaf: parsedLeaf, intermediate: parsedIntermediate, at: time)
+        cache.insert(entry, for: cacheKey)
+        return entry
     }
 
     static func iso8601(_ date: Date) -> String {
@@ -292,14 +429,21 @@ public struct PaymentTokenDecryptor: Sendable {
 }
 
 /// An owned CMS_ContentInfo holding a SignedData.
-final class CMSSignedData {
-    let pointer: OpaquePointer
+package final class CMSSignedData {
+    package let pointer: OpaquePointer
 
-    init(der: [UInt8]) throws(PaymentTokenError) {
+    /// Parses DER or BER; `context` is the OpenSSL library context the structure is parsed in (and
+    /// its algorithms fetched from), nil for the default one.
+    package init(der: [UInt8], context: ParsingContext?) throws(PaymentTokenError) {
         let parsed = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             let end = cursor.map { $0 + buffer.count }
-            let cms = d2i_CMS_ContentInfo(nil, &cursor, buffer.count)
+            var cms: OpaquePointer? = nil
+            if let context {
+                cms = CMS_ContentInfo_new_ex(context.pointer, nil)
+                guard cms != nil else { return nil }
+            }
+            cms = d2i_CMS_ContentInfo(&cms, &cursor, buffer.count)
             if let cms, cursor != end {
                 CMS_ContentInfo_free(cms)
                 return nil
@@ -320,22 +464,60 @@ final class CMSSignedData {
     }
     deinit { CMS_ContentInfo_free(pointer) }
 
+    /// The SignerInfo, when there is exactly one.
+    package var onlySignerInfo: OpaquePointer? {
+        guard let signerInfos = CMS_get0_SignerInfos(pointer), orchard_sk_CMS_SignerInfo_num(signerInfos) == 1 else {
+            return nil
+        }
+        return orchard_sk_CMS_SignerInfo_value(signerInfos, 0)
+    }
+
     /// The certificates the SignedData carries.
-    var certificates: [X509Certificate] {
+    package var certificates: [X509Certificate] {
         guard let stack = CMS_get1_certs(pointer) else { return [] }
         defer { orchard_sk_X509_pop_free(stack) }
         var result: [X509Certificate] = []
         for index in 0..<orchard_sk_X509_num(stack) {
-            if let certificate = orchard_sk_X509_value(stack, index) { result.append(X509Certificate(retaining: certificate)) }
+            if let certificate = orchard_sk_X509_value(stack, index) {
+                result.append(X509Certificate(retaining: certificate))
+            }
         }
         return result
     }
 }
 
-/// The validity interval (seconds since 1970) in which a validated chain holds.
-struct ChainValidity: Sendable {
+/// A validated chain: its leaf (parsed in the default library context) and the interval (seconds since
+/// 1970) in which all three certificates are valid.
+struct ValidatedChain: Sendable {
+    var leaf: X509Certificate
+    var intermediate: X509Certificate
     var notBefore: Int
     var notAfter: Int
+}
+
+/// An OpenSSL library context holding only the "null" provider, for parsing token signatures.
+///
+/// OpenSSL 3.0 decodes every embedded certificate's public key while parsing, through its decoder
+/// framework, which costs several times an ECDSA verification. The signature's certificates are only
+/// inspected (marker extensions, issuer and serial); the leaf used for the signature and the chain
+/// are parsed separately and cached, so the parse can skip key decoding. Algorithms used by CMS_verify
+/// on a structure parsed here resolve through OpenSSL's built-in fallbacks; a failure is confirmed with
+/// a parse in the default context before a token is rejected.
+package final class ParsingContext: @unchecked Sendable {
+    package let pointer: OpaquePointer
+
+    private init?() {
+        guard let context = OSSL_LIB_CTX_new() else { return nil }
+        guard OSSL_PROVIDER_load(context, "null") != nil else {
+            OSSL_LIB_CTX_free(context)
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        pointer = context
+    }
+
+    /// The shared context, or nil when OpenSSL cannot create it (the default context is used then).
+    package static let shared: ParsingContext? = ParsingContext()
 }
 
 /// An X509_STORE holding only the trust anchor.
@@ -352,8 +534,10 @@ final class TrustStore: @unchecked Sendable {
     deinit { X509_STORE_free(pointer) }
 
     /// Validates leaf → intermediate → anchor at `time`; returns the interval in which all three are valid.
-    func validate(leaf: X509Certificate, intermediate: X509Certificate, at time: Int) throws(PaymentTokenError)
-        -> ChainValidity
+    func validate(
+        leaf: X509Certificate, intermediate: X509Certificate, at time: Int
+    ) throws(PaymentTokenError)
+        -> ValidatedChain
     {
         guard let context = X509_STORE_CTX_new() else {
             throw PaymentTokenError(.certificateUntrusted, "X509_STORE_CTX_new: \(OpenSSLErrorQueue.drain())")
@@ -378,7 +562,7 @@ final class TrustStore: @unchecked Sendable {
         else {
             throw PaymentTokenError(.certificateUntrusted, "the chain is not leaf → intermediate → trust anchor")
         }
-        var validity = ChainValidity(notBefore: Int.min, notAfter: Int.max)
+        var validity = ValidatedChain(leaf: leaf, intermediate: intermediate, notBefore: Int.min, notAfter: Int.max)
         for certificate in [leaf.pointer, intermediate.pointer, anchor.pointer] {
             guard let notBefore = X509Certificate.epochSeconds(X509_get0_notBefore(certificate)),
                 let notAfter = X509Certificate.epochSeconds(X509_get0_notAfter(certificate))
@@ -390,18 +574,36 @@ final class TrustStore: @unchecked Sendable {
     }
 }
 
-/// Chains already validated, keyed by the leaf's and intermediate's DER bytes.
+/// Chains already validated, keyed by certificate bytes; the most recent hit is checked first with one
+/// memory comparison (tokens come from a handful of Apple leaves).
 final class ChainCache: @unchecked Sendable {
     private let lock = NSLock()
-    private var entries: [[UInt8]: ChainValidity] = [:]
+    private var entries: [[UInt8]: ValidatedChain] = [:]
+    private var recent: (key: [UInt8], chain: ValidatedChain)?
     private let capacity = 256
 
-    func entry(for key: [UInt8]) -> ChainValidity? { lock.withLock { entries[key] } }
+    func entry(for key: [UInt8]) -> ValidatedChain? {
+        lock.withLock {
+            if let recent, recent.key.count == key.count,
+                recent.key.withUnsafeBytes({ a in
+                    key.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+                })
+            {
+                return recent.chain
+            }
+            guard let chain = entries[key] else { return nil }
+            recent = (key, chain)
+            return chain
+        }
+    }
 
-    func insert(_ validity: ChainValidity, for key: [UInt8]) {
+    var count: Int { lock.withLock { entries.count } }
+
+    func insert(_ chain: ValidatedChain, for key: [UInt8]) {
         lock.withLock {
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = validity
+            entries[key] = chain
+            recent = (key, chain)
         }
     }
 }

@@ -58,20 +58,25 @@ public struct TrustAnchor: Sendable {
         guard anchor.isAppleRoot else {
             throw PaymentTokenError(
                 .certificateUntrusted,
-                "\(path) has SHA-256 fingerprint \(anchor.sha256Fingerprint), not Apple Root CA - G3's \(appleRootCAG3SHA256)")
+                "\(path) has SHA-256 fingerprint \(anchor.sha256Fingerprint), not Apple Root CA - G3's \(appleRootCAG3SHA256)"
+            )
         }
         return anchor
     }
 
     /// Where Orchard expects Apple's root certificate: `$ORCHARD_APPLE_ROOT` when set, else
     /// `$ORCHARD_DATA_DIR/apple-root-ca-g3.pem`, else `~/.local/share/orchard/apple-root-ca-g3.pem`.
-    public static func defaultAppleRootPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func defaultAppleRootPath(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
         if let path = environment["ORCHARD_APPLE_ROOT"], !path.isEmpty { return path }
         return (defaultDataDirectory(environment: environment) as NSString).appendingPathComponent(appleRootFileName)
     }
 
     /// Orchard's data directory: `$ORCHARD_DATA_DIR` when set, else `~/.local/share/orchard`.
-    public static func defaultDataDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func defaultDataDirectory(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
         if let directory = environment["ORCHARD_DATA_DIR"], !directory.isEmpty { return directory }
         let home = environment["HOME"] ?? NSHomeDirectory()
         return (home as NSString).appendingPathComponent(".local/share/orchard")

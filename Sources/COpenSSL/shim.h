@@ -69,4 +69,16 @@ static inline void orchard_X509V3_set_ctx_nodb(X509V3_CTX *ctx) { X509V3_set_ctx
 /// XN_FLAG_RFC2253 without escaping of UTF-8 bytes, for printing names.
 static inline unsigned long orchard_XN_FLAG_RFC2253_UTF8(void) { return XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB; }
 
+/// EVP_PKEY_PUBLIC_KEY, the selection for EVP_PKEY_fromdata of a public key.
+static inline int orchard_EVP_PKEY_PUBLIC_KEY(void) { return EVP_PKEY_PUBLIC_KEY; }
+
+#include <openssl/provider.h>
+
+// MARK: STACK_OF(ASN1_TYPE) (ASN1_SEQUENCE_ANY)
+
+static inline int orchard_sk_ASN1_TYPE_num(const STACK_OF(ASN1_TYPE) *sk) { return sk_ASN1_TYPE_num(sk); }
+static inline ASN1_TYPE *orchard_sk_ASN1_TYPE_value(const STACK_OF(ASN1_TYPE) *sk, int i) { return sk_ASN1_TYPE_value(sk, i); }
+static inline ASN1_TYPE *orchard_sk_ASN1_TYPE_delete(STACK_OF(ASN1_TYPE) *sk, int i) { return sk_ASN1_TYPE_delete(sk, i); }
+static inline void orchard_sk_ASN1_TYPE_pop_free(STACK_OF(ASN1_TYPE) *sk) { sk_ASN1_TYPE_pop_free(sk, ASN1_TYPE_free); }
+
 #endif

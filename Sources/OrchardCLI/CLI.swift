@@ -19,7 +19,7 @@ public enum CLI {
 
     /// Every subcommand, in the order `orchard help` lists them.
     static let commands: [Command] = [
-        Command(name: "version", summary: "print Orchard's version and its C libraries' versions") { _, io in
+        Command(name: "version", summary: "print Orchard's version") { _, io in
             io.out("orchard \(orchardVersion)")
             return 0
         },
@@ -29,6 +29,9 @@ public enum CLI {
         GatewayWorkerCommand.command,
         ServeCommand.command,
         MerchantCommand.command,
+        BenchCommand.command,
+        TokenCommand.command,
+        KeysCommand.command,
         SandboxCommand.command,
         BenchHTTPCommand.command,
     ]

@@ -32,7 +32,9 @@ package final class MemoryBIO {
         var data: UnsafeMutablePointer<CChar>?
         let length = orchard_BIO_get_mem_data(pointer, &data)
         guard let data, length > 0 else { return [] }
-        return data.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        return data.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
     }
 
     /// Everything written so far, as text.
@@ -87,7 +89,9 @@ public final class EVPKey: @unchecked Sendable {
         } else {
             key = PEM_read_bio_PrivateKey(bio.pointer, nil, nil, nil)
         }
-        guard let key else { throw CryptoError(code: .invalidInput, reason: "not a PEM private key: \(OpenSSLErrorQueue.drain())") }
+        guard let key else {
+            throw CryptoError(code: .invalidInput, reason: "not a PEM private key: \(OpenSSLErrorQueue.drain())")
+        }
         OpenSSLErrorQueue.clear()
         self.init(takingOwnershipOf: key)
     }
@@ -98,7 +102,9 @@ public final class EVPKey: @unchecked Sendable {
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
             return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
         }
-        guard let key else { throw CryptoError(code: .invalidInput, reason: "not a DER private key: \(OpenSSLErrorQueue.drain())") }
+        guard let key else {
+            throw CryptoError(code: .invalidInput, reason: "not a DER private key: \(OpenSSLErrorQueue.drain())")
+        }
         self.init(takingOwnershipOf: key)
     }
 
@@ -123,13 +129,17 @@ public final class EVPKey: @unchecked Sendable {
             }
             return key
         }
-        guard let key else { throw CryptoError(code: .invalidInput, reason: "not a DER public key: \(OpenSSLErrorQueue.drain())") }
+        guard let key else {
+            throw CryptoError(code: .invalidInput, reason: "not a DER public key: \(OpenSSLErrorQueue.drain())")
+        }
         self.init(takingOwnershipOf: key)
     }
 
     /// A new EC key pair on the named curve ("P-256", "P-384").
     public static func generateEC(curve: String = "P-256") throws(CryptoError) -> EVPKey {
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw CryptoError.openSSL("EC keygen context") }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+            throw CryptoError.openSSL("EC keygen context")
+        }
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_group_name(context, curve) == 1,
@@ -140,7 +150,9 @@ public final class EVPKey: @unchecked Sendable {
 
     /// A new RSA key pair with a modulus of `bits` bits.
     public static func generateRSA(bits: Int = 2048) throws(CryptoError) -> EVPKey {
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { throw CryptoError.openSSL("RSA keygen context") }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else {
+            throw CryptoError.openSSL("RSA keygen context")
+        }
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1,
@@ -265,7 +277,9 @@ public final class X509Certificate: @unchecked Sendable {
 
     /// Reads a certificate in PEM or DER, whichever `bytes` holds (an Apple `.cer` file is DER).
     public static func load(_ bytes: [UInt8]) throws(CryptoError) -> X509Certificate {
-        if bytes.starts(with: Array("-----BEGIN".utf8)) || String(decoding: bytes.prefix(4096), as: UTF8.self).contains("-----BEGIN") {
+        if bytes.starts(with: Array("-----BEGIN".utf8))
+            || String(decoding: bytes.prefix(4096), as: UTF8.self).contains("-----BEGIN")
+        {
             return try X509Certificate(pem: String(decoding: bytes, as: UTF8.self))
         }
         return try X509Certificate(der: bytes)
@@ -319,14 +333,20 @@ public final class X509Certificate: @unchecked Sendable {
     }
 
     /// The start of the validity period.
-    public var notBefore: Date { Date(timeIntervalSince1970: TimeInterval(Self.epochSeconds(X509_get0_notBefore(pointer)) ?? 0)) }
+    public var notBefore: Date {
+        Date(timeIntervalSince1970: TimeInterval(Self.epochSeconds(X509_get0_notBefore(pointer)) ?? 0))
+    }
 
     /// The end of the validity period.
-    public var notAfter: Date { Date(timeIntervalSince1970: TimeInterval(Self.epochSeconds(X509_get0_notAfter(pointer)) ?? 0)) }
+    public var notAfter: Date {
+        Date(timeIntervalSince1970: TimeInterval(Self.epochSeconds(X509_get0_notAfter(pointer)) ?? 0))
+    }
 
     /// The serial number in uppercase hex.
     public var serialNumberHex: String {
-        guard let serial = X509_get0_serialNumber(pointer), let number = ASN1_INTEGER_to_BN(serial, nil) else { return "" }
+        guard let serial = X509_get0_serialNumber(pointer), let number = ASN1_INTEGER_to_BN(serial, nil) else {
+            return ""
+        }
         defer { BN_free(number) }
         guard let hex = BN_bn2hex(number) else { return "" }
         defer { orchard_OPENSSL_free(hex) }
@@ -348,7 +368,9 @@ public final class X509Certificate: @unchecked Sendable {
     /// The `extnValue` octets of the extension `oid`, or nil when absent.
     package func extensionValue(_ oid: ASN1ObjectID) -> [UInt8]? {
         let index = X509_get_ext_by_OBJ(pointer, oid.pointer, -1)
-        guard index >= 0, let ext = X509_get_ext(pointer, index), let data = X509_EXTENSION_get_data(ext) else { return nil }
+        guard index >= 0, let ext = X509_get_ext(pointer, index), let data = X509_EXTENSION_get_data(ext) else {
+            return nil
+        }
         let length = Int(ASN1_STRING_length(data))
         guard length > 0, let bytes = ASN1_STRING_get0_data(data) else { return [] }
         return Array(UnsafeBufferPointer(start: bytes, count: length))
@@ -391,10 +413,12 @@ public enum CertificateSigningRequest {
         }
         for (field, value) in subject {
             guard X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8, value, -1, -1, 0) == 1 else {
-                throw CryptoError(code: .invalidInput, reason: "bad subject entry \(field): \(OpenSSLErrorQueue.drain())")
+                throw CryptoError(
+                    code: .invalidInput, reason: "bad subject entry \(field): \(OpenSSLErrorQueue.drain())")
             }
         }
-        guard X509_REQ_set_pubkey(request, key.pointer) == 1, X509_REQ_sign(request, key.pointer, EVP_sha256()) > 0 else {
+        guard X509_REQ_set_pubkey(request, key.pointer) == 1, X509_REQ_sign(request, key.pointer, EVP_sha256()) > 0
+        else {
             throw CryptoError.openSSL("signing the CSR")
         }
         let bio = try MemoryBIO()
@@ -412,7 +436,8 @@ public enum CertificateSigningRequest {
         guard let key = X509_REQ_get_pubkey(request) else { throw CryptoError.openSSL("CSR public key") }
         let wrapped = EVPKey(takingOwnershipOf: key)
         guard X509_REQ_verify(request, key) == 1 else {
-            throw CryptoError(code: .invalidInput, reason: "the CSR's signature does not verify: \(OpenSSLErrorQueue.drain())")
+            throw CryptoError(
+                code: .invalidInput, reason: "the CSR's signature does not verify: \(OpenSSLErrorQueue.drain())")
         }
         return (wrapped, X509Certificate.text(of: X509_REQ_get_subject_name(request)))
     }
@@ -440,20 +465,42 @@ public enum PKCS12Bundle {
     }
 
     /// The private key, certificate and extra certificates of a PKCS#12 DER bundle.
-    public static func parse(_ der: [UInt8], password: String) throws(CryptoError) -> (
+    ///
+    /// Bundles exported by older tools (Keychain Access, Java keystores) encrypt with RC2 or 3DES, which
+    /// OpenSSL 3 keeps in its "legacy" provider; when a bundle cannot be opened otherwise, that provider is
+    /// loaded into the default library context (alongside the default provider) and the bundle is tried again.
+    public static func parse(
+        _ der: [UInt8], password: String
+    ) throws(CryptoError) -> (
+        key: EVPKey, certificate: X509Certificate, chain: [X509Certificate]
+    ) {
+        do {
+            return try parseOnce(der, password: password)
+        } catch {
+            guard LegacyProvider.load() else { throw error }
+            return try parseOnce(der, password: password)
+        }
+    }
+
+    private static func parseOnce(
+        _ der: [UInt8], password: String
+    ) throws(CryptoError) -> (
         key: EVPKey, certificate: X509Certificate, chain: [X509Certificate]
     ) {
         let bundle = der.withUnsafeBytes { buffer -> OpaquePointer? in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
             return d2i_PKCS12(nil, &cursor, buffer.count)
         }
-        guard let bundle else { throw CryptoError(code: .invalidInput, reason: "not a PKCS#12 bundle: \(OpenSSLErrorQueue.drain())") }
+        guard let bundle else {
+            throw CryptoError(code: .invalidInput, reason: "not a PKCS#12 bundle: \(OpenSSLErrorQueue.drain())")
+        }
         defer { PKCS12_free(bundle) }
         var key: OpaquePointer?
         var certificate: OpaquePointer?
         var chain: OpaquePointer?
         guard PKCS12_parse(bundle, password, &key, &certificate, &chain) == 1 else {
-            throw CryptoError(code: .invalidInput, reason: "cannot open the PKCS#12 bundle: \(OpenSSLErrorQueue.drain())")
+            throw CryptoError(
+                code: .invalidInput, reason: "cannot open the PKCS#12 bundle: \(OpenSSLErrorQueue.drain())")
         }
         var extras: [X509Certificate] = []
         if let chain {
@@ -469,4 +516,17 @@ public enum PKCS12Bundle {
         }
         return (EVPKey(takingOwnershipOf: key), X509Certificate(takingOwnershipOf: certificate), extras)
     }
+}
+
+/// OpenSSL's "legacy" provider (RC2, DES, …), loaded on demand into the default library context.
+enum LegacyProvider {
+    private static let loaded: Bool = {
+        // Keep the default provider as a fallback: loading a provider explicitly would otherwise disable it.
+        let provider = OSSL_PROVIDER_try_load(nil, "legacy", 1)
+        OpenSSLErrorQueue.clear()
+        return provider != nil
+    }()
+
+    /// Loads the provider once; whether it is available.
+    static func load() -> Bool { loaded }
 }

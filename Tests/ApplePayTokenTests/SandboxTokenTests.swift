@@ -10,7 +10,8 @@ struct RoundTripTests {
 
     @Test(
         "EC_v1 and RSA_v1, with and without applicationData, decrypt to what was minted",
-        arguments: [PaymentTokenVersion.ecV1, .rsaV1], [nil, "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"])
+        arguments: [PaymentTokenVersion.ecV1, .rsaV1],
+        [nil, "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"])
     func roundTrip(version: PaymentTokenVersion, applicationData: String?) throws {
         var request = fixture.request(version)
         request.applicationData = applicationData
@@ -45,13 +46,31 @@ struct RoundTripTests {
         #expect(payment.deviceManufacturerIdentifier == "040010030273")
     }
 
+    @Test(
+        "a minted token's SignerInfo verifies on its own once the certificates are split off",
+        arguments: [PaymentTokenVersion.ecV1, .rsaV1])
+    func splitSignerInfo(version: PaymentTokenVersion) throws {
+        let token = try fixture.mint(fixture.request(version))
+        let split = try #require(SignedDataSplitter.split(token.signature))
+        #expect(split.certificates.first == 0xA0)
+        let stripped = try CMSSignedData(der: split.withoutCertificates, context: nil)
+        #expect(stripped.certificates.isEmpty)
+        var content = token.signedContent
+        #expect(
+            PaymentTokenDecryptor.cmsVerify(
+                stripped, signerInfo: try #require(stripped.onlySignerInfo), signer: fixture.pki.leaf, content: &content
+            ))
+    }
+
     @Test("applicationData is signed: changing or dropping it breaks the signature")
     func applicationDataIsSigned() throws {
         var request = fixture.request()
         request.applicationData = "00112233"
         #expect(try fixture.mint(request).applicationData == "00112233")
         let changed = try PaymentToken(json: reencode(token: request, replacing: "00112233", with: "00112234"))
-        #expect(throws: PaymentTokenError(.signatureInvalid)) { try fixture.decryptor.verify(changed, at: SandboxFixture.now) }
+        #expect(throws: PaymentTokenError(.signatureInvalid)) {
+            try fixture.decryptor.verify(changed, at: SandboxFixture.now)
+        }
     }
 
     private func reencode(token request: MintRequest, replacing: String, with replacement: String) throws -> Data {
@@ -85,10 +104,15 @@ struct RoundTripTests {
 
     @Test("a key given with its merchant identifier instead of a certificate decrypts")
     func merchantIdentifierKey() throws {
-        let key = try MerchantKey(privateKeyPEM: try fixture.ecKey.privateKeyPEM(), merchantIdentifier: SandboxFixture.merchantID)
+        let key = try MerchantKey(
+            privateKeyPEM: try fixture.ecKey.privateKeyPEM(), merchantIdentifier: SandboxFixture.merchantID)
         #expect(key.merchantIdentifierHash == fixture.ecMerchantKey.merchantIdentifierHash)
+        #expect(
+            try X509Certificate(pem: fixture.ecCertificatePEM).applePayMerchantIdentifierHash
+                == key.merchantIdentifierHash)
         #expect(key.publicKeyHash == fixture.ecMerchantKey.publicKeyHash)
-        let wrongID = try MerchantKey(privateKeyPEM: try fixture.ecKey.privateKeyPEM(), merchantIdentifier: "merchant.other")
+        let wrongID = try MerchantKey(
+            privateKeyPEM: try fixture.ecKey.privateKeyPEM(), merchantIdentifier: "merchant.other")
         let token = try fixture.mint(fixture.request())
         let decryptor = PaymentTokenDecryptor(trustAnchor: fixture.pki.trustAnchor, keys: [key])
         #expect(try decryptor.decrypt(token, at: SandboxFixture.now).transactionAmount == 100)
@@ -137,14 +161,40 @@ struct RoundTripTests {
         #expect(payment.onlinePaymentCryptogram == nil)
     }
 
-    @Test("the signing-time window is inclusive at its edges", arguments: [(-300.0, true), (-301.0, false), (60.0, true), (61.0, false)])
+    @Test(
+        "the signing-time window is inclusive at its edges",
+        arguments: [(-300.0, true), (-301.0, false), (60.0, true), (61.0, false)])
     func windowEdges(offset: TimeInterval, accepted: Bool) throws {
         let token = try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(offset)))
         if accepted {
             #expect(throws: Never.self) { try fixture.decryptor.verify(token, at: SandboxFixture.now) }
         } else {
-            #expect(throws: PaymentTokenError(.signingTimeOutOfWindow)) { try fixture.decryptor.verify(token, at: SandboxFixture.now) }
+            #expect(throws: PaymentTokenError(.signingTimeOutOfWindow)) {
+                try fixture.decryptor.verify(token, at: SandboxFixture.now)
+            }
         }
+    }
+
+    @Test("one decryptor serves many threads at once (shared caches and ECDH pools)")
+    func concurrentUse() throws {
+        let decryptor = fixture.decryptor
+        let tokens = try (0..<16).map { index in
+            var request = fixture.request(index % 4 == 3 ? .rsaV1 : .ecV1)
+            request.amount = Int64(1000 + index)
+            return try fixture.mint(request)
+        }
+        let failures = Counter()
+        DispatchQueue.concurrentPerform(iterations: 128) { iteration in
+            let token = tokens[iteration % tokens.count]
+            do {
+                let payment = try decryptor.decrypt(token, at: SandboxFixture.now)
+                if payment.transactionAmount != Int64(1000 + iteration % tokens.count) { failures.add() }
+                payment.erase()
+            } catch {
+                failures.add()
+            }
+        }
+        #expect(failures.value == 0)
     }
 
     @Test("the token may be given as paymentData alone")
@@ -240,14 +290,16 @@ struct RejectionTests {
     func transactionIdIsSigned() throws {
         var request = fixture.request()
         request.transactionIdentifier = "aa"
-        let json = try mintText(request).replacingOccurrences(of: "\"transactionId\":\"aa\"", with: "\"transactionId\":\"ab\"")
+        let json = try mintText(request).replacingOccurrences(
+            of: "\"transactionId\":\"aa\"", with: "\"transactionId\":\"ab\"")
         expectRejection(.signatureInvalid, try PaymentToken(json: Data(json.utf8)))
     }
 
     @Test("certificate_untrusted: a foreign root")
     func foreignRoot() throws {
         let other = try SandboxPKI.generate(
-            notBefore: SandboxFixture.now.addingTimeInterval(-86400), notAfter: SandboxFixture.now.addingTimeInterval(86400))
+            notBefore: SandboxFixture.now.addingTimeInterval(-86400),
+            notAfter: SandboxFixture.now.addingTimeInterval(86400))
         let decryptor = PaymentTokenDecryptor(trustAnchor: other.trustAnchor, keys: [fixture.ecMerchantKey])
         expectRejection(.certificateUntrusted, try fixture.mint(fixture.request()), decryptor: decryptor)
         // And tokens of the foreign PKI are refused by ours.
@@ -260,7 +312,8 @@ struct RejectionTests {
         options.leafMarker = leafMarker
         options.intermediateMarker = !leafMarker
         let pki = try SandboxPKI.generate(
-            notBefore: SandboxFixture.now.addingTimeInterval(-86400), notAfter: SandboxFixture.now.addingTimeInterval(86400),
+            notBefore: SandboxFixture.now.addingTimeInterval(-86400),
+            notAfter: SandboxFixture.now.addingTimeInterval(86400),
             options: options)
         let decryptor = PaymentTokenDecryptor(trustAnchor: pki.trustAnchor, keys: [fixture.ecMerchantKey])
         expectRejection(.certificateUntrusted, try fixture.mint(fixture.request(), pki: pki), decryptor: decryptor)
@@ -276,23 +329,70 @@ struct RejectionTests {
         let decryptor = PaymentTokenDecryptor(trustAnchor: pki.trustAnchor, keys: [fixture.ecMerchantKey])
         let later = SandboxFixture.now.addingTimeInterval(3600)
         // Fresh decryptor, nothing cached: rejected.
-        expectRejection(.certificateUntrusted, try fixture.mint(fixture.request(signedAt: later), pki: pki), decryptor: decryptor, at: later)
+        expectRejection(
+            .certificateUntrusted, try fixture.mint(fixture.request(signedAt: later), pki: pki), decryptor: decryptor,
+            at: later)
         // Cache the chain with a valid token, then present the same chain at a later signing time.
         let cached = PaymentTokenDecryptor(trustAnchor: pki.trustAnchor, keys: [fixture.ecMerchantKey])
-        #expect(throws: Never.self) { try cached.decrypt(try fixture.mint(fixture.request(), pki: pki), at: SandboxFixture.now) }
-        expectRejection(.certificateUntrusted, try fixture.mint(fixture.request(signedAt: later), pki: pki), decryptor: cached, at: later)
+        #expect(throws: Never.self) {
+            try cached.decrypt(try fixture.mint(fixture.request(), pki: pki), at: SandboxFixture.now)
+        }
+        expectRejection(
+            .certificateUntrusted, try fixture.mint(fixture.request(signedAt: later), pki: pki), decryptor: cached,
+            at: later)
     }
 
     @Test("signing_time_out_of_window: too old and in the future")
     func window() throws {
-        expectRejection(.signingTimeOutOfWindow, try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-3600))))
-        expectRejection(.signingTimeOutOfWindow, try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(120))))
+        expectRejection(
+            .signingTimeOutOfWindow,
+            try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-3600))))
+        expectRejection(
+            .signingTimeOutOfWindow,
+            try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(120))))
         let wide = PaymentTokenDecryptor(
             trustAnchor: fixture.pki.trustAnchor, keys: [fixture.ecMerchantKey],
             window: SigningTimeWindow(maximumAge: 7200, maximumFutureSkew: 300))
         #expect(throws: Never.self) {
-            try wide.decrypt(try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-3600))), at: SandboxFixture.now)
+            try wide.decrypt(
+                try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-3600))),
+                at: SandboxFixture.now)
         }
+    }
+
+    @Test("a decryptor that has cached the certificates still rejects every defect")
+    func warmCache() throws {
+        let decryptor = fixture.decryptor
+        #expect(throws: Never.self) {
+            try decryptor.decrypt(try fixture.mint(fixture.request()), at: SandboxFixture.now)
+        }
+        var flipped = fixture.request()
+        flipped.tamper = .flipCiphertextAfterSigning
+        expectRejection(.signatureInvalid, try fixture.mint(flipped), decryptor: decryptor)
+        var foreign = fixture.request()
+        foreign.tamper = .foreignSigner
+        expectRejection(.signatureInvalid, try fixture.mint(foreign), decryptor: decryptor)
+        var tag = fixture.request()
+        tag.tamper = .flipCiphertextBeforeSigning(byteFromEnd: 0)
+        expectRejection(.decryptionFailed, try fixture.mint(tag), decryptor: decryptor)
+        expectRejection(
+            .signingTimeOutOfWindow,
+            try fixture.mint(fixture.request(signedAt: SandboxFixture.now.addingTimeInterval(-900))),
+            decryptor: decryptor)
+        var request = fixture.request()
+        request.transactionIdentifier = "aa"
+        let json = try mintText(request).replacingOccurrences(
+            of: "\"transactionId\":\"aa\"", with: "\"transactionId\":\"ab\"")
+        expectRejection(.signatureInvalid, try PaymentToken(json: Data(json.utf8)), decryptor: decryptor)
+        // A signature whose ECDSA value is damaged (its last byte) fails too.
+        let valid = try mintText(fixture.request())
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(valid.utf8)) as? [String: Any])
+        var paymentData = try #require(object["paymentData"] as? [String: Any])
+        var signature = [UInt8](try #require(Data(base64Encoded: paymentData["signature"] as! String)))
+        signature[signature.count - 1] ^= 0x01
+        paymentData["signature"] = Data(signature).base64EncodedString()
+        let damaged = try JSONSerialization.data(withJSONObject: ["paymentData": paymentData])
+        expectRejection(.signatureInvalid, try PaymentToken(json: damaged), decryptor: decryptor)
     }
 
     @Test("unknown_merchant_key")
@@ -300,7 +400,9 @@ struct RejectionTests {
         let decryptor = PaymentTokenDecryptor(trustAnchor: fixture.pki.trustAnchor, keys: [fixture.rotatedMerchantKey])
         expectRejection(.unknownMerchantKey, try fixture.mint(fixture.request()), decryptor: decryptor)
         // Verification alone needs no key.
-        #expect(throws: Never.self) { try decryptor.verify(try fixture.mint(fixture.request()), at: SandboxFixture.now) }
+        #expect(throws: Never.self) {
+            try decryptor.verify(try fixture.mint(fixture.request()), at: SandboxFixture.now)
+        }
     }
 
     @Test("decryption_failed: a flipped tag or ciphertext byte re-signed by the valid leaf", arguments: [0, 5, 16, 40])
@@ -323,9 +425,11 @@ struct RejectionTests {
 
     @Test(
         "decryption_failed: plaintext that is not Apple's payment data, encrypted properly",
-        arguments: ["not json at all", "[1,2,3]", "{}", "{\"applicationPrimaryAccountNumber\":\"4111\"}",
+        arguments: [
+            "not json at all", "[1,2,3]", "{}", "{\"applicationPrimaryAccountNumber\":\"4111\"}",
             "{\"applicationPrimaryAccountNumber\":\"4111111111111111\",\"applicationExpirationDate\":\"291231\",\"currencyCode\":\"901\",\"transactionAmount\":-5,\"paymentDataType\":\"3DSecure\",\"paymentData\":{\"onlinePaymentCryptogram\":\"x\"}}",
-            "{\"a\":" + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}"])
+            "{\"a\":" + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}",
+        ])
     func badPlaintext(_ plaintext: String) throws {
         var request = fixture.request()
         request.plaintextOverride = Array(plaintext.utf8)
@@ -336,7 +440,8 @@ struct RejectionTests {
     func wrongKeyType() throws {
         // An RSA_v1 token whose header names the EC key.
         let rsa = try mintText(fixture.request(.rsaV1))
-        let json = rsa.replacingOccurrences(of: fixture.rsaMerchantKey.publicKeyHash, with: fixture.ecMerchantKey.publicKeyHash)
+        let json = rsa.replacingOccurrences(
+            of: fixture.rsaMerchantKey.publicKeyHash, with: fixture.ecMerchantKey.publicKeyHash)
         let token = try PaymentToken(json: Data(json.utf8))
         #expect(throws: PaymentTokenError(.decryptionFailed)) { try fixture.decryptor.decryptUnverifiedForTests(token) }
     }
@@ -347,4 +452,12 @@ extension PaymentTokenDecryptor {
     func decryptUnverifiedForTests(_ token: PaymentToken) throws(PaymentTokenError) -> DecryptedPaymentData {
         try decryptUnverified(token)
     }
+}
+
+/// A thread-safe counter for concurrency tests.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }

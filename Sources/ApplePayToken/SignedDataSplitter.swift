@@ -1,0 +1,87 @@
+import COpenSSL
+import OrchardCrypto
+
+/// Separates the `certificates` field of a CMS SignedData from the rest, with OpenSSL's generic ASN.1
+/// reader and writer (SEQUENCE OF ANY keeps every element's original encoding, BER included).
+///
+/// Every token from the same Apple leaf carries the same certificates; parsing them is most of the cost
+/// of parsing a token's signature. Their bytes identify an already validated chain, and the rest — the
+/// SignerInfo with the signature and signed attributes, unchanged — is parsed and checked by CMS_verify.
+package enum SignedDataSplitter {
+    /// The raw `[0] certificates` element and a ContentInfo equal to the input without it, or nil when the
+    /// input is not a ContentInfo holding a SignedData with certificates.
+    package static func split(_ der: [UInt8]) -> (certificates: [UInt8], withoutCertificates: [UInt8])? {
+        der.withUnsafeBufferPointer { buffer -> (certificates: [UInt8], withoutCertificates: [UInt8])? in
+            defer { ERR_clear_error() }
+            guard let base = buffer.baseAddress else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            guard let contentInfo = d2i_ASN1_SEQUENCE_ANY(nil, &cursor, buffer.count) else { return nil }
+            defer { orchard_sk_ASN1_TYPE_pop_free(contentInfo) }
+            guard cursor == base + buffer.count, orchard_sk_ASN1_TYPE_num(contentInfo) == 2,
+                let type = orchard_sk_ASN1_TYPE_value(contentInfo, 0), type.pointee.type == V_ASN1_OBJECT,
+                OBJ_obj2nid(type.pointee.value.object) == NID_pkcs7_signed,
+                let explicit = orchard_sk_ASN1_TYPE_value(contentInfo, 1), explicit.pointee.type == V_ASN1_OTHER,
+                let wrapper = explicit.pointee.value.asn1_string, let wrapperData = wrapper.pointee.data
+            else { return nil }
+
+            // The [0] EXPLICIT header around the SignedData.
+            let wrapperLength = Int(wrapper.pointee.length)
+            var inner: UnsafePointer<UInt8>? = UnsafePointer(wrapperData)
+            var length = 0
+            var tag: Int32 = 0
+            var tagClass: Int32 = 0
+            let header = ASN1_get_object(&inner, &length, &tag, &tagClass, wrapperLength)
+            guard header & 0x80 == 0, header & V_ASN1_CONSTRUCTED != 0, tag == 0, tagClass == V_ASN1_CONTEXT_SPECIFIC,
+                let innerStart = inner
+            else { return nil }
+            let available = wrapperLength - (innerStart - UnsafePointer(wrapperData))
+            var signedCursor: UnsafePointer<UInt8>? = innerStart
+            guard let signedData = d2i_ASN1_SEQUENCE_ANY(nil, &signedCursor, header & 0x01 != 0 ? available : length)
+            else { return nil }
+            defer { orchard_sk_ASN1_TYPE_pop_free(signedData) }
+
+            // The one [0] IMPLICIT element of SignedData is `certificates`.
+            var certificatesIndex: Int32?
+            for index in 0..<orchard_sk_ASN1_TYPE_num(signedData) {
+                guard let element = orchard_sk_ASN1_TYPE_value(signedData, index), element.pointee.type == V_ASN1_OTHER,
+                    let string = element.pointee.value.asn1_string, string.pointee.length > 0,
+                    let data = string.pointee.data, data[0] == 0xA0
+                else { continue }
+                guard certificatesIndex == nil else { return nil }
+                certificatesIndex = index
+            }
+            guard let certificatesIndex, let element = orchard_sk_ASN1_TYPE_delete(signedData, certificatesIndex) else {
+                return nil
+            }
+            defer { ASN1_TYPE_free(element) }
+            let string = element.pointee.value.asn1_string!
+            let certificates = Array(UnsafeBufferPointer(start: string.pointee.data, count: Int(string.pointee.length)))
+
+            // SignedData without certificates, wrapped again in [0] EXPLICIT, in the ContentInfo.
+            guard let encodedSignedData = encode(signedData) else { return nil }
+            let total = ASN1_object_size(1, Int32(encodedSignedData.count), 0)
+            guard total > 0 else { return nil }
+            var wrapped = [UInt8](repeating: 0, count: Int(total))
+            wrapped.withUnsafeMutableBufferPointer { out in
+                var writer: UnsafeMutablePointer<UInt8>? = out.baseAddress
+                ASN1_put_object(&writer, 1, Int32(encodedSignedData.count), 0, V_ASN1_CONTEXT_SPECIFIC)
+                if let writer {
+                    encodedSignedData.withUnsafeBufferPointer { writer.update(from: $0.baseAddress!, count: $0.count) }
+                }
+            }
+            guard ASN1_STRING_set(wrapper, wrapped, Int32(wrapped.count)) == 1, let stripped = encode(contentInfo)
+            else {
+                return nil
+            }
+            return (certificates, stripped)
+        }
+    }
+
+    private static func encode(_ sequence: OpaquePointer) -> [UInt8]? {
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = i2d_ASN1_SEQUENCE_ANY(sequence, &output)
+        guard length > 0, let output else { return nil }
+        defer { orchard_OPENSSL_free(output) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+}

@@ -1,0 +1,92 @@
+import ApplePayModel
+import ApplePaySandbox
+import Foundation
+import Gateway
+
+/// `orchard sandbox mint --database sqlite:PATH [--amount 12.34 --currency TWD] [--pan …]`: a token for the
+/// sandbox merchant's active processing certificate, signed by the sandbox PKI `orchard serve` trusts.
+/// `orchard sandbox mint` hands over here when `--database` is given.
+enum SandboxDatabaseMint {
+    static let usage = """
+        usage: orchard sandbox mint --database sqlite:PATH [--amount 12.34] [--currency TWD] [--pan DIGITS]
+                                    [--network Visa] [--type credit] [--master-key HEX]
+
+        Prints an Apple Pay token (the {paymentData, paymentMethod, transactionIdentifier} JSON) encrypted for
+        the sandbox merchant's active processing certificate and signed now by the database's sandbox PKI.
+        """
+
+    static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
+        guard arguments.first == "mint" else {
+            io.err(arguments.first.map { "orchard sandbox: unknown subcommand '\($0)'\n\n\(usage)" } ?? usage)
+            return arguments.first == nil ? 2 : (["help", "--help", "-h"].contains(arguments.first!) ? 0 : 2)
+        }
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(
+                Array(arguments.dropFirst()),
+                options: ["database", "amount", "currency", "pan", "network", "type", "master-key"], flags: ["help"])
+            if parsed.flag("help") {
+                io.out(usage)
+                return 0
+            }
+        } catch {
+            io.err("orchard sandbox mint: \(error)\n\n\(usage)")
+            return 2
+        }
+        do {
+            let path = try GatewayDatabase.sqlitePath(try parsed.required("database"))
+            let currency = try Currency(code: parsed.value("currency") ?? "TWD")
+            let amount = try Money(parsed.value("amount") ?? "100", currency: currency).minorUnits
+            var options = GatewayRuntime.Options(databasePath: path)
+            options.masterKeyHex =
+                parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
+            let runtime = try GatewayRuntime(options)
+            let token = try mint(
+                runtime: runtime, amount: amount, currency: currency, pan: parsed.value("pan"),
+                network: parsed.value("network") ?? "Visa", type: parsed.value("type") ?? "credit")
+            io.out(String(decoding: token, as: UTF8.self))
+            return 0
+        } catch let error as UsageError {
+            io.err("orchard sandbox mint: \(error)")
+            return 2
+        } catch {
+            io.err("orchard sandbox mint: \(error)")
+            return 1
+        }
+    }
+
+    static func mint(
+        runtime: GatewayRuntime, amount: Int64, currency: Currency, pan: String?, network: String = "Visa",
+        type: String = "credit", at date: Date = Date()
+    ) throws -> Data {
+        try runtime.mintSandboxToken(
+            amount: amount, currency: currency, pan: pan, network: network, type: type, at: date)
+    }
+}
+
+extension GatewayRuntime {
+    /// A token for the sandbox merchant's active processing certificate, signed at `date` by the sandbox PKI.
+    public func mintSandboxToken(
+        amount: Int64, currency: Currency, pan: String? = nil, network: String = "Visa", type: String = "credit",
+        at date: Date = Date()
+    ) throws -> Data {
+        let runtime = self
+        guard let sandbox = runtime.sandbox else { throw UsageError("the database has no sandbox PKI") }
+        guard
+            let certificate = try runtime.gateway.merchants.processingCertificates(merchantID: sandbox.merchant.id)
+                .last(where: { $0.active })?.certificatePEM
+        else { throw UsageError("the sandbox merchant has no active processing certificate") }
+        if let pan, !(12...19).contains(pan.count) || !pan.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            throw UsageError("--pan takes 12 to 19 digits")
+        }
+        let pki = try SandboxPKIIssuer.pki(serialized: sandbox.pki)
+        var request = MintRequest(merchantCertificatePEM: certificate, signingTime: date)
+        request.merchantIdentifier = sandbox.merchant.merchantIdentifiers.first
+        request.amount = amount
+        request.currencyCode = currency.numericCode
+        if let pan { request.pan = pan }
+        request.network = network
+        request.type = type
+        return try TokenMinter(pki: pki).mint(request)
+    }
+}

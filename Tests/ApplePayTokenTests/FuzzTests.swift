@@ -1,0 +1,225 @@
+import ApplePaySandbox
+import ApplePayToken
+import Foundation
+import OrchardCrypto
+import Testing
+
+/// A small deterministic generator (SplitMix64), so every run tries the same mutants.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Bounded, seeded mutation testing of token parsing, CMS handling and decryption: every mutant is either
+/// rejected with a ``PaymentTokenError`` or, when accepted, decrypts to exactly the original payment data.
+/// `ORCHARD_FUZZ_ITERATIONS` scales the number of mutants per seed token (default 400).
+@Suite("Fuzzing: mutated tokens")
+struct FuzzTests {
+    static let iterations = Int(ProcessInfo.processInfo.environment["ORCHARD_FUZZ_ITERATIONS"] ?? "") ?? 400
+
+    struct Seed: Sendable, CustomStringConvertible {
+        var name: String
+        var json: Data
+        var decryptor: PaymentTokenDecryptor
+        var now: Date
+        var description: String { name }
+    }
+
+    static let seeds: [Seed] = {
+        let fixture = SandboxFixture.shared
+        var seeds: [Seed] = []
+        let minter = TokenMinter(pki: fixture.pki)
+        for version in [PaymentTokenVersion.ecV1, .rsaV1] {
+            var request = fixture.request(version)
+            request.applicationData = "0011223344556677"
+            seeds.append(
+                Seed(
+                    name: "minted \(version.rawValue)", json: try! minter.mint(request), decryptor: fixture.decryptor,
+                    now: SandboxFixture.now))
+        }
+        for id in ["gala", "basis-theory-rsa"] {
+            guard let vector = Vectors.all.first(where: { $0.id == id }), let key = try? vector.merchantKey(),
+                let json = try? vector.tokenData(), let anchor = try? Vectors.appleRoot()
+            else { continue }
+            seeds.append(
+                Seed(
+                    name: "real \(id)", json: json, decryptor: PaymentTokenDecryptor(trustAnchor: anchor, keys: [key]),
+                    now: vector.verifyAt))
+        }
+        return seeds
+    }()
+
+    enum Field: String, CaseIterable {
+        case data, signature, ephemeralPublicKey, wrappedKey, publicKeyHash, transactionId
+    }
+
+    /// The JSON object of a token, with paymentData possibly nested.
+    static func split(_ json: Data) -> (root: [String: Any], nested: Bool) {
+        let root = try! JSONSerialization.jsonObject(with: json) as! [String: Any]
+        return (root, root["paymentData"] != nil)
+    }
+
+    static func paymentData(_ root: [String: Any], nested: Bool) -> [String: Any] {
+        nested ? root["paymentData"] as! [String: Any] : root
+    }
+
+    static func rebuild(_ root: [String: Any], nested: Bool, paymentData: [String: Any]) -> Data {
+        var root = root
+        if nested { root["paymentData"] = paymentData } else { root = paymentData }
+        return try! JSONSerialization.data(withJSONObject: root)
+    }
+
+    static func mutate(_ json: Data, using random: inout SeededGenerator) -> Data {
+        let (root, nested) = split(json)
+        var paymentData = paymentData(root, nested: nested)
+        var header = paymentData["header"] as! [String: Any]
+        func base64Field(_ name: String) -> (get: [UInt8], set: ([UInt8]) -> Void)? {
+            if let text = paymentData[name] as? String, let bytes = Data(base64Encoded: text) {
+                return ([UInt8](bytes), { paymentData[name] = Data($0).base64EncodedString() })
+            }
+            if let text = header[name] as? String, let bytes = Data(base64Encoded: text) {
+                return ([UInt8](bytes), { header[name] = Data($0).base64EncodedString() })
+            }
+            return nil
+        }
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0...3:
+            // Flip 1-4 bytes of a decoded base64 field.
+            let names = ["data", "signature", "ephemeralPublicKey", "wrappedKey", "publicKeyHash"]
+            guard let field = base64Field(names.randomElement(using: &random)!) else { break }
+            var bytes = field.get
+            guard !bytes.isEmpty else { break }
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                bytes[Int.random(in: 0..<bytes.count, using: &random)] ^= UInt8.random(in: 1...255, using: &random)
+            }
+            field.set(bytes)
+        case 4:
+            // Truncate or extend the CMS signature.
+            guard let field = base64Field("signature") else { break }
+            var bytes = field.get
+            if Bool.random(using: &random) {
+                bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &random)))
+            } else {
+                bytes += (0..<Int.random(in: 1...64, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
+            }
+            field.set(bytes)
+        case 5:
+            // A random point (usually off the curve) under the P-256 SubjectPublicKeyInfo header.
+            guard let field = base64Field("ephemeralPublicKey") else { break }
+            var bytes = field.get
+            for index in (bytes.count - 64)..<bytes.count { bytes[index] = UInt8.random(in: 0...255, using: &random) }
+            field.set(bytes)
+        case 6:
+            // Huge or wrongly typed fields.
+            let name = ["data", "signature", "transactionId", "applicationData", "version", "publicKeyHash"]
+                .randomElement(using: &random)!
+            let choices: [Any] = [
+                String(repeating: "A", count: Int.random(in: 1...80_000, using: &random)), 42, NSNull(), [1, 2],
+                ["a": "b"], "",
+            ]
+            let value = choices.randomElement(using: &random)!
+            if ["transactionId", "applicationData", "publicKeyHash"].contains(name) {
+                header[name] = value
+            } else {
+                paymentData[name] = value
+            }
+        case 7:
+            // Remove a field.
+            if Bool.random(using: &random), let key = header.keys.sorted().randomElement(using: &random) {
+                header.removeValue(forKey: key)
+            } else if let key = paymentData.keys.sorted().randomElement(using: &random) {
+                paymentData.removeValue(forKey: key)
+            }
+        default:
+            // Raw byte edits of the JSON text.
+            var bytes = [UInt8](rebuild(root, nested: nested, paymentData: paymentData))
+            for _ in 0..<Int.random(in: 1...8, using: &random) {
+                guard !bytes.isEmpty else { break }
+                let index = Int.random(in: 0..<bytes.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: bytes[index] = UInt8.random(in: 0...255, using: &random)
+                case 1: bytes.remove(at: index)
+                default: bytes.insert(UInt8.random(in: 0...255, using: &random), at: index)
+                }
+            }
+            return Data(bytes)
+        }
+        if paymentData["header"] != nil { paymentData["header"] = header }
+        return rebuild(root, nested: nested, paymentData: paymentData)
+    }
+
+    @Test(
+        "mutants are rejected with a PaymentTokenError, or decrypt to the original", .timeLimit(.minutes(5)),
+        arguments: seeds)
+    func mutants(_ seed: Seed) throws {
+        let original = try seed.decryptor.decrypt(try PaymentToken(json: seed.json), at: seed.now).json(revealing: true)
+        var random = SeededGenerator(seed: 0x0_5EED_0F_0C4A_2D + UInt64(seed.name.utf8.count))
+        var rejected: [String: Int] = [:]
+        var accepted = 0
+        for _ in 0..<Self.iterations {
+            let mutant = Self.mutate(seed.json, using: &random)
+            do {
+                let token = try PaymentToken(json: mutant)
+                _ = try? seed.decryptor.verify(token, at: seed.now)
+                let payment = try seed.decryptor.decrypt(token, at: seed.now)
+                #expect(payment.json(revealing: true) == original, "a mutant decrypted to different payment data")
+                accepted += 1
+            } catch {
+                rejected[error.code.rawValue, default: 0] += 1
+            }
+        }
+        // Most mutants must be refused; the few accepted ones change nothing signed (e.g. paymentMethod).
+        #expect(rejected.values.reduce(0, +) > Self.iterations / 2)
+        #expect(rejected.keys.allSatisfy { !$0.isEmpty })
+        print(
+            "fuzz \(seed.name): \(Self.iterations) mutants, \(accepted) accepted unchanged, rejected \(rejected.sorted { $0.key < $1.key })"
+        )
+    }
+
+    @Test("properly encrypted plaintexts that are not payment data are rejected", .timeLimit(.minutes(5)))
+    func randomPlaintexts() throws {
+        let fixture = SandboxFixture.shared
+        let minter = TokenMinter(pki: fixture.pki)
+        var random = SeededGenerator(seed: 0xFEED)
+        let samples: [String] = [
+            "", "null", "true", "\"string\"", "{\"applicationPrimaryAccountNumber\": 4111111111111111}",
+            String(repeating: "[", count: 5000), String(repeating: "{\"a\":", count: 2000),
+            "{\"a\": \"\\ud800\"}", "{\"a\": 1e999999}", "{\"a\": -0.0e-0, \"a\": 1}",
+        ]
+        var plaintexts = samples.map { Array($0.utf8) }
+        for _ in 0..<60 {
+            plaintexts.append(
+                (0..<Int.random(in: 0...512, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+        }
+        for plaintext in plaintexts {
+            for version in [PaymentTokenVersion.ecV1, .rsaV1] {
+                var request = fixture.request(version)
+                request.plaintextOverride = plaintext
+                let token = try PaymentToken(json: try minter.mint(request))
+                #expect(throws: PaymentTokenError(.decryptionFailed)) {
+                    try fixture.decryptor.decrypt(token, at: SandboxFixture.now)
+                }
+            }
+        }
+    }
+
+    @Test("the JSON reader refuses malformed text and never crashes", arguments: 0..<4)
+    func jsonReader(round: Int) {
+        var random = SeededGenerator(seed: UInt64(round) &* 7919)
+        let alphabet = Array("{}[]\":,0123456789-+.eEtrufalsn \\u\"abc".utf8)
+        for _ in 0..<2000 {
+            let bytes = (0..<Int.random(in: 0...64, using: &random)).map { _ in alphabet.randomElement(using: &random)!
+            }
+            _ = try? PaymentToken(json: Data(bytes))
+        }
+    }
+}
