@@ -10,8 +10,10 @@ enum BenchCommand {
     static let command = CLI.Command(
         name: "bench", summary: "measure token verification+decryption against OpenSSL's P-256 bound (bench token)"
     ) { arguments, io in
+        if arguments.first == "http" { return BenchHTTPCommand.run(Array(arguments.dropFirst()), io) }
         guard arguments.first == "token" else {
             io.err("usage: orchard bench token [--seconds S] [--rounds N] [--tokens N] [--breakdown]")
+            io.err("       orchard bench http [--clients N] [--duration S | --payments N] [--url URL --database D]")
             return 2
         }
         do {

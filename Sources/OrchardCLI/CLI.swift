@@ -33,7 +33,6 @@ public enum CLI {
         TokenCommand.command,
         KeysCommand.command,
         SandboxCommand.command,
-        BenchHTTPCommand.command,
     ]
 
     /// Orchard's version.
