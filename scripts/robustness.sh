@@ -89,7 +89,6 @@ cat "$work/bench.log"
 echo "(bench exit status $bench_status: failures are expected once the server is gone)"
 acknowledged=$(wc -l <"$work/acknowledged.txt" | tr -d ' ')
 echo "acknowledged payments recorded by the clients: $acknowledged"
-ls -l "$work" | sed -n 's/.*\(orchard\.db.*\)/  \1/p'
 
 step "4. orchard audit on the database as the kill left it"
 audit_crash=0

@@ -145,7 +145,9 @@ enum BenchHTTPCommand {
             var runtimeOptions = GatewayRuntime.Options(databasePath: path)
             runtimeOptions.masterKeyHex = options.masterKey
             let runtime = try GatewayRuntime(runtimeOptions)
-            guard let merchant = runtime.sandboxMerchant else { throw UsageError("the database has no sandbox merchant") }
+            guard let merchant = runtime.sandboxMerchant else {
+                throw UsageError("the database has no sandbox merchant")
+            }
             return Target(
                 baseURL: url, description: "the server at \(url), database \(path)", runtime: runtime,
                 credentials: try runtime.gateway.merchants.credentials(merchantID: merchant.id), stop: {})
@@ -256,7 +258,8 @@ enum BenchHTTPCommand {
             APICaller.appHeaders(appID: target.credentials.appID, appKey: target.credentials.appKey) + [
                 ("Content-Type", "application/json")
             ]
-        let serverHeaders = APICaller.secretHeaders(target.credentials.secretKey) + [("Content-Type", "application/json")]
+        let serverHeaders =
+            APICaller.secretHeaders(target.credentials.secretKey) + [("Content-Type", "application/json")]
         let amount = benchAmount.decimalString
         for _ in 0..<clients {
             group.enter()
@@ -379,11 +382,13 @@ enum BenchHTTPCommand {
                 + "(secret key, capture now, Idempotency-Key), \(benchAmount)")
 
         var warmupRate = 0.0
+        var warmupAcknowledged: [(id: String, status: String)] = []
         if options.warmup > 0 {
             let tokens = try mintTokens(options.clients * 40, runtime: target.runtime)
             let warm = load(
                 tokens: tokens, clients: options.clients, seconds: options.warmup, target: target, runID: runID + "w")
             warmupRate = Double(warm.pairs.count) / max(warm.elapsed, 0.001)
+            warmupAcknowledged = warm.acknowledged
             io.out(
                 "  warm-up      \(String(format: "%.1f", warm.elapsed)) s, \(warm.pairs.count) pairs "
                     + "(~\(Int(warmupRate)) pairs/s), \(warm.errorCount) errors, not measured")
@@ -406,7 +411,7 @@ enum BenchHTTPCommand {
             tokens: tokens, clients: options.clients, seconds: options.payments == nil ? options.duration : nil,
             target: target, runID: runID)
         if let file = options.record {
-            let lines = measured.acknowledged.map { "\($0.id) \($0.status)\n" }.joined()
+            let lines = (warmupAcknowledged + measured.acknowledged).map { "\($0.id) \($0.status)\n" }.joined()
             try Data(lines.utf8).write(to: URL(fileURLWithPath: file))
         }
         let pairs = measured.pairs.sorted()
@@ -423,7 +428,11 @@ enum BenchHTTPCommand {
         for (key, count) in measured.errors.sorted(by: { $0.value > $1.value }) {
             io.out("  error        \(count) x \(key)")
         }
-        if let file = options.record { io.out("  recorded     \(measured.acknowledged.count) acknowledged payments in \(file)") }
+        if let file = options.record {
+            io.out(
+                "  recorded     \(warmupAcknowledged.count + measured.acknowledged.count) acknowledged payments "
+                    + "(warm-up included) in \(file)")
+        }
         io.out(
             "  pair         p50 \(ms(p50)) ms, p90 \(ms(percentile(pairs, 0.9))) ms, p99 \(ms(p99)) ms, "
                 + "max \(ms(pairs.last ?? 0)) ms")

@@ -97,7 +97,8 @@ enum DemoCommand {
                 ],
                 environment: [:])
             // The first-run credentials banner is the serve command's; the demo shows the keys itself.
-            running = try ServeCommand.start(settings: settings, io: CLIOutput(out: { _ in }, err: { io.err(String($0.dropLast())) }))
+            running = try ServeCommand.start(
+                settings: settings, io: CLIOutput(out: { _ in }, err: { io.err(String($0.dropLast())) }))
         } catch {
             io.err("orchard demo: cannot start the in-process server: \(error)")
             return false

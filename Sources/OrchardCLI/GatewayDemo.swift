@@ -107,7 +107,9 @@ final class GatewayDemo {
         let health = try api.call(.get, "/healthz")
         io.out("server     \(api.baseURL) (\(serverNote))")
         try require(health.status == 200, "GET /healthz answers 200")
-        guard let merchant = runtime.sandboxMerchant else { throw Stop(description: "the database has no sandbox merchant") }
+        guard let merchant = runtime.sandboxMerchant else {
+            throw Stop(description: "the database has no sandbox merchant")
+        }
         let credentials = try runtime.gateway.merchants.credentials(merchantID: merchant.id)
         client = APICaller.appHeaders(appID: credentials.appID, appKey: credentials.appKey)
         server = APICaller.secretHeaders(credentials.secretKey)
@@ -154,7 +156,9 @@ final class GatewayDemo {
         step("A sandbox Apple Pay token for the TWD cart (\(cart.total.label), \(cart.total.amount))")
         let token = try mint(cart.total.amount)
         line("minted \(token.size) bytes: EC_v1, signed now by the database's sandbox PKI, encrypted for the")
-        line("sandbox merchant's processing certificate; transactionIdentifier \(token.transactionIdentifier.prefix(16))…")
+        line(
+            "sandbox merchant's processing certificate; transactionIdentifier \(token.transactionIdentifier.prefix(16))…"
+        )
 
         step("Tokenize: POST /v1/tokens {token} (app id + app key, as the app or web page does)")
         let tokenized = try api.call(.post, "/v1/tokens", headers: client, json: ["token": token.json])
@@ -284,7 +288,8 @@ final class GatewayDemo {
         line(
             "the app builds its request from: \(session["amount"] ?? "?") \(session["currency"] ?? "?"), "
                 + "\(session["merchant_identifier"] ?? "?"), networks \(networks)")
-        check(read.status == 200 && session["amount"] as? String == amount.decimalString, "the client reads the session")
+        check(
+            read.status == 200 && session["amount"] as? String == amount.decimalString, "the client reads the session")
 
         step("Pay the session: POST /v1/sessions/{order_token}/pay {token} with a second token (app key)")
         let token = try mint(amount)
@@ -317,7 +322,9 @@ final class GatewayDemo {
         check(retry.header("Idempotent-Replayed") == "true", "the retry is marked Idempotent-Replayed: true")
         check(afterFirst == before + 1 && afterRetry == afterFirst, "no second charge: one payment for the session")
         let paidSession = try api.call(.get, "/v1/sessions/\(orderToken)", headers: client)
-        line("the session now: status \(paidSession.json["status"] ?? "?"), payment_id \(paidSession.json["payment_id"] ?? "?")")
+        line(
+            "the session now: status \(paidSession.json["status"] ?? "?"), payment_id \(paidSession.json["payment_id"] ?? "?")"
+        )
         check(paidSession.string("payment_id") == payment, "the session records its one payment")
     }
 
@@ -332,7 +339,9 @@ final class GatewayDemo {
         try require(tokenized.status == 200 && prime.hasPrefix("prm_"), "the token is valid: a prime came back")
         let paid = try api.call(
             .post, "/v1/payments", headers: server + [("Idempotency-Key", "DEMO-\(runID)-3-pay")],
-            json: ["prime": prime, "amount": amount.decimalString, "currency": "TWD", "order_number": "DEMO-\(runID)-3"])
+            json: [
+                "prime": prime, "amount": amount.decimalString, "currency": "TWD", "order_number": "DEMO-\(runID)-3",
+            ])
         show(paid, "POST /v1/payments")
         let paymentID = paid.string("error.payment_id") ?? ""
         line("error.decline_code \(paid.string("error.decline_code") ?? "?"), error.payment_id \(paymentID)")
@@ -353,7 +362,9 @@ final class GatewayDemo {
         step("Reuse: the first prime and the first token once more")
         let paid = try api.call(
             .post, "/v1/payments", headers: server + [("Idempotency-Key", "DEMO-\(runID)-4-pay")],
-            json: ["prime": prime, "amount": amount.decimalString, "currency": "TWD", "order_number": "DEMO-\(runID)-4"])
+            json: [
+                "prime": prime, "amount": amount.decimalString, "currency": "TWD", "order_number": "DEMO-\(runID)-4",
+            ])
         show(paid, "POST /v1/payments {the first prime}")
         line("error.message \"\(paid.string("error.message") ?? "")\"")
         check(paid.status == 409 && paid.string("error.code") == "prime_already_used", "409 prime_already_used")
@@ -367,7 +378,9 @@ final class GatewayDemo {
         step("Every webhook the receiver got during the demo")
         // The session and refund events are queued by now; give the dispatcher a moment to send them.
         let deliveries = inbox.wait(timeout: 10) { list in
-            Set(list.map(\.type)).isSuperset(of: ["payment.captured", "payment.refunded", "payment.failed", "session.completed"])
+            Set(list.map(\.type)).isSuperset(of: [
+                "payment.captured", "payment.refunded", "payment.failed", "session.completed",
+            ])
         }
         var counts: [String: Int] = [:]
         var bad = 0

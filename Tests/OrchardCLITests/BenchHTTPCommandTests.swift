@@ -26,7 +26,9 @@ struct BenchHTTPCommandTests {
         #expect(result.stdout.contains("6 payments captured, 0 errors"))
         let lines = result.stdout.split(separator: "\n").suffix(3).map(String.init)
         try #require(lines.count == 3)
-        let patterns = [#"^payments_per_second=[0-9]+\.[0-9]$"#, #"^p50_ms=[0-9]+\.[0-9]{2}$"#, #"^p99_ms=[0-9]+\.[0-9]{2}$"#]
+        let patterns = [
+            #"^payments_per_second=[0-9]+\.[0-9]$"#, #"^p50_ms=[0-9]+\.[0-9]{2}$"#, #"^p99_ms=[0-9]+\.[0-9]{2}$"#,
+        ]
         for (line, pattern) in zip(lines, patterns) {
             #expect(line.range(of: pattern, options: .regularExpression) != nil, "\(line)")
         }
@@ -76,7 +78,8 @@ struct BenchHTTPCommandTests {
 
         let checked = run(["--url", url, "--database", database, "--check", record])
         #expect(checked.status == 0, "\(checked.stdout)\n\(checked.stderr)")
-        #expect(checked.stdout.contains("acknowledged payments checked: 4\nmissing after restart: 0\nstatus changed: 0"))
+        #expect(
+            checked.stdout.contains("acknowledged payments checked: 4\nmissing after restart: 0\nstatus changed: 0"))
 
         try Data((lines.joined(separator: "\n") + "\npay_doesnotexist000000000 captured\n").utf8).write(
             to: URL(fileURLWithPath: record))
