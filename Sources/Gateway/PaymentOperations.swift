@@ -152,9 +152,7 @@ extension GatewayService {
         else { return }
         session.status = .completed
         try tx.updateSession(session)
-        try emit(
-            WebhookEventType.sessionCompleted, object: session.jsonObject(), objectID: session.id,
-            merchantID: session.merchantID, deliveryURL: session.notifyURL, in: tx, at: now)
+        try emit(WebhookEventType.sessionCompleted, session: session, in: tx, at: now)
     }
 
     /// Asks the processor what happened to a payment whose authorization was sent, and records the answer.
@@ -470,79 +468,5 @@ extension GatewayService {
             try $0.purgeIdempotencyRecords(before: now.addingTimeInterval(-configuration.idempotencyRetention))
         }
         return report
-    }
-}
-
-extension Payment {
-    /// The payment as the API and webhooks show it (snake_case keys, amounts in minor units, Unix times).
-    public func jsonObject() -> [String: Any] {
-        func time(_ date: Date?) -> Any { date.map { Int64($0.timeIntervalSince1970) } ?? NSNull() }
-        var object: [String: Any] = [
-            "id": id, "object": "payment", "status": status.rawValue, "amount": amount, "currency": currency,
-            "captured_amount": capturedAmount, "refunded_amount": refundedAmount, "acquirer": acquirer,
-            "environment": environment.rawValue, "created": time(createdAt), "updated": time(updatedAt),
-            "authorized_at": time(authorizedAt), "captured_at": time(capturedAt), "voided_at": time(voidedAt),
-            "card_info": cardInfo.jsonObject(),
-            "metadata": metadata,
-            "refunds": refunds.map { $0.jsonObject() },
-        ]
-        object["order_number"] = orderNumber ?? NSNull()
-        object["out_trade_no"] = outTradeNo ?? NSNull()
-        object["details"] = details ?? NSNull()
-        object["auth_code"] = authCode ?? NSNull()
-        object["failure_code"] = failureCode ?? NSNull()
-        object["capture_at"] = time(captureAt)
-        switch captureMode {
-        case .now: object["capture_mode"] = "now"
-        case .manual: object["capture_mode"] = "manual"
-        case .afterDays(let days): object["capture_mode"] = "after_\(days)_days"
-        }
-        if let cardholder {
-            var holder: [String: Any] = [:]
-            holder["name"] = cardholder.name
-            holder["email"] = cardholder.email
-            holder["phone_number"] = cardholder.phoneNumber
-            holder["zip_code"] = cardholder.zipCode
-            holder["address"] = cardholder.address
-            holder["national_id"] = cardholder.nationalID
-            object["cardholder"] = holder
-        }
-        return object
-    }
-}
-
-extension Refund {
-    /// The refund as the API and webhooks show it.
-    public func jsonObject() -> [String: Any] {
-        [
-            "id": id, "object": "refund", "payment_id": paymentID, "amount": amount, "currency": currency,
-            "status": status.rawValue, "reason": reason ?? NSNull(), "decline_code": declineCode ?? NSNull(),
-            "created": Int64(createdAt.timeIntervalSince1970),
-        ]
-    }
-}
-
-extension CardInfo {
-    /// TapPay's `card_info` object.
-    public func jsonObject() -> [String: Any] {
-        [
-            "bin_code": binCode, "last_four": lastFour, "type": type, "funding": funding,
-            "network": network ?? NSNull(), "issuer": issuer ?? "", "bank_id": bankID ?? "", "level": level ?? "",
-            "country": country ?? "", "country_code": countryCode ?? "",
-        ]
-    }
-}
-
-extension OrderSession {
-    /// The session as the API and webhooks show it.
-    public func jsonObject() -> [String: Any] {
-        [
-            "id": id, "object": "order_session", "order_token": orderToken, "out_trade_no": outTradeNo,
-            "amount": amount, "currency": currency, "country": country, "subject": subject ?? NSNull(),
-            "user_id": userID ?? NSNull(), "notify_url": notifyURL ?? NSNull(), "status": status.rawValue,
-            "payment_id": paymentID ?? NSNull(), "merchant_identifier": merchantIdentifier,
-            "supported_networks": supportedNetworks, "merchant_capabilities": merchantCapabilities,
-            "expires_at": Int64(expiresAt.timeIntervalSince1970), "created": Int64(createdAt.timeIntervalSince1970),
-        ]
     }
 }

@@ -306,14 +306,14 @@ extension GatewayAPI {
             merchant: call.merchant, type: type, limit: try Self.limit(call.request),
             cursor: call.request.query("cursor"))
         return Wire.response([
-            "data": page.events.map { Wire.event($0, merchantName: call.merchant.name) },
+            "data": page.events.map { Wire.event($0) },
             "next_cursor": Wire.value(page.nextCursor),
         ])
     }
 
     func redeliver(_ call: Call) throws -> HTTPResponse {
         let record = try gateway.redeliver(merchant: call.merchant, eventID: try call.context.parameter("id"))
-        return Wire.response(Wire.event(record, merchantName: call.merchant.name))
+        return Wire.response(Wire.event(record))
     }
 
     func getWebhook(_ call: Call) throws -> HTTPResponse {

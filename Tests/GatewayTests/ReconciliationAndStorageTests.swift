@@ -113,7 +113,7 @@ struct StorageTests {
         let unroutable = try #require(
             try h.gateway.events(merchant: h.merchant, limit: 100).first {
                 (try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any])
-                    .flatMap { ($0["data"] as? [String: Any])?["object"] as? [String: Any] }?["id"] as? String
+                    .flatMap { $0["data"] as? [String: Any] }?["id"] as? String
                     == plain.id
             })
         expectGatewayError(.webhookEndpointNotConfigured) {
