@@ -128,7 +128,15 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     /// Origins allowed by CORS for the client routes.
     public var webOrigins: [String]
     public var webhookURL: String?
-    /// The webhook signing secrets (newest first), sealed as a JSON array.
+    /// Whether deliveries to ``webhookURL`` go out (`PUT /v1/webhook-endpoint` `enabled`); held events stay
+    /// pending.
+    public var webhookEnabled: Bool {
+        get { webhookHeld != true }
+        set { webhookHeld = newValue ? nil : true }
+    }
+    /// Stored form of ``webhookEnabled`` (absent in records written before the flag existed).
+    var webhookHeld: Bool?
+    /// The webhook signing secrets (newest first, with their retirement times), sealed (``WebhookSecretRing``).
     public var webhookSecretsSealed: Data?
     public var appID: String
     /// Lowercase hex SHA-256 of the app key.

@@ -321,7 +321,7 @@ extension GatewayAPI {
         let secret = try gateway.merchants.webhookSecrets(merchantID: merchant.id).first
         let hint = secret.map { "whsec_…" + String($0.suffix(4)) }
         return Wire.response([
-            "url": Wire.value(merchant.webhookURL), "enabled": merchant.webhookURL != nil,
+            "url": Wire.value(merchant.webhookURL), "enabled": merchant.webhookURL != nil && merchant.webhookEnabled,
             "secret_hint": Wire.value(hint),
         ])
     }
@@ -341,10 +341,8 @@ extension GatewayAPI {
         guard Self.acceptableWebhookURL(url, environment: call.merchant.environment) else {
             throw body.invalid("url", "an https URL (http only to the loopback in the sandbox)")
         }
-        if try body.boolean("enabled") == false {
-            throw body.invalid("enabled", "holding deliveries is not supported yet; omit enabled or send true")
-        }
-        let result = try gateway.merchants.setWebhookEndpoint(merchantID: call.merchant.id, url: url)
+        let enabled = try body.boolean("enabled") ?? true
+        let result = try gateway.merchants.setWebhookEndpoint(merchantID: call.merchant.id, url: url, enabled: enabled)
         return Wire.response(["url": result.url, "secret": result.secret])
     }
 

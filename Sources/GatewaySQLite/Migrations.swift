@@ -193,6 +193,11 @@ enum Migrations {
                     created_at BIGINT NOT NULL
                 );
                 CREATE INDEX sandbox_acquirer_operations_reference ON sandbox_acquirer_operations (reference);
-                """)
+                """),
+        Migration(
+            version: 2, name: "webhook_endpoint_enabled",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN webhook_enabled INTEGER NOT NULL DEFAULT 1;
+                """),
     ]
 }

@@ -23,20 +23,20 @@ struct SQLiteTransaction: StoreTransaction {
     func insertMerchant(_ m: MerchantRecord) throws {
         try db.run(
             """
-            INSERT INTO merchants (id, environment, app_id, secret_key_id, webhook_url, created_at, body)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO merchants (id, environment, app_id, secret_key_id, webhook_url, webhook_enabled, created_at, body)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID),
-                SQLValue(m.webhookURL),
+                SQLValue(m.webhookURL), .integer(m.webhookEnabled ? 1 : 0),
                 SQLValue(m.createdAt), .text(try store.json(m)),
             ])
     }
 
     func updateMerchant(_ m: MerchantRecord) throws {
         try db.run(
-            "UPDATE merchants SET webhook_url = ?, body = ? WHERE id = ?",
-            [SQLValue(m.webhookURL), .text(try store.json(m)), .text(m.id)])
+            "UPDATE merchants SET webhook_url = ?, webhook_enabled = ?, body = ? WHERE id = ?",
+            [SQLValue(m.webhookURL), .integer(m.webhookEnabled ? 1 : 0), .text(try store.json(m)), .text(m.id)])
     }
 
     private func merchants(where clause: String, _ values: [SQLValue]) throws -> [MerchantRecord] {

@@ -95,8 +95,16 @@ struct GatewayAPITests {
         let put = try h.call(
             "PUT", "/v1/webhook-endpoint", headers: h.serverHeaders, json: ["url": "http://127.0.0.1:9/hooks"])
         #expect(put.status == 200, "\(put.text)")
-        let secret = try #require(put.json["secret"] as? String)
-        #expect(secret.hasPrefix("whsec_"))
+        let firstSecret = try #require(put.json["secret"] as? String)
+        #expect(firstSecret.wholeMatch(of: /whsec_[0-9a-f]{48}/) != nil, "\(firstSecret)")
+        let held = try h.call(
+            "PUT", "/v1/webhook-endpoint", headers: h.serverHeaders,
+            json: ["url": "http://127.0.0.1:9/hooks", "enabled": false])
+        #expect(held.status == 200, "\(held.text)")
+        #expect(try h.merchantServer("GET", "/v1/webhook-endpoint").json["enabled"] as? Bool == false)
+        let resumed = try h.call(
+            "PUT", "/v1/webhook-endpoint", headers: h.serverHeaders, json: ["url": "http://127.0.0.1:9/hooks"])
+        let secret = try #require(resumed.json["secret"] as? String)
         let endpoint = try h.merchantServer("GET", "/v1/webhook-endpoint")
         #expect(endpoint.json["url"] as? String == "http://127.0.0.1:9/hooks")
         #expect(endpoint.json["enabled"] as? Bool == true)
