@@ -242,13 +242,13 @@ extension GatewayAPI {
         }
         let query = PaymentQuery(
             createdFrom: try Self.queryTime(request, "created_from"),
-            createdTo: try Self.queryTime(request, "created_to"),
+            createdTo: try Self.queryTime(request, "created_to"), currency: currency?.code,
             minAmount: try amount("amount_min"), maxAmount: try amount("amount_max"), statuses: statuses,
             orderNumber: request.query("order_number"), outTradeNo: request.query("out_trade_no"),
             limit: try Self.limit(request), cursor: request.query("cursor"))
         let page = try gateway.payments(merchant: call.merchant, query: query)
         var data: [[String: Any]] = []
-        for payment in page.payments where currency == nil || payment.currency == currency?.code {
+        for payment in page.payments {
             let transitions = try gateway.transitions(merchant: call.merchant, paymentID: payment.id)
             data.append(Wire.payment(payment, transitions: transitions))
         }

@@ -284,6 +284,10 @@ struct SQLiteTransaction: StoreTransaction {
             clauses.append("created_at < ?")
             values.append(SQLValue(to))
         }
+        if let currency = query.currency {
+            clauses.append("currency = ?")
+            values.append(.text(currency))
+        }
         if let min = query.minAmount {
             clauses.append("amount >= ?")
             values.append(.integer(min))
