@@ -40,6 +40,10 @@ public struct ReconciliationReport: Sendable, Hashable {
     public var stillUnknown: [String] = []
     /// Expired primes whose card data was dropped.
     public var purgedPrimes = 0
+    /// Finished idempotency records older than the retention period, deleted.
+    public var purgedIdempotencyRecords = 0
+    /// Idempotent transport answers older than the retention period, deleted.
+    public var purgedStoredResponses = 0
 }
 
 /// The payment gateway's domain: primes, order sessions, payments, captures, voids, refunds, reconciliation.

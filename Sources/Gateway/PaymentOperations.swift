@@ -464,9 +464,11 @@ extension GatewayService {
             }
         }
         report.purgedPrimes = try write { try $0.purgeExpiredPrimes(now: now) }
-        _ = try write {
-            try $0.purgeIdempotencyRecords(before: now.addingTimeInterval(-configuration.idempotencyRetention))
-        }
+        // Idempotent results past the retention period are deleted, not just ignored. An unfinished record
+        // (a request that stopped mid-way) stays: its recovery point is what prevents a second charge.
+        let retained = now.addingTimeInterval(-configuration.idempotencyRetention)
+        report.purgedIdempotencyRecords = try write { try $0.purgeIdempotencyRecords(before: retained) }
+        report.purgedStoredResponses = try write { try $0.purgeStoredResponses(before: retained) }
         return report
     }
 }

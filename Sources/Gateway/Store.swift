@@ -106,6 +106,12 @@ public protocol StoreTransaction {
     func deleteIdempotencyRecord(merchantID: String, environment: GatewayEnvironment, key: String) throws
     /// Deletes finished records created before `before`; returns how many.
     func purgeIdempotencyRecords(before: Date) throws -> Int
+    /// A transport's answer kept for an idempotency key (sealed), stored under `name`.
+    func storedResponse(_ name: String) throws -> Data?
+    /// Keeps a transport's answer (sealed) under `name`, replacing any; `createdAt` lets it be purged.
+    func setStoredResponse(_ name: String, value: Data, createdAt: Date) throws
+    /// Deletes kept answers created before `before`; returns how many.
+    func purgeStoredResponses(before: Date) throws -> Int
 
     // MARK: Audit
     /// Per-payment facts the ledger audit checks.

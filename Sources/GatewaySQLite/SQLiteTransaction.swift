@@ -505,6 +505,22 @@ struct SQLiteTransaction: StoreTransaction {
             "DELETE FROM idempotency_keys WHERE response IS NOT NULL AND created_at < ?", [SQLValue(before)])
     }
 
+    func storedResponse(_ name: String) throws -> Data? {
+        try db.query("SELECT value FROM stored_responses WHERE name = ?", [.text(name)]) { $0.blob(0) }.first ?? nil
+    }
+
+    func setStoredResponse(_ name: String, value: Data, createdAt: Date) throws {
+        try db.run(
+            """
+            INSERT INTO stored_responses (name, created_at, value) VALUES (?, ?, ?)
+            ON CONFLICT (name) DO UPDATE SET created_at = excluded.created_at, value = excluded.value
+            """, [.text(name), SQLValue(createdAt), .blob(value)])
+    }
+
+    func purgeStoredResponses(before: Date) throws -> Int {
+        try db.run("DELETE FROM stored_responses WHERE created_at < ?", [SQLValue(before)])
+    }
+
     // MARK: Audit
 
     func auditRows() throws -> [AuditRow] {
