@@ -312,7 +312,8 @@ extension GatewayAPI {
     }
 
     func redeliver(_ call: Call) throws -> HTTPResponse {
-        let record = try gateway.redeliver(merchant: call.merchant, eventID: try call.context.parameter("id"))
+        let record = try gateway.redeliver(
+            merchant: call.merchant, eventID: try call.context.parameter("id"), idempotencyKey: call.idempotencyKey)
         return Wire.response(Wire.event(record))
     }
 
@@ -352,7 +353,8 @@ extension GatewayAPI {
         let body = try RequestBody(call.request, required: true)
         let type = try body.requiredString("type", max: 10)
         let purpose = try body.requiredString("purpose", max: 20)
-        let csr = try gateway.merchants.createKeyCSR(merchant: call.merchant, type: type, purpose: purpose)
+        let csr = try gateway.createKeyCSR(
+            merchant: call.merchant, type: type, purpose: purpose, idempotencyKey: call.idempotencyKey)
         return Wire.response([
             "id": csr.id, "type": csr.type, "purpose": csr.purpose, "csr_pem": csr.csrPEM,
             "public_key_hash": csr.publicKeyHash,
@@ -362,8 +364,9 @@ extension GatewayAPI {
     func uploadCertificate(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call.request, required: true)
         let pem = try body.requiredString("certificate_pem", max: 16_384)
-        let key = try gateway.merchants.attachCertificate(
-            merchant: call.merchant, keyID: try call.context.parameter("id"), certificatePEM: pem)
+        let key = try gateway.attachCertificate(
+            merchant: call.merchant, keyID: try call.context.parameter("id"), certificatePEM: pem,
+            idempotencyKey: call.idempotencyKey)
         return Wire.response([
             "id": key.id, "type": key.type, "purpose": key.purpose, "public_key_hash": key.publicKeyHash,
             "merchant_identifier_hash": Wire.value(key.merchantIdentifierHash), "not_before": Wire.time(key.notBefore),
