@@ -4,14 +4,27 @@ import OrchardCrypto
 extension GatewayService {
     // MARK: - Authorization
 
+    /// Failure codes the gateway itself records when an authorization never reached the processor (no money
+    /// moved, nobody declined): they answer `processor_unavailable`, not `card_declined`.
+    static let undeliveredFailureCodes: Set<String> = ["not_sent", "interrupted", "card_data_missing", "card_data_unreadable"]
+
+    /// The error a `failed` payment answers: `card_declined` when the processor declined it (the issuer's or
+    /// acquirer's code), `processor_unavailable` when its authorization never reached the processor.
+    static func failure(of payment: Payment) -> GatewayError {
+        if let code = payment.failureCode, undeliveredFailureCodes.contains(code) {
+            return GatewayError(
+                .processorUnavailable, "the authorization did not reach the processor; nothing was charged",
+                declineCode: code, paymentID: payment.id)
+        }
+        return GatewayError(
+            .cardDeclined, "the payment was declined", declineCode: payment.failureCode, paymentID: payment.id)
+    }
+
     /// Authorizes a created payment (or settles it when resumed), captures it when its mode says now, and
-    /// throws `card_declined` when it failed.
+    /// throws ``failure(of:)`` when it failed.
     func drive(paymentID: String) throws(GatewayError) -> Payment {
         var payment = try authorize(paymentID: paymentID)
-        if payment.status == .failed {
-            throw GatewayError(
-                .cardDeclined, "the payment was declined", declineCode: payment.failureCode, paymentID: payment.id)
-        }
+        if payment.status == .failed { throw Self.failure(of: payment) }
         if payment.status == .authorized, payment.captureMode == .now {
             do { payment = try capture(paymentID: paymentID, amount: nil, resume: true) } catch
                 where error.code
