@@ -265,8 +265,9 @@ private struct SecureJSONScanner {
             return false
         default:
             // A number or a literal: up to the next delimiter.
-            while index < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D]
-                .contains(bytes[index])
+            while index < bytes.count,
+                ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D]
+                    .contains(bytes[index])
             {
                 index += 1
             }

@@ -6,7 +6,9 @@ extension GatewayService {
 
     /// Failure codes the gateway itself records when an authorization never reached the processor (no money
     /// moved, nobody declined): they answer `processor_unavailable`, not `card_declined`.
-    static let undeliveredFailureCodes: Set<String> = ["not_sent", "interrupted", "card_data_missing", "card_data_unreadable"]
+    static let undeliveredFailureCodes: Set<String> = [
+        "not_sent", "interrupted", "card_data_missing", "card_data_unreadable",
+    ]
 
     /// The error a `failed` payment answers: `card_declined` when the processor declined it (the issuer's or
     /// acquirer's code), `processor_unavailable` when its authorization never reached the processor.

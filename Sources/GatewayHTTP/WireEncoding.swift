@@ -28,11 +28,12 @@ enum Wire {
     /// An event as `GET /v1/events` shows it: the stored webhook body, unchanged, plus its delivery state.
     static func event(_ record: EventRecord) -> [String: Any] {
         var object = (try? JSONSerialization.jsonObject(with: record.event.payload)) as? [String: Any] ?? [:]
-        object["delivery"] = [
-            "state": record.delivery.state.rawValue, "attempts": record.delivery.attempts,
-            "next_attempt_at": time(record.delivery.nextAttemptAt),
-            "last_status": record.delivery.lastStatus.map { $0 as Any } ?? NSNull(),
-        ] as [String: Any]
+        object["delivery"] =
+            [
+                "state": record.delivery.state.rawValue, "attempts": record.delivery.attempts,
+                "next_attempt_at": time(record.delivery.nextAttemptAt),
+                "last_status": record.delivery.lastStatus.map { $0 as Any } ?? NSNull(),
+            ] as [String: Any]
         return object
     }
 }

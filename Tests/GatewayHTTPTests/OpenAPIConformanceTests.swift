@@ -17,8 +17,9 @@ struct OpenAPIConformanceTests {
         #expect(payment["required"]?.strings.contains("transitions") == true)
         #expect(payment["properties"]?["order_number"]?["type"]?.strings == ["string", "null"])
         #expect(checker.template(for: "/v1/payments/pay_1/refunds") == "/v1/payments/{id}/refunds")
-        #expect(checker.responseSchema(method: "POST", path: "/v1/payments", status: 402)?["$ref"]?.string
-            == "#/components/schemas/Error")
+        #expect(
+            checker.responseSchema(method: "POST", path: "/v1/payments", status: 402)?["$ref"]?.string
+                == "#/components/schemas/Error")
         #expect(checker.problems(["id": "x"], payment).contains { $0.contains("required status is missing") })
         let refund = try #require(checker.resolve("#/components/schemas/Refund"))
         let good: [String: Any] = [
@@ -26,10 +27,14 @@ struct OpenAPIConformanceTests {
             "reason": NSNull(), "created_at": "2027-01-15T08:00:00Z",
         ]
         #expect(checker.problems(good, refund) == [])
-        #expect(checker.problems(good.merging(["refund_id": "x"]) { $1 }, refund) == ["$: refund_id is not in the schema"])
+        #expect(
+            checker.problems(good.merging(["refund_id": "x"]) { $1 }, refund) == ["$: refund_id is not in the schema"])
         #expect(checker.problems(good.merging(["amount": 100]) { $1 }, refund).count == 1)
         #expect(checker.problems(good.merging(["status": "done"]) { $1 }, refund).count == 1)
-        #expect(checker.problems(["error": ["type": "api_error"]], try #require(checker.resolve("#/components/schemas/Error"))).count >= 4)
+        #expect(
+            checker.problems(
+                ["error": ["type": "api_error"]], try #require(checker.resolve("#/components/schemas/Error"))
+            ).count >= 4)
     }
 
     @Test("every answer of the end-to-end flows matches its documented status and schema")
@@ -55,11 +60,13 @@ struct OpenAPIConformanceTests {
         let prime = try h.prime("12.00")
         _ = try h.merchantServer("POST", "/v1/payments", json: ["prime": prime, "amount": "12.00", "currency": "TWD"])
         _ = try h.merchantServer("POST", "/v1/payments", json: ["prime": prime, "amount": "12.00", "currency": "TWD"])
-        _ = try h.merchantServer("POST", "/v1/payments", json: ["prime": "prm_nope", "amount": "12.00", "currency": "TWD"])
+        _ = try h.merchantServer(
+            "POST", "/v1/payments", json: ["prime": "prm_nope", "amount": "12.00", "currency": "TWD"])
         _ = try h.merchantServer("GET", "/v1/payments/pay_nope")
         // Session flow.
         let session = try h.merchantServer(
-            "POST", "/v1/sessions", json: [
+            "POST", "/v1/sessions",
+            json: [
                 "out_trade_no": "C-1", "amount": "250", "currency": "TWD", "country": "TW", "subject": "tea",
                 "user_id": "u1",
             ])
@@ -84,7 +91,8 @@ struct OpenAPIConformanceTests {
             publicKeyPEM: try #require(csr.json["csr_pem"] as? String),
             merchantIdentifier: "merchant.invalid.orchard.sandbox", notBefore: h.clock.now() - 60,
             notAfter: h.clock.now() + 86_400)
-        _ = try h.merchantServer("POST", "/v1/merchant-keys/\(keyID)/certificate", json: ["certificate_pem": certificate])
+        _ = try h.merchantServer(
+            "POST", "/v1/merchant-keys/\(keyID)/certificate", json: ["certificate_pem": certificate])
         _ = try h.merchantServer("POST", "/v1/merchant-keys/\(keyID)/certificate", json: ["certificate_pem": "junk"])
         _ = try h.call(
             "PUT", "/v1/bin-table", headers: h.serverHeaders.merging(["Content-Type": "text/csv"]) { $1 },
@@ -141,8 +149,11 @@ struct OpenAPIConformanceTests {
         // The webhook bodies as the outbox stores (and delivers) them: the spec's WebhookPayload.
         let payload = try #require(checker.resolve("#/components/schemas/WebhookPayload"))
         let stored = try h.runtime.gateway.events(merchant: h.merchant, limit: 100)
-        #expect(Set(stored.map(\.type)).isSuperset(of: ["payment.succeeded", "payment.failed", "payment.captured",
-            "payment.refunded", "payment.voided", "session.completed"]))
+        #expect(
+            Set(stored.map(\.type)).isSuperset(of: [
+                "payment.succeeded", "payment.failed", "payment.captured",
+                "payment.refunded", "payment.voided", "session.completed",
+            ]))
         for event in stored {
             let body = try JSONSerialization.jsonObject(with: event.payload)
             #expect(checker.problems(body, payload).isEmpty, "\(event.type): \(checker.problems(body, payload))")

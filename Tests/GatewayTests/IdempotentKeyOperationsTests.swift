@@ -15,7 +15,8 @@ struct IdempotentKeyOperationsTests {
             h.merchant, key: "csr-1", operation: "merchant_key_csr", fingerprint: ["ec", "processing"]
         ) { _ throws(GatewayError) in
             expectGatewayError(.idempotencyInFlight) {
-                try h.gateway.createKeyCSR(merchant: h.merchant, type: "ec", purpose: "processing", idempotencyKey: "csr-1")
+                try h.gateway.createKeyCSR(
+                    merchant: h.merchant, type: "ec", purpose: "processing", idempotencyKey: "csr-1")
             }
             return true
         }
@@ -26,7 +27,8 @@ struct IdempotentKeyOperationsTests {
             merchant: h.merchant, type: "ec", purpose: "processing", idempotencyKey: "csr-2")
         #expect(again == first)
         expectGatewayError(.idempotencyConflict) {
-            try h.gateway.createKeyCSR(merchant: h.merchant, type: "rsa", purpose: "processing", idempotencyKey: "csr-2")
+            try h.gateway.createKeyCSR(
+                merchant: h.merchant, type: "rsa", purpose: "processing", idempotencyKey: "csr-2")
         }
     }
 
@@ -70,6 +72,8 @@ struct IdempotentKeyOperationsTests {
         }
         let record = try h.gateway.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-2")
         #expect(record.delivery.state == .pending)
-        #expect(try h.gateway.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-2").event.id == event.id)
+        #expect(
+            try h.gateway.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-2").event.id
+                == event.id)
     }
 }

@@ -8,7 +8,8 @@ struct WebhooksEnvelopeTests {
     @Test("the body is the spec's WebhookPayload: sorted keys, RFC 3339 created_at, data as given")
     func envelope() throws {
         let envelope = try WebhookEventEnvelope(
-            id: "evt_1", type: WebhookEventType.paymentCaptured, createdAt: Date(timeIntervalSince1970: 1_800_000_000.75),
+            id: "evt_1", type: WebhookEventType.paymentCaptured,
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000.75),
             data: ["id": "pay_1", "status": "captured", "amount": "12.75", "url": "https://a.example/x"])
         let expected =
             #"{"created_at":"2027-01-15T08:00:00Z","data":{"amount":"12.75","id":"pay_1","status":"captured","#
@@ -52,7 +53,8 @@ struct WebhooksEnvelopeTests {
         // The last event shows the payment as GET /v1/payments/{id} does now.
         let last = try #require(events.last)
         let now = try h.gateway.payment(merchant: h.merchant, id: payment.id)
-        let wire = WireFormat.payment(now, transitions: try h.gateway.transitions(merchant: h.merchant, paymentID: now.id))
+        let wire = WireFormat.payment(
+            now, transitions: try h.gateway.transitions(merchant: h.merchant, paymentID: now.id))
         let body = try #require(try JSONSerialization.jsonObject(with: last.payload) as? [String: Any])
         #expect(try Self.canonical(body["data"] as Any) == Self.canonical(wire))
         #expect((body["data"] as? [String: Any])?["refunded_amount"] as? String == "23.45")
@@ -65,7 +67,8 @@ struct WebhooksEnvelopeTests {
             merchant: h.merchant,
             CreateSessionRequest(outTradeNo: "S-1", amount: 10_000, currency: "TWD", country: "TW"))
         _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
-        let event = try #require(try h.gateway.events(merchant: h.merchant, limit: 100).first { $0.type == "session.completed" })
+        let event = try #require(
+            try h.gateway.events(merchant: h.merchant, limit: 100).first { $0.type == "session.completed" })
         let body = try #require(try JSONSerialization.jsonObject(with: event.payload) as? [String: Any])
         let data = try #require(body["data"] as? [String: Any])
         #expect(data["order_token"] as? String == session.orderToken)

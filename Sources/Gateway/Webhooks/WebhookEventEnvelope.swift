@@ -34,7 +34,8 @@ public struct WebhookEventEnvelope: Sendable, Hashable {
             let id = object["id"] as? String, let type = object["type"] as? String,
             let created = object["created_at"] as? String, let createdAt = try? Date(created, strategy: .iso8601),
             let data = object["data"] as? [String: Any],
-            let bytes = try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys, .withoutEscapingSlashes])
+            let bytes = try? JSONSerialization.data(
+                withJSONObject: data, options: [.sortedKeys, .withoutEscapingSlashes])
         else { return nil }
         self.id = id
         self.type = type
