@@ -176,3 +176,182 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
             ], displayStyle: .class)
     }
 }
+
+extension DecryptedPaymentData {
+    /// The device PAN (DPAN) or merchant token PAN as ASCII digits in a zeroing buffer, read straight from the
+    /// plaintext without making a `String` of it. Empty once erased.
+    public var primaryAccountNumberBytes: SecureBytes {
+        secureStringField(["applicationPrimaryAccountNumber"]) ?? SecureBytes([UInt8]())
+    }
+
+    /// The 3-D Secure online payment cryptogram (base64 text) in a zeroing buffer, read straight from the
+    /// plaintext without making a `String` of it; nil when absent (EMV payments) or erased. Erase after use.
+    public var onlinePaymentCryptogramBytes: SecureBytes? {
+        secureStringField(["paymentData", "onlinePaymentCryptogram"])
+    }
+
+    /// The unescaped bytes of the string at `path` (object keys from the root), copied from the plaintext into
+    /// a new zeroing buffer; nil when the path is absent or not a string.
+    private func secureStringField(_ path: [String]) -> SecureBytes? {
+        plaintext.withUnsafeBytes { buffer -> SecureBytes? in
+            var scanner = SecureJSONScanner(bytes: buffer)
+            guard let range = scanner.findString(path: path.map { Array($0.utf8) }) else { return nil }
+            var unescaped = [UInt8]()
+            unescaped.reserveCapacity(range.count)
+            defer { SecureBytes.zero(&unescaped) }
+            guard SecureJSONScanner.unescape(buffer, range, into: &unescaped) else { return nil }
+            return SecureBytes(unescaped)
+        }
+    }
+}
+
+/// A minimal scanner over validated JSON bytes that locates a string value by its key path without decoding
+/// anything into `String`s, so secret fields can go from the plaintext into ``SecureBytes`` directly.
+private struct SecureJSONScanner {
+    let bytes: UnsafeRawBufferPointer
+    var index = 0
+
+    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+    }
+
+    /// The raw (still escaped) contents of the string starting at `index` (a quote); moves past it.
+    mutating func rawString() -> Range<Int>? {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        index = start
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\\"): index += 2
+            case UInt8(ascii: "\""):
+                defer { index += 1 }
+                return start..<index
+            default: index += 1
+            }
+        }
+        return nil
+    }
+
+    /// Moves past one value of any kind.
+    mutating func skipValue(depth: Int = 0) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count, depth < 64 else { return false }
+        switch bytes[index] {
+        case UInt8(ascii: "\""): return rawString() != nil
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let close = bytes[index] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            let isObject = close == UInt8(ascii: "}")
+            index += 1
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == close {
+                index += 1
+                return true
+            }
+            while index < bytes.count {
+                if isObject {
+                    skipWhitespace()
+                    guard rawString() != nil else { return false }
+                    skipWhitespace()
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return false }
+                    index += 1
+                }
+                guard skipValue(depth: depth + 1) else { return false }
+                skipWhitespace()
+                guard index < bytes.count else { return false }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                } else if bytes[index] == close {
+                    index += 1
+                    return true
+                } else {
+                    return false
+                }
+            }
+            return false
+        default:
+            // A number or a literal: up to the next delimiter.
+            while index < bytes.count,
+                ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D]
+                    .contains(bytes[index])
+            {
+                index += 1
+            }
+            return true
+        }
+    }
+
+    /// The raw range of the string value at `path` in the object starting at `index`.
+    mutating func findString(path: [[UInt8]]) -> Range<Int>? {
+        guard let key = path.first else { return nil }
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return nil }
+        index += 1
+        while true {
+            skipWhitespace()
+            guard index < bytes.count else { return nil }
+            if bytes[index] == UInt8(ascii: "}") { return nil }
+            guard let name = rawString() else { return nil }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+            index += 1
+            skipWhitespace()
+            if bytes[name].elementsEqual(key) {
+                if path.count == 1 { return rawString() }
+                return findString(path: Array(path.dropFirst()))
+            }
+            guard skipValue() else { return nil }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ",") else { return nil }
+            index += 1
+        }
+    }
+
+    /// Appends the unescaped contents of the raw string `range` to `out`; false when an escape is malformed.
+    static func unescape(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, into out: inout [UInt8]) -> Bool {
+        var index = range.lowerBound
+        while index < range.upperBound {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "\\") else {
+                out.append(byte)
+                index += 1
+                continue
+            }
+            guard index + 1 < range.upperBound else { return false }
+            switch bytes[index + 1] {
+            case UInt8(ascii: "\""): out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C)
+            case UInt8(ascii: "/"): out.append(0x2F)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                guard index + 6 <= range.upperBound else { return false }
+                var scalar: UInt32 = 0
+                for offset in 2..<6 {
+                    guard let digit = Self.hexValue(bytes[index + offset]) else { return false }
+                    scalar = scalar << 4 | UInt32(digit)
+                }
+                // Secret fields are ASCII (digits, base64); other escapes are not expected there.
+                guard scalar < 0x80 else { return false }
+                out.append(UInt8(scalar))
+                index += 4
+            default: return false
+            }
+            index += 2
+        }
+        return true
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

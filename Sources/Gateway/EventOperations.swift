@@ -106,11 +106,19 @@ extension GatewayService {
 
     /// Makes an event of this merchant pending again (due now) and returns it with its delivery state;
     /// `webhook_endpoint_not_configured` when it has nowhere to go.
-    public func redeliver(merchant: Merchant, eventID: String) throws(GatewayError) -> EventRecord {
+    /// Under an idempotency key, a request holding the key makes the same key answer `idempotency_in_flight`
+    /// (rescheduling is repeatable, so a resumed request simply reschedules again).
+    public func redeliver(
+        merchant: Merchant, eventID: String, idempotencyKey: String? = nil
+    ) throws(GatewayError) -> EventRecord {
         guard let queries = operationsQueries else {
             throw GatewayError(.internalError, "the store cannot read events")
         }
-        try redeliverEvent(merchant: merchant, eventID: eventID)
+        _ = try idempotent(merchant, key: idempotencyKey, operation: "redeliver_event", fingerprint: [eventID]) {
+            _ throws(GatewayError) in
+            try redeliverEvent(merchant: merchant, eventID: eventID)
+            return true
+        }
         guard let updated = try gatewayThrowing({ try queries.eventRecord(id: eventID) }) else {
             throw GatewayError(.notFound, "no such event", param: "id")
         }

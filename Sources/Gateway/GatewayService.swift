@@ -40,6 +40,10 @@ public struct ReconciliationReport: Sendable, Hashable {
     public var stillUnknown: [String] = []
     /// Expired primes whose card data was dropped.
     public var purgedPrimes = 0
+    /// Finished idempotency records older than the retention period, deleted.
+    public var purgedIdempotencyRecords = 0
+    /// Idempotent transport answers older than the retention period, deleted.
+    public var purgedStoredResponses = 0
 }
 
 /// The payment gateway's domain: primes, order sessions, payments, captures, voids, refunds, reconciliation.
@@ -99,29 +103,34 @@ public final class GatewayService: Sendable {
         payment.updatedAt = now
     }
 
-    /// Writes a webhook event about a payment in the current transaction.
+    /// Writes a webhook event about a payment in the current transaction: its body holds the payment in the
+    /// API's wire shape (with its refunds and transitions) as it is now.
     func emit(_ type: String, payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
         var withRefunds = payment
         withRefunds.refunds = try tx.refunds(paymentID: payment.id)
+        let transitions = try tx.transitions(paymentID: payment.id)
         let notifyURL = try payment.sessionID.flatMap { try tx.session(id: $0) }?.notifyURL
         try emit(
-            type, object: withRefunds.jsonObject(), objectID: payment.id, merchantID: payment.merchantID,
-            deliveryURL: notifyURL, in: tx, at: now)
+            type, object: WireFormat.payment(withRefunds, transitions: transitions), objectID: payment.id,
+            merchantID: payment.merchantID, deliveryURL: notifyURL, in: tx, at: now)
     }
 
+    /// Writes a webhook event about a session in the current transaction (the session in the API's wire shape).
+    func emit(_ type: String, session: OrderSession, in tx: any StoreTransaction, at now: Date) throws {
+        let merchantName = try tx.merchant(id: session.merchantID)?.name ?? ""
+        try emit(
+            type, object: WireFormat.session(session, merchantName: merchantName, now: now), objectID: session.id,
+            merchantID: session.merchantID, deliveryURL: session.notifyURL, in: tx, at: now)
+    }
+
+    /// Writes the outbox row of an event whose `data` is `object`: the body is final (``WebhookEventEnvelope``).
     func emit(
         _ type: String, object: [String: Any], objectID: String, merchantID: String, deliveryURL: String?,
         in tx: any StoreTransaction, at now: Date
     ) throws {
-        let id = try Identifiers.make("evt_", 24)
-        let body: [String: Any] = [
-            "id": id, "type": type, "created": Int64(now.timeIntervalSince1970), "data": ["object": object],
-        ]
-        let payload = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        try tx.insertEvent(
-            WebhookEvent(id: id, merchantID: merchantID, type: type, payload: payload, createdAt: now),
-            objectID: objectID,
-            deliveryURL: deliveryURL)
+        let envelope = try WebhookEventEnvelope(
+            id: try Identifiers.make("evt_", 24), type: type, createdAt: now, data: object)
+        try tx.insertEvent(envelope.event(merchantID: merchantID), objectID: objectID, deliveryURL: deliveryURL)
     }
 
     func validateAmount(_ amount: Int64, currency: String, merchant: Merchant) throws(GatewayError) {

@@ -2,7 +2,7 @@ import Foundation
 import OrchardCrypto
 
 /// A generated merchant key's certificate signing request (`POST /v1/merchant-keys/csr`).
-public struct MerchantKeyCSR: Sendable, Hashable {
+public struct MerchantKeyCSR: Sendable, Hashable, Codable {
     /// `mk_…`
     public var id: String
     /// `ec` or `rsa`.
@@ -16,7 +16,7 @@ public struct MerchantKeyCSR: Sendable, Hashable {
 }
 
 /// A merchant key with its certificate.
-public struct MerchantKeyStatus: Sendable, Hashable {
+public struct MerchantKeyStatus: Sendable, Hashable, Codable {
     public var id: String
     public var type: String
     public var purpose: String
@@ -52,6 +52,14 @@ extension MerchantRegistry {
     /// Generates a private key (sealed under the master key) and its CSR: a processing key (`ec` P-256 or `rsa`
     /// 2048) or an identity key (`rsa` only). The key is not used until its certificate is uploaded.
     public func createKeyCSR(merchant: Merchant, type: String, purpose: String) throws(GatewayError) -> MerchantKeyCSR {
+        try createKeyCSR(merchant: merchant, type: type, purpose: purpose, scope: nil)
+    }
+
+    /// ``createKeyCSR(merchant:type:purpose:)`` whose result is stored for `scope`'s idempotency key in the
+    /// transaction that keeps the key, so a retry never makes a second key.
+    package func createKeyCSR(
+        merchant: Merchant, type: String, purpose: String, scope: IdempotencyScope?
+    ) throws(GatewayError) -> MerchantKeyCSR {
         guard type == "ec" || type == "rsa" else { throw .invalid("type", "ec or rsa") }
         guard purpose == "processing" || purpose == "identity" else {
             throw .invalid("purpose", "processing or identity")
@@ -69,8 +77,14 @@ extension MerchantRegistry {
         let name = Self.settingName(id)
         let sealed = try cipher.seal(
             Array(try gatewayThrowing { try JSONEncoder().encode(pending) }), context: SealingContext.setting(name))
-        try gatewayThrowing { try store.write { try $0.setSetting(name, value: sealed) } }
-        return MerchantKeyCSR(id: id, type: type, purpose: purpose, csrPEM: csr, publicKeyHash: hash)
+        let result = MerchantKeyCSR(id: id, type: type, purpose: purpose, csrPEM: csr, publicKeyHash: hash)
+        try gatewayThrowing {
+            try store.write { tx in
+                try tx.setSetting(name, value: sealed)
+                try scope?.complete(result, in: tx)
+            }
+        }
+        return result
     }
 
     /// Attaches the certificate issued for a generated key: a processing key joins the key ring (a renewed
@@ -152,6 +166,32 @@ extension MerchantRegistry {
                 record.webOrigins = origins
                 try tx.updateMerchant(record)
             }
+        }
+    }
+}
+
+extension GatewayService {
+    /// ``MerchantRegistry/createKeyCSR(merchant:type:purpose:)`` under an idempotency key: a retry gets the
+    /// same key and CSR, a request holding the key makes the same key answer `idempotency_in_flight`.
+    public func createKeyCSR(
+        merchant: Merchant, type: String, purpose: String, idempotencyKey: String?
+    ) throws(GatewayError) -> MerchantKeyCSR {
+        try idempotent(merchant, key: idempotencyKey, operation: "merchant_key_csr", fingerprint: [type, purpose]) {
+            scope throws(GatewayError) in
+            try merchants.createKeyCSR(merchant: merchant, type: type, purpose: purpose, scope: scope)
+        }
+    }
+
+    /// ``MerchantRegistry/attachCertificate(merchant:keyID:certificatePEM:)`` under an idempotency key
+    /// (attaching is repeatable, so a request resumed after a crash simply attaches again).
+    public func attachCertificate(
+        merchant: Merchant, keyID: String, certificatePEM: String, idempotencyKey: String?
+    ) throws(GatewayError) -> MerchantKeyStatus {
+        try idempotent(
+            merchant, key: idempotencyKey, operation: "merchant_key_certificate",
+            fingerprint: [keyID, Identifiers.sha256Hex(certificatePEM)]
+        ) { _ throws(GatewayError) in
+            try merchants.attachCertificate(merchant: merchant, keyID: keyID, certificatePEM: certificatePEM)
         }
     }
 }

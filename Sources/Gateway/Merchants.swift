@@ -12,6 +12,8 @@ public struct Merchant: Sendable, Hashable, Codable {
     public var allowedNetworks: [String]
     public var webOrigins: [String]
     public var webhookURL: String?
+    /// Whether deliveries to ``webhookURL`` go out; while false its events stay pending.
+    public var webhookEnabled: Bool
     public var appID: String
     public var createdAt: Date
 
@@ -25,6 +27,7 @@ public struct Merchant: Sendable, Hashable, Codable {
         allowedNetworks = record.allowedNetworks
         webOrigins = record.webOrigins
         webhookURL = record.webhookURL
+        webhookEnabled = record.webhookEnabled
         appID = record.appID
         createdAt = record.createdAt
     }
@@ -137,9 +140,11 @@ public final class MerchantRegistry: Sendable {
         let credentials = MerchantCredentials(merchantID: id, appID: appID, appKey: appKey, secretKey: secretKey)
         // A signing secret from the start, so events sent to a session's notify_url are signed even before a
         // webhook endpoint is configured (setWebhookEndpoint rotates it).
-        let webhookSecret = try Identifiers.make("whsec_", 32)
+        let webhookSecret = try WebhookSecretRing.newSecret()
         let webhookSecretsSealed = try cipher.seal(
-            Array(try gatewayThrowing { try JSONEncoder().encode([webhookSecret]) }),
+            try gatewayThrowing {
+                try WebhookSecretRing(entries: [.init(secret: webhookSecret, retiresAt: nil)]).plaintext()
+            },
             context: SealingContext.webhookSecrets(merchantID: id))
         var sealedCredentials: Data?
         if spec.environment == .sandbox {
@@ -260,41 +265,42 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// Sets the webhook endpoint and rotates its signing secret: the new secret is returned (shown once) and
-    /// the previous one stays valid alongside it until the next rotation.
+    /// the previous one keeps signing alongside it for 24 hours (``WebhookSecretRing/rotationOverlap``).
+    /// With `enabled` false the URL is kept but deliveries to it are held (its events stay pending).
     public func setWebhookEndpoint(
-        merchantID: String, url: String
+        merchantID: String, url: String, enabled: Bool = true
     ) throws(GatewayError) -> (
         url: String, secret: String
     ) {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
             parsed.host != nil, url.count <= 2048
         else { throw .invalid("url", "an http(s) URL of at most 2048 characters") }
-        let secret = try Identifiers.make("whsec_", 32)
+        let secret = try WebhookSecretRing.newSecret()
+        let now = clock.now()
         try gatewayThrowing {
             try store.write { tx in
                 guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
                 let context = SealingContext.webhookSecrets(merchantID: merchantID)
-                var secrets: [String] = []
+                var ring = WebhookSecretRing(entries: [])
                 if let sealed = record.webhookSecretsSealed {
-                    let bytes = try cipher.open(sealed, context: context)
-                    secrets = try JSONDecoder().decode([String].self, from: Data(bytes.copyBytes()))
+                    ring = try WebhookSecretRing(plaintext: try cipher.open(sealed, context: context).copyBytes())
                 }
-                secrets = [secret] + secrets.prefix(1)
-                record.webhookSecretsSealed = try cipher.seal(
-                    Array(try JSONEncoder().encode(secrets)), context: context)
+                ring.rotate(to: secret, at: now)
+                record.webhookSecretsSealed = try cipher.seal(try ring.plaintext(), context: context)
                 record.webhookURL = url
+                record.webhookEnabled = enabled
                 try tx.updateMerchant(record)
             }
         }
         return (url, secret)
     }
 
-    /// The webhook signing secrets in force, newest first.
+    /// The webhook signing secrets in force now, newest first.
     public func webhookSecrets(merchantID: String) throws(GatewayError) -> [String] {
         let record = try record(merchantID)
         guard let sealed = record.webhookSecretsSealed else { return [] }
         let bytes = try cipher.open(sealed, context: SealingContext.webhookSecrets(merchantID: merchantID))
-        return try gatewayThrowing { try JSONDecoder().decode([String].self, from: Data(bytes.copyBytes())) }
+        return try gatewayThrowing { try WebhookSecretRing(plaintext: bytes.copyBytes()) }.secrets(at: clock.now())
     }
 
     /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web.

@@ -353,6 +353,8 @@ public struct PaymentQuery: Sendable, Hashable, Codable {
     public var createdFrom: Date?
     /// Exclusive.
     public var createdTo: Date?
+    /// ISO 4217 alphabetic code; the amount bounds are minor units of it.
+    public var currency: String?
     public var minAmount: Int64?
     public var maxAmount: Int64?
     public var statuses: [PaymentStatus]
@@ -364,12 +366,13 @@ public struct PaymentQuery: Sendable, Hashable, Codable {
     public var cursor: String?
 
     public init(
-        createdFrom: Date? = nil, createdTo: Date? = nil, minAmount: Int64? = nil, maxAmount: Int64? = nil,
-        statuses: [PaymentStatus] = [], orderNumber: String? = nil, outTradeNo: String? = nil, limit: Int = 20,
-        cursor: String? = nil
+        createdFrom: Date? = nil, createdTo: Date? = nil, currency: String? = nil, minAmount: Int64? = nil,
+        maxAmount: Int64? = nil, statuses: [PaymentStatus] = [], orderNumber: String? = nil,
+        outTradeNo: String? = nil, limit: Int = 20, cursor: String? = nil
     ) {
         self.createdFrom = createdFrom
         self.createdTo = createdTo
+        self.currency = currency
         self.minAmount = minAmount
         self.maxAmount = maxAmount
         self.statuses = statuses

@@ -4,14 +4,29 @@ import OrchardCrypto
 extension GatewayService {
     // MARK: - Authorization
 
+    /// Failure codes the gateway itself records when an authorization never reached the processor (no money
+    /// moved, nobody declined): they answer `processor_unavailable`, not `card_declined`.
+    static let undeliveredFailureCodes: Set<String> = [
+        "not_sent", "interrupted", "card_data_missing", "card_data_unreadable",
+    ]
+
+    /// The error a `failed` payment answers: `card_declined` when the processor declined it (the issuer's or
+    /// acquirer's code), `processor_unavailable` when its authorization never reached the processor.
+    static func failure(of payment: Payment) -> GatewayError {
+        if let code = payment.failureCode, undeliveredFailureCodes.contains(code) {
+            return GatewayError(
+                .processorUnavailable, "the authorization did not reach the processor; nothing was charged",
+                declineCode: code, paymentID: payment.id)
+        }
+        return GatewayError(
+            .cardDeclined, "the payment was declined", declineCode: payment.failureCode, paymentID: payment.id)
+    }
+
     /// Authorizes a created payment (or settles it when resumed), captures it when its mode says now, and
-    /// throws `card_declined` when it failed.
+    /// throws ``failure(of:)`` when it failed.
     func drive(paymentID: String) throws(GatewayError) -> Payment {
         var payment = try authorize(paymentID: paymentID)
-        if payment.status == .failed {
-            throw GatewayError(
-                .cardDeclined, "the payment was declined", declineCode: payment.failureCode, paymentID: payment.id)
-        }
+        if payment.status == .failed { throw Self.failure(of: payment) }
         if payment.status == .authorized, payment.captureMode == .now {
             do { payment = try capture(paymentID: paymentID, amount: nil, resume: true) } catch
                 where error.code
@@ -152,9 +167,7 @@ extension GatewayService {
         else { return }
         session.status = .completed
         try tx.updateSession(session)
-        try emit(
-            WebhookEventType.sessionCompleted, object: session.jsonObject(), objectID: session.id,
-            merchantID: session.merchantID, deliveryURL: session.notifyURL, in: tx, at: now)
+        try emit(WebhookEventType.sessionCompleted, session: session, in: tx, at: now)
     }
 
     /// Asks the processor what happened to a payment whose authorization was sent, and records the answer.
@@ -466,83 +479,11 @@ extension GatewayService {
             }
         }
         report.purgedPrimes = try write { try $0.purgeExpiredPrimes(now: now) }
-        _ = try write {
-            try $0.purgeIdempotencyRecords(before: now.addingTimeInterval(-configuration.idempotencyRetention))
-        }
+        // Idempotent results past the retention period are deleted, not just ignored. An unfinished record
+        // (a request that stopped mid-way) stays: its recovery point is what prevents a second charge.
+        let retained = now.addingTimeInterval(-configuration.idempotencyRetention)
+        report.purgedIdempotencyRecords = try write { try $0.purgeIdempotencyRecords(before: retained) }
+        report.purgedStoredResponses = try write { try $0.purgeStoredResponses(before: retained) }
         return report
-    }
-}
-
-extension Payment {
-    /// The payment as the API and webhooks show it (snake_case keys, amounts in minor units, Unix times).
-    public func jsonObject() -> [String: Any] {
-        func time(_ date: Date?) -> Any { date.map { Int64($0.timeIntervalSince1970) } ?? NSNull() }
-        var object: [String: Any] = [
-            "id": id, "object": "payment", "status": status.rawValue, "amount": amount, "currency": currency,
-            "captured_amount": capturedAmount, "refunded_amount": refundedAmount, "acquirer": acquirer,
-            "environment": environment.rawValue, "created": time(createdAt), "updated": time(updatedAt),
-            "authorized_at": time(authorizedAt), "captured_at": time(capturedAt), "voided_at": time(voidedAt),
-            "card_info": cardInfo.jsonObject(),
-            "metadata": metadata,
-            "refunds": refunds.map { $0.jsonObject() },
-        ]
-        object["order_number"] = orderNumber ?? NSNull()
-        object["out_trade_no"] = outTradeNo ?? NSNull()
-        object["details"] = details ?? NSNull()
-        object["auth_code"] = authCode ?? NSNull()
-        object["failure_code"] = failureCode ?? NSNull()
-        object["capture_at"] = time(captureAt)
-        switch captureMode {
-        case .now: object["capture_mode"] = "now"
-        case .manual: object["capture_mode"] = "manual"
-        case .afterDays(let days): object["capture_mode"] = "after_\(days)_days"
-        }
-        if let cardholder {
-            var holder: [String: Any] = [:]
-            holder["name"] = cardholder.name
-            holder["email"] = cardholder.email
-            holder["phone_number"] = cardholder.phoneNumber
-            holder["zip_code"] = cardholder.zipCode
-            holder["address"] = cardholder.address
-            holder["national_id"] = cardholder.nationalID
-            object["cardholder"] = holder
-        }
-        return object
-    }
-}
-
-extension Refund {
-    /// The refund as the API and webhooks show it.
-    public func jsonObject() -> [String: Any] {
-        [
-            "id": id, "object": "refund", "payment_id": paymentID, "amount": amount, "currency": currency,
-            "status": status.rawValue, "reason": reason ?? NSNull(), "decline_code": declineCode ?? NSNull(),
-            "created": Int64(createdAt.timeIntervalSince1970),
-        ]
-    }
-}
-
-extension CardInfo {
-    /// TapPay's `card_info` object.
-    public func jsonObject() -> [String: Any] {
-        [
-            "bin_code": binCode, "last_four": lastFour, "type": type, "funding": funding,
-            "network": network ?? NSNull(), "issuer": issuer ?? "", "bank_id": bankID ?? "", "level": level ?? "",
-            "country": country ?? "", "country_code": countryCode ?? "",
-        ]
-    }
-}
-
-extension OrderSession {
-    /// The session as the API and webhooks show it.
-    public func jsonObject() -> [String: Any] {
-        [
-            "id": id, "object": "order_session", "order_token": orderToken, "out_trade_no": outTradeNo,
-            "amount": amount, "currency": currency, "country": country, "subject": subject ?? NSNull(),
-            "user_id": userID ?? NSNull(), "notify_url": notifyURL ?? NSNull(), "status": status.rawValue,
-            "payment_id": paymentID ?? NSNull(), "merchant_identifier": merchantIdentifier,
-            "supported_networks": supportedNetworks, "merchant_capabilities": merchantCapabilities,
-            "expires_at": Int64(expiresAt.timeIntervalSince1970), "created": Int64(createdAt.timeIntervalSince1970),
-        ]
     }
 }

@@ -64,15 +64,16 @@ public final class OpenedToken: Sendable, CustomStringConvertible {
     }
 
     /// The first eight (or fewer) digits of the account number.
-    public var bin: String { String(accountNumberDigits.prefix(8)) }
+    public var bin: String { accountNumber.withUnsafeBytes { String(decoding: $0.prefix(8), as: UTF8.self) } }
     /// The account number's prefixes of 4 to 11 digits, for the BIN table's longest-prefix match.
     public var binPrefixes: [String] {
-        let digits = accountNumberDigits
-        return (4...11).filter { $0 < digits.count }.map { String(digits.prefix($0)) }
+        accountNumber.withUnsafeBytes { digits in
+            (4...11).filter { $0 < digits.count }.map { String(decoding: digits.prefix($0), as: UTF8.self) }
+        }
     }
-    /// The last four digits of the account number.
-    public var lastFour: String { String(accountNumberDigits.suffix(4)) }
-    private var accountNumberDigits: String { accountNumber.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
+    /// The last four digits of the account number (read from the bytes: the whole number never becomes a
+    /// `String`).
+    public var lastFour: String { accountNumber.withUnsafeBytes { String(decoding: $0.suffix(4), as: UTF8.self) } }
 
     /// Erases the account number and the cryptogram.
     public func erase() {

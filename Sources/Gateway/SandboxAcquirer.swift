@@ -133,11 +133,15 @@ public final class SandboxAcquirer: Processor, @unchecked Sendable {
 
     public func authorize(_ request: AuthorizationRequest) -> AuthorizationOutcome {
         wait(configuration.latency)
-        let pan = request.accountNumber.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        // The account number is compared and cut as bytes: it never becomes a String here either.
+        let testDecline = request.accountNumber.withUnsafeBytes { digits in
+            Self.declinedAccountNumbers.first { $0.key.utf8.elementsEqual(digits) }?.value
+        }
+        let lastFour = request.accountNumber.withUnsafeBytes { String(decoding: $0.suffix(4), as: UTF8.self) }
         let now = clock.now()
         var decline: String?
         var pending = false
-        if let code = Self.declinedAccountNumbers[pan] {
+        if let code = testDecline {
             decline = code
         } else if isExpired(request.expirationDate, now: now) {
             decline = "expired_card"
@@ -155,7 +159,7 @@ public final class SandboxAcquirer: Processor, @unchecked Sendable {
         let authorization = SandboxAuthorization(
             reference: "acq_" + ((try? SecureRandom.alphanumeric(20)) ?? UUID().uuidString),
             merchantReference: request.merchantReference, merchantID: request.merchantID, amount: request.amount,
-            currency: request.currency, lastFour: String(pan.suffix(4)),
+            currency: request.currency, lastFour: lastFour,
             status: decline != nil ? .declined : pending ? .pending : .approved, declineCode: decline,
             authCode: Self.authCode(), capturedAmount: 0, refundedAmount: 0, voided: false, createdAt: now,
             resolvesAt: pending ? now.addingTimeInterval(configuration.unknownResolutionDelay) : nil)

@@ -106,6 +106,12 @@ public protocol StoreTransaction {
     func deleteIdempotencyRecord(merchantID: String, environment: GatewayEnvironment, key: String) throws
     /// Deletes finished records created before `before`; returns how many.
     func purgeIdempotencyRecords(before: Date) throws -> Int
+    /// A transport's answer kept for an idempotency key (sealed), stored under `name`.
+    func storedResponse(_ name: String) throws -> Data?
+    /// Keeps a transport's answer (sealed) under `name`, replacing any; `createdAt` lets it be purged.
+    func setStoredResponse(_ name: String, value: Data, createdAt: Date) throws
+    /// Deletes kept answers created before `before`; returns how many.
+    func purgeStoredResponses(before: Date) throws -> Int
 
     // MARK: Audit
     /// Per-payment facts the ledger audit checks.
@@ -128,7 +134,15 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     /// Origins allowed by CORS for the client routes.
     public var webOrigins: [String]
     public var webhookURL: String?
-    /// The webhook signing secrets (newest first), sealed as a JSON array.
+    /// Whether deliveries to ``webhookURL`` go out (`PUT /v1/webhook-endpoint` `enabled`); held events stay
+    /// pending.
+    public var webhookEnabled: Bool {
+        get { webhookHeld != true }
+        set { webhookHeld = newValue ? nil : true }
+    }
+    /// Stored form of ``webhookEnabled`` (absent in records written before the flag existed).
+    var webhookHeld: Bool?
+    /// The webhook signing secrets (newest first, with their retirement times), sealed (``WebhookSecretRing``).
     public var webhookSecretsSealed: Data?
     public var appID: String
     /// Lowercase hex SHA-256 of the app key.

@@ -29,7 +29,7 @@ extension GatewayService {
     /// The answer stored for `key` (scoped to the merchant and environment) within the retention period.
     public func storedResponse(merchant: Merchant, key: String) throws(GatewayError) -> StoredResponse? {
         let name = storedResponseName(merchant: merchant, key: key)
-        guard let sealed = try read({ try $0.setting(name) }) else { return nil }
+        guard let sealed = try read({ try $0.storedResponse(name) }) else { return nil }
         let bytes = try cipher.open(sealed, context: SealingContext.setting(name))
         let stored = try gatewayThrowing {
             try JSONDecoder().decode(StoredResponse.self, from: Data(bytes.copyBytes()))
@@ -38,12 +38,13 @@ extension GatewayService {
         return stored
     }
 
-    /// Keeps `response` for `key` (sealed: bodies may hold card information).
+    /// Keeps `response` for `key` (sealed: bodies may hold card information) until the maintenance pass
+    /// (``reconcile(delay:)``) purges it after the retention period.
     public func storeResponse(_ response: StoredResponse, merchant: Merchant, key: String) throws(GatewayError) {
         let name = storedResponseName(merchant: merchant, key: key)
         let json = try gatewayThrowing { try JSONEncoder().encode(response) }
         let sealed = try cipher.seal(Array(json), context: SealingContext.setting(name))
-        try write { try $0.setSetting(name, value: sealed) }
+        try write { try $0.setStoredResponse(name, value: sealed, createdAt: response.createdAt) }
     }
 
     /// The gateway's clock (for the transport's wire times, e.g. a session's `expired` status).

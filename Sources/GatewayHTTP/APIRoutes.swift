@@ -242,13 +242,13 @@ extension GatewayAPI {
         }
         let query = PaymentQuery(
             createdFrom: try Self.queryTime(request, "created_from"),
-            createdTo: try Self.queryTime(request, "created_to"),
+            createdTo: try Self.queryTime(request, "created_to"), currency: currency?.code,
             minAmount: try amount("amount_min"), maxAmount: try amount("amount_max"), statuses: statuses,
             orderNumber: request.query("order_number"), outTradeNo: request.query("out_trade_no"),
             limit: try Self.limit(request), cursor: request.query("cursor"))
         let page = try gateway.payments(merchant: call.merchant, query: query)
         var data: [[String: Any]] = []
-        for payment in page.payments where currency == nil || payment.currency == currency?.code {
+        for payment in page.payments {
             let transitions = try gateway.transitions(merchant: call.merchant, paymentID: payment.id)
             data.append(Wire.payment(payment, transitions: transitions))
         }
@@ -306,14 +306,15 @@ extension GatewayAPI {
             merchant: call.merchant, type: type, limit: try Self.limit(call.request),
             cursor: call.request.query("cursor"))
         return Wire.response([
-            "data": page.events.map { Wire.event($0, merchantName: call.merchant.name) },
+            "data": page.events.map { Wire.event($0) },
             "next_cursor": Wire.value(page.nextCursor),
         ])
     }
 
     func redeliver(_ call: Call) throws -> HTTPResponse {
-        let record = try gateway.redeliver(merchant: call.merchant, eventID: try call.context.parameter("id"))
-        return Wire.response(Wire.event(record, merchantName: call.merchant.name))
+        let record = try gateway.redeliver(
+            merchant: call.merchant, eventID: try call.context.parameter("id"), idempotencyKey: call.idempotencyKey)
+        return Wire.response(Wire.event(record))
     }
 
     func getWebhook(_ call: Call) throws -> HTTPResponse {
@@ -321,7 +322,7 @@ extension GatewayAPI {
         let secret = try gateway.merchants.webhookSecrets(merchantID: merchant.id).first
         let hint = secret.map { "whsec_…" + String($0.suffix(4)) }
         return Wire.response([
-            "url": Wire.value(merchant.webhookURL), "enabled": merchant.webhookURL != nil,
+            "url": Wire.value(merchant.webhookURL), "enabled": merchant.webhookURL != nil && merchant.webhookEnabled,
             "secret_hint": Wire.value(hint),
         ])
     }
@@ -341,10 +342,8 @@ extension GatewayAPI {
         guard Self.acceptableWebhookURL(url, environment: call.merchant.environment) else {
             throw body.invalid("url", "an https URL (http only to the loopback in the sandbox)")
         }
-        if try body.boolean("enabled") == false {
-            throw body.invalid("enabled", "holding deliveries is not supported yet; omit enabled or send true")
-        }
-        let result = try gateway.merchants.setWebhookEndpoint(merchantID: call.merchant.id, url: url)
+        let enabled = try body.boolean("enabled") ?? true
+        let result = try gateway.merchants.setWebhookEndpoint(merchantID: call.merchant.id, url: url, enabled: enabled)
         return Wire.response(["url": result.url, "secret": result.secret])
     }
 
@@ -354,7 +353,8 @@ extension GatewayAPI {
         let body = try RequestBody(call.request, required: true)
         let type = try body.requiredString("type", max: 10)
         let purpose = try body.requiredString("purpose", max: 20)
-        let csr = try gateway.merchants.createKeyCSR(merchant: call.merchant, type: type, purpose: purpose)
+        let csr = try gateway.createKeyCSR(
+            merchant: call.merchant, type: type, purpose: purpose, idempotencyKey: call.idempotencyKey)
         return Wire.response([
             "id": csr.id, "type": csr.type, "purpose": csr.purpose, "csr_pem": csr.csrPEM,
             "public_key_hash": csr.publicKeyHash,
@@ -364,8 +364,9 @@ extension GatewayAPI {
     func uploadCertificate(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call.request, required: true)
         let pem = try body.requiredString("certificate_pem", max: 16_384)
-        let key = try gateway.merchants.attachCertificate(
-            merchant: call.merchant, keyID: try call.context.parameter("id"), certificatePEM: pem)
+        let key = try gateway.attachCertificate(
+            merchant: call.merchant, keyID: try call.context.parameter("id"), certificatePEM: pem,
+            idempotencyKey: call.idempotencyKey)
         return Wire.response([
             "id": key.id, "type": key.type, "purpose": key.purpose, "public_key_hash": key.publicKeyHash,
             "merchant_identifier_hash": Wire.value(key.merchantIdentifierHash), "not_before": Wire.time(key.notBefore),

@@ -12,7 +12,8 @@ extension HTTPAPIError.ErrorType {
 }
 
 /// The gateway's errors on the wire, per `openapi.yaml`'s `x-orchard-error-codes`: status, type, code, and the
-/// extra fields of `card_declined` (`decline_code`, `payment_id`).
+/// extra fields (`decline_code`, `payment_id`) of `card_declined`, `processor_declined` and
+/// `processor_unavailable` when a payment is concerned.
 public struct GatewayAPIError: Error, Sendable {
     /// The status, type, code, message and param.
     public var base: HTTPAPIError
@@ -46,7 +47,7 @@ public struct GatewayAPIError: Error, Sendable {
     }
 
     /// The status and type of each domain code (the `x-orchard-error-codes` table).
-    static let table: [String: (HTTPStatus, HTTPAPIError.ErrorType)] = [
+    package static let table: [String: (HTTPStatus, HTTPAPIError.ErrorType)] = [
         "invalid_json": (.badRequest, .invalidRequest), "json_too_deep": (.badRequest, .invalidRequest),
         "string_too_long": (.badRequest, .invalidRequest), "parameter_missing": (.badRequest, .invalidRequest),
         "parameter_invalid": (.badRequest, .invalidRequest), "invalid_amount": (.badRequest, .invalidRequest),
@@ -104,7 +105,7 @@ public struct GatewayAPIError: Error, Sendable {
         }
         if param == "idempotency_key" { param = nil }
         var result = make(status, type, code, message, param: param)
-        if error.code == .cardDeclined || error.code == .processorDeclined {
+        if [.cardDeclined, .processorDeclined, .processorUnavailable].contains(error.code) {
             if let declineCode = error.declineCode { result.extra["decline_code"] = declineCode }
             if let paymentID = error.paymentID { result.extra["payment_id"] = paymentID }
         }

@@ -193,6 +193,27 @@ enum Migrations {
                     created_at BIGINT NOT NULL
                 );
                 CREATE INDEX sandbox_acquirer_operations_reference ON sandbox_acquirer_operations (reference);
-                """)
+                """),
+        Migration(
+            version: 2, name: "webhook_endpoint_enabled",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN webhook_enabled INTEGER NOT NULL DEFAULT 1;
+                """),
+        // Idempotent HTTP answers move out of `settings` into a table with their creation time, so the
+        // maintenance pass can purge them after the retention period (those moved count from now).
+        Migration(
+            version: 3, name: "stored_responses",
+            sql: """
+                CREATE TABLE stored_responses (
+                    name TEXT PRIMARY KEY,
+                    created_at BIGINT NOT NULL,
+                    value BLOB NOT NULL
+                );
+                CREATE INDEX stored_responses_created ON stored_responses (created_at);
+                INSERT INTO stored_responses (name, created_at, value)
+                    SELECT name, CAST(strftime('%s', 'now') AS INTEGER) * 1000, value FROM settings
+                    WHERE name LIKE 'response:%';
+                DELETE FROM settings WHERE name LIKE 'response:%';
+                """),
     ]
 }

@@ -115,7 +115,7 @@ extension SQLiteStore {
                     COALESCE(e.delivery_url, m.webhook_url), m.body
                 FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id
                 WHERE e.state = 'pending' AND e.next_attempt_at <= ?
-                    AND COALESCE(e.delivery_url, m.webhook_url) IS NOT NULL
+                    AND (e.delivery_url IS NOT NULL OR (m.webhook_url IS NOT NULL AND m.webhook_enabled = 1))
                 ORDER BY e.next_attempt_at, e.created_at, e.rowid LIMIT ?
                 """, [SQLValue(now), SQLValue(limit)]
             ) { row in
@@ -133,7 +133,7 @@ extension SQLiteStore {
                     if let sealed = record.webhookSecretsSealed, let cipher {
                         let bytes = try cipher.open(
                             sealed, context: SealingContext.webhookSecrets(merchantID: record.id))
-                        secrets = try JSONDecoder().decode([String].self, from: Data(bytes.copyBytes()))
+                        secrets = try WebhookSecretRing(plaintext: bytes.copyBytes()).secrets(at: now)
                     }
                     secretsByMerchant[event.merchantID] = secrets
                 }

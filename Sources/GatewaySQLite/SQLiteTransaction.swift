@@ -23,20 +23,20 @@ struct SQLiteTransaction: StoreTransaction {
     func insertMerchant(_ m: MerchantRecord) throws {
         try db.run(
             """
-            INSERT INTO merchants (id, environment, app_id, secret_key_id, webhook_url, created_at, body)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO merchants (id, environment, app_id, secret_key_id, webhook_url, webhook_enabled, created_at, body)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID),
-                SQLValue(m.webhookURL),
+                SQLValue(m.webhookURL), .integer(m.webhookEnabled ? 1 : 0),
                 SQLValue(m.createdAt), .text(try store.json(m)),
             ])
     }
 
     func updateMerchant(_ m: MerchantRecord) throws {
         try db.run(
-            "UPDATE merchants SET webhook_url = ?, body = ? WHERE id = ?",
-            [SQLValue(m.webhookURL), .text(try store.json(m)), .text(m.id)])
+            "UPDATE merchants SET webhook_url = ?, webhook_enabled = ?, body = ? WHERE id = ?",
+            [SQLValue(m.webhookURL), .integer(m.webhookEnabled ? 1 : 0), .text(try store.json(m)), .text(m.id)])
     }
 
     private func merchants(where clause: String, _ values: [SQLValue]) throws -> [MerchantRecord] {
@@ -284,6 +284,10 @@ struct SQLiteTransaction: StoreTransaction {
             clauses.append("created_at < ?")
             values.append(SQLValue(to))
         }
+        if let currency = query.currency {
+            clauses.append("currency = ?")
+            values.append(.text(currency))
+        }
         if let min = query.minAmount {
             clauses.append("amount >= ?")
             values.append(.integer(min))
@@ -499,6 +503,22 @@ struct SQLiteTransaction: StoreTransaction {
     func purgeIdempotencyRecords(before: Date) throws -> Int {
         try db.run(
             "DELETE FROM idempotency_keys WHERE response IS NOT NULL AND created_at < ?", [SQLValue(before)])
+    }
+
+    func storedResponse(_ name: String) throws -> Data? {
+        try db.query("SELECT value FROM stored_responses WHERE name = ?", [.text(name)]) { $0.blob(0) }.first ?? nil
+    }
+
+    func setStoredResponse(_ name: String, value: Data, createdAt: Date) throws {
+        try db.run(
+            """
+            INSERT INTO stored_responses (name, created_at, value) VALUES (?, ?, ?)
+            ON CONFLICT (name) DO UPDATE SET created_at = excluded.created_at, value = excluded.value
+            """, [.text(name), SQLValue(createdAt), .blob(value)])
+    }
+
+    func purgeStoredResponses(before: Date) throws -> Int {
+        try db.run("DELETE FROM stored_responses WHERE created_at < ?", [SQLValue(before)])
     }
 
     // MARK: Audit

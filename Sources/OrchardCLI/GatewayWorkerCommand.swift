@@ -79,7 +79,9 @@ enum GatewayWorkerCommand {
                             merchant: merchant, paymentID: payment.id, amount: 1_000, idempotencyKey: "refund-\(index)")
                         io.out("REFUND \(index) \(refund.refund.id) \(refund.refund.status.rawValue)")
                     }
-                } catch let error as GatewayError where error.code == .cardDeclined && error.paymentID != nil {
+                } catch let error as GatewayError
+                    where (error.code == .cardDeclined || error.code == .processorUnavailable) && error.paymentID != nil
+                {
                     io.out("ACK \(index) \(error.paymentID!) failed")
                 } catch let error as GatewayError {
                     io.out("ERR \(index) \(error.code.rawValue)")

@@ -64,8 +64,14 @@ final class APIHarness: @unchecked Sendable {
             payload = try JSONSerialization.data(withJSONObject: json)
             if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
         }
-        return try CurlClient().request(method, base + path, headers: headers, body: payload)
+        let response = try CurlClient().request(method, base + path, headers: headers, body: payload)
+        exchanges.withLock { $0.append((method, path, response)) }
+        return response
     }
+
+    /// Every request made through ``call(_:_:headers:json:body:)`` with its answer, for checking answers
+    /// against `openapi.yaml`.
+    let exchanges = ExchangeLog()
 
     func client(
         _ method: String, _ path: String, json: Any? = nil, headers: [String: String] = [:]
@@ -130,4 +136,14 @@ func openAPIOperations() throws -> Set<String> {
         }
     }
     return operations
+}
+
+/// The requests an ``APIHarness`` made, in order.
+final class ExchangeLog: @unchecked Sendable {
+    private var entries: [(method: String, path: String, response: ClientResponse)] = []
+    private let lock = NSLock()
+
+    func withLock<R>(_ body: (inout [(method: String, path: String, response: ClientResponse)]) -> R) -> R {
+        lock.withLock { body(&entries) }
+    }
 }

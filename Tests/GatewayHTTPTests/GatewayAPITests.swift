@@ -95,8 +95,16 @@ struct GatewayAPITests {
         let put = try h.call(
             "PUT", "/v1/webhook-endpoint", headers: h.serverHeaders, json: ["url": "http://127.0.0.1:9/hooks"])
         #expect(put.status == 200, "\(put.text)")
-        let secret = try #require(put.json["secret"] as? String)
-        #expect(secret.hasPrefix("whsec_"))
+        let firstSecret = try #require(put.json["secret"] as? String)
+        #expect(firstSecret.wholeMatch(of: /whsec_[0-9a-f]{48}/) != nil, "\(firstSecret)")
+        let held = try h.call(
+            "PUT", "/v1/webhook-endpoint", headers: h.serverHeaders,
+            json: ["url": "http://127.0.0.1:9/hooks", "enabled": false])
+        #expect(held.status == 200, "\(held.text)")
+        #expect(try h.merchantServer("GET", "/v1/webhook-endpoint").json["enabled"] as? Bool == false)
+        let resumed = try h.call(
+            "PUT", "/v1/webhook-endpoint", headers: h.serverHeaders, json: ["url": "http://127.0.0.1:9/hooks"])
+        let secret = try #require(resumed.json["secret"] as? String)
         let endpoint = try h.merchantServer("GET", "/v1/webhook-endpoint")
         #expect(endpoint.json["url"] as? String == "http://127.0.0.1:9/hooks")
         #expect(endpoint.json["enabled"] as? Bool == true)
@@ -543,18 +551,98 @@ struct ErrorMappingTests {
         return codes
     }
 
-    @Test("every mapped code answers the documented status and type")
+    /// The package root, from this file.
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    /// The string literals captured by `pattern` in the Swift files under `directory` (or in that one file).
+    static func literals(_ pattern: String, under directory: String) throws -> Set<String> {
+        let regex = try NSRegularExpression(pattern: pattern)
+        var found: Set<String> = []
+        let base = root.appendingPathComponent(directory)
+        let files =
+            base.pathExtension == "swift"
+            ? [base]
+            : FileManager.default.enumerator(at: base, includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for match in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                if let range = Range(match.range(at: 1), in: text) { found.insert(String(text[range])) }
+            }
+        }
+        return found
+    }
+
+    /// Every code of the gateway's domain errors (`GatewayError.Code` constants).
+    static func domainCodes() throws -> Set<String> {
+        try literals(#"(?:static let \w+ = (?:GatewayError\.)?Code)\(rawValue: "(\w+)"\)"#, under: "Sources/Gateway")
+            .subtracting(try webhookCodes())
+    }
+
+    /// Codes of the webhook helpers' own errors (never on the HTTP API).
+    static func webhookCodes() throws -> Set<String> {
+        try literals(#"static let \w+ = Code\(rawValue: "(\w+)"\)"#, under: "Sources/Gateway/Webhooks")
+    }
+
+    /// Codes the token library can give (its `PaymentTokenError.Code` constants).
+    static func tokenCodes() throws -> Set<String> {
+        try literals(#"static let \w+ = Code\(rawValue: "(\w+)"\)"#, under: "Sources/ApplePayToken")
+    }
+
+    /// Codes the HTTP layer answers by itself: its transport codes and the literals it builds errors from.
+    static func transportCodes() throws -> Set<String> {
+        let constants = try literals(
+            #"static let \w+: Code = "(\w+)""#, under: "Sources/GatewayHTTP/HTTPAPIError.swift")
+        let built = try literals(#"make\(\s*\.\w+,\s*\.\w+,\s*"(\w+)""#, under: "Sources/GatewayHTTP")
+        let named = try literals(#"code: \.init\(rawValue: "(\w+)"\)"#, under: "Sources/GatewayHTTP")
+        // `service_unavailable` is the HTTP library's helper for servers that are not ready; the gateway API
+        // never answers it (readiness is `GET /readyz`'s 503 body, not an error).
+        return constants.union(built).union(named).subtracting(["service_unavailable"])
+    }
+
+    @Test("every mapped code answers the documented status and type, and every documented code is mapped")
     func mappedCodesMatch() throws {
         let documented = try Self.documentedCodes()
-        #expect(documented.count >= 50)
-        var compared = 0
+        #expect(documented.count >= 55)
         for (code, (status, type)) in documented {
-            guard let mapped = GatewayAPIError.wireStatus(code: code) else { continue }
-            compared += 1
-            #expect(mapped.status == status, "\(code)")
-            #expect(mapped.type == type, "\(code)")
+            if let mapped = GatewayAPIError.wireStatus(code: code) {
+                #expect(mapped.status == status, "\(code)")
+                #expect(mapped.type == type, "\(code)")
+            }
         }
-        #expect(compared >= 35)
+        // Spec → implementation: each documented code has a source (the mapping table, the transport, the
+        // token library).
+        let sources = try Set(GatewayAPIError.table.keys).union(Self.transportCodes()).union(Self.tokenCodes())
+        let unsourced = Set(documented.keys).subtracting(sources)
+        #expect(unsourced.isEmpty, "documented but never answered: \(unsourced.sorted())")
+        // Implementation → spec: each entry of the mapping table is documented.
+        let undocumented = Set(GatewayAPIError.table.keys).subtracting(documented.keys)
+        #expect(undocumented.isEmpty, "mapped but not in x-orchard-error-codes: \(undocumented.sorted())")
+    }
+
+    @Test("every code the server can emit is in x-orchard-error-codes with the status and type it answers")
+    func emittedCodesAreDocumented() throws {
+        let documented = try Self.documentedCodes()
+        let domain = try Self.domainCodes()
+        #expect(domain.contains("payment_request_invalid") && domain.contains("certificate_invalid"))
+        for code in domain.sorted() {
+            let wire = GatewayAPIError.from(GatewayError(GatewayError.Code(rawValue: code), "x"))
+            let answered = wire.base.code.rawValue
+            let entry = documented[answered]
+            #expect(entry != nil, "\(code) answers \(answered), which is not documented")
+            #expect(entry?.0 == wire.base.status.rawValue, "\(code): status")
+            #expect(entry?.1 == wire.base.type.rawValue, "\(code): type")
+        }
+        for code in try Self.transportCodes().sorted() {
+            #expect(documented[code] != nil, "the HTTP layer answers \(code), which is not documented")
+        }
+        for code in try Self.tokenCodes().sorted() {
+            let wire = GatewayAPIError.from(GatewayError.token(code: code, reason: "x"))
+            #expect(wire.base.status.rawValue == 422 && wire.base.type.rawValue == "token_error", "\(code)")
+        }
     }
 
     @Test(
@@ -569,13 +657,21 @@ struct ErrorMappingTests {
             (GatewayError(.noProcessingKey, "none"), 422, "token_error"),
             (GatewayError(.storageFailure, "disk said no: /secret/path"), 500, "api_error"),
             (GatewayError(.processorUnavailable, "later"), 503, "api_error"),
+            (
+                GatewayError(.processorDeclined, "refused", declineCode: "do_not_honor", paymentID: "pay_1"), 402,
+                "card_error"
+            ),
+            (
+                GatewayError(.processorUnavailable, "not sent", declineCode: "do_not_honor", paymentID: "pay_1"), 503,
+                "api_error"
+            ),
         ])
     func domainErrors(_ error: GatewayError, _ status: Int, _ type: String) {
         let wire = GatewayAPIError.from(error)
         #expect(wire.base.status.rawValue == status)
         #expect(wire.base.type.rawValue == type)
         if status == 500 { #expect(!wire.base.message.contains("secret")) }
-        if error.code == .cardDeclined {
+        if error.paymentID != nil {
             #expect(wire.extra == ["decline_code": "do_not_honor", "payment_id": "pay_1"])
         }
     }

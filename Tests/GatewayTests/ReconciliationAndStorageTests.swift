@@ -90,9 +90,9 @@ struct StorageTests {
     func migrations() throws {
         let h = try Harness()
         let payment = try h.pay()
-        #expect(try h.store.appliedMigrations() == [1])
+        #expect(try h.store.appliedMigrations() == [1, 2, 3])
         let reopened = try SQLiteStore(path: h.databasePath, cipher: h.cipher)
-        #expect(try reopened.appliedMigrations() == [1])
+        #expect(try reopened.appliedMigrations() == [1, 2, 3])
         #expect(try reopened.read { try $0.payment(id: payment.id) }?.status == .captured)
     }
 
@@ -113,7 +113,7 @@ struct StorageTests {
         let unroutable = try #require(
             try h.gateway.events(merchant: h.merchant, limit: 100).first {
                 (try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any])
-                    .flatMap { ($0["data"] as? [String: Any])?["object"] as? [String: Any] }?["id"] as? String
+                    .flatMap { $0["data"] as? [String: Any] }?["id"] as? String
                     == plain.id
             })
         expectGatewayError(.webhookEndpointNotConfigured) {

@@ -198,7 +198,8 @@ struct IdempotencyTests {
         let (done, _) = startBlocked(h, prime: prime.prime, key: "dead")
         gate.entered.wait()
         h.clock.advance(by: 61)
-        let retry = expectGatewayError(.cardDeclined) {
+        // Nobody declined: the authorization never reached the processor, so no money moved.
+        let retry = expectGatewayError(.processorUnavailable) {
             try h.gateway.payByPrime(
                 merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"),
                 idempotencyKey: "dead")

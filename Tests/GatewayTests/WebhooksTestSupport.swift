@@ -337,9 +337,8 @@ enum WebhookFixtures {
         _ id: String = "evt_1", type: String = WebhookEventType.paymentSucceeded, merchantID: String = "mer_1",
         createdAt: Date = start
     ) -> WebhookEvent {
-        let payload = Data(
-            #"{"id":"\#(id)","type":"\#(type)","created":1800000000,"data":{"payment_id":"pay_1","amount":1275,"currency":"TWD"}}"#
-                .utf8)
-        return WebhookEvent(id: id, merchantID: merchantID, type: type, payload: payload, createdAt: createdAt)
+        let envelope = try! WebhookEventEnvelope(
+            id: id, type: type, createdAt: createdAt, data: ["id": "pay_1", "amount": "12.75", "currency": "TWD"])
+        return envelope.event(merchantID: merchantID)
     }
 }

@@ -53,10 +53,10 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, @unchecked Sendable 
             return OpenedToken(
                 transactionID: parsed.transactionId, transactionIdentifier: parsed.transactionIdentifier,
                 network: parsed.paymentMethod?.network, methodType: parsed.paymentMethod?.type,
-                accountNumber: SecureBytes(Array(data.applicationPrimaryAccountNumber.utf8)),
+                accountNumber: data.primaryAccountNumberBytes,
                 expirationDate: data.applicationExpirationDate, currencyNumericCode: data.currencyCode,
                 amount: data.transactionAmount,
-                cryptogram: data.onlinePaymentCryptogram.map { SecureBytes(Array($0.utf8)) }, eci: data.eciIndicator,
+                cryptogram: data.onlinePaymentCryptogramBytes, eci: data.eciIndicator,
                 cardholderName: data.cardholderName, paymentDataType: data.paymentDataType)
         } catch {
             throw GatewayError.token(code: error.code.rawValue, reason: error.reason)

@@ -1,60 +1,61 @@
 import Foundation
 
-/// The JSON body of a webhook delivery (``WebhookEvent/payload``):
+/// The JSON body of a webhook delivery (``WebhookEvent/payload``), `openapi.yaml`'s `WebhookPayload`:
 ///
 /// ```json
-/// {"created":1800000000,"data":{…},"environment":"sandbox","id":"evt_…","merchant_id":"mer_…","type":"payment.succeeded"}
+/// {"created_at":"2026-11-30T03:20:05Z","data":{…},"id":"evt_…","type":"payment.succeeded"}
 /// ```
 ///
-/// Keys are sorted and `created` is whole Unix seconds, so the same event always encodes to the same bytes.
-/// `data` is the object the event reports (a payment, a session) as the API shows it.
-public struct WebhookEventEnvelope<Object: Encodable & Sendable>: Encodable, Sendable {
+/// `data` is the reported object in the API's wire shape (``WireFormat/payment(_:transitions:)`` or
+/// ``WireFormat/session(_:merchantName:now:)``) as it was right after the change. Keys are sorted and
+/// `created_at` has whole seconds, so the same event always encodes to the same bytes. The outbox stores these
+/// bytes in the state change's transaction; deliveries send them and `GET /v1/events` shows them unchanged.
+public struct WebhookEventEnvelope: Sendable, Hashable {
     /// The event id (`evt_…`): the same on every delivery of the event, for deduplication.
     public var id: String
     /// The event type, e.g. `payment.succeeded` (see ``WebhookEventType``).
     public var type: String
     /// When the reported change happened.
-    public var created: Date
-    /// `sandbox` or `production`.
-    public var environment: String
-    /// The merchant the event belongs to.
-    public var merchantID: String
-    /// The object the event reports.
-    public var data: Object
+    public var createdAt: Date
+    /// The JSON bytes of the reported object.
+    public var data: Data
 
-    public init(id: String, type: String, created: Date, environment: String, merchantID: String, data: Object) {
+    /// An envelope around `data`, a JSON object (as `JSONSerialization` takes it).
+    public init(id: String, type: String, createdAt: Date, data: [String: Any]) throws {
         self.id = id
         self.type = type
-        self.created = created
-        self.environment = environment
-        self.merchantID = merchantID
-        self.data = data
+        self.createdAt = createdAt
+        self.data = try JSONSerialization.data(withJSONObject: data, options: [.sortedKeys, .withoutEscapingSlashes])
     }
 
-    enum CodingKeys: String, CodingKey {
-        case id, type, created, environment, data
-        case merchantID = "merchant_id"
+    /// The envelope of a stored body; nil when `payload` is not one.
+    public init?(payload: Data) {
+        guard let object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any],
+            let id = object["id"] as? String, let type = object["type"] as? String,
+            let created = object["created_at"] as? String, let createdAt = try? Date(created, strategy: .iso8601),
+            let data = object["data"] as? [String: Any],
+            let bytes = try? JSONSerialization.data(
+                withJSONObject: data, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return nil }
+        self.id = id
+        self.type = type
+        self.createdAt = createdAt
+        self.data = bytes
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(type, forKey: .type)
-        try container.encode(Int64(created.timeIntervalSince1970.rounded(.down)), forKey: .created)
-        try container.encode(environment, forKey: .environment)
-        try container.encode(merchantID, forKey: .merchantID)
-        try container.encode(data, forKey: .data)
+    /// The body as a JSON object (`id`, `type`, `created_at`, `data`).
+    public func jsonObject() -> [String: Any] {
+        [
+            "id": id, "type": type, "created_at": WireFormat.time(createdAt),
+            "data": (try? JSONSerialization.jsonObject(with: data)) ?? [String: Any](),
+        ]
     }
 
     /// The body bytes: compact JSON with sorted keys and unescaped slashes.
-    public func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self)
-    }
+    public func encoded() -> Data { WireFormat.data(jsonObject()) }
 
-    /// The outbox row for this envelope: its id, merchant, type and creation time, and the encoded body.
-    public func event() throws -> WebhookEvent {
-        WebhookEvent(id: id, merchantID: merchantID, type: type, payload: try encoded(), createdAt: created)
+    /// The outbox row for this envelope: its id, the merchant, type and creation time, and the encoded body.
+    public func event(merchantID: String) -> WebhookEvent {
+        WebhookEvent(id: id, merchantID: merchantID, type: type, payload: encoded(), createdAt: createdAt)
     }
 }

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+@testable import Gateway
+
+/// CSR, certificate upload and redelivery go through the same recovery-point idempotency as payments: while
+/// a request holds the key (here: the outer call, still running), the same key answers
+/// `idempotency_in_flight`; a finished one is replayed.
+@Suite("Idempotency of merchant-key and redelivery operations")
+struct IdempotentKeyOperationsTests {
+    @Test("CSR: in flight answers idempotency_in_flight; a retry replays the same key; other parameters conflict")
+    func csr() throws {
+        let h = try Harness()
+        let held: Bool = try h.gateway.idempotent(
+            h.merchant, key: "csr-1", operation: "merchant_key_csr", fingerprint: ["ec", "processing"]
+        ) { _ throws(GatewayError) in
+            expectGatewayError(.idempotencyInFlight) {
+                try h.gateway.createKeyCSR(
+                    merchant: h.merchant, type: "ec", purpose: "processing", idempotencyKey: "csr-1")
+            }
+            return true
+        }
+        #expect(held)
+        let first = try h.gateway.createKeyCSR(
+            merchant: h.merchant, type: "ec", purpose: "processing", idempotencyKey: "csr-2")
+        let again = try h.gateway.createKeyCSR(
+            merchant: h.merchant, type: "ec", purpose: "processing", idempotencyKey: "csr-2")
+        #expect(again == first)
+        expectGatewayError(.idempotencyConflict) {
+            try h.gateway.createKeyCSR(
+                merchant: h.merchant, type: "rsa", purpose: "processing", idempotencyKey: "csr-2")
+        }
+    }
+
+    @Test("certificate upload: in flight answers idempotency_in_flight; a final error is replayed")
+    func certificate() throws {
+        let h = try Harness()
+        let pem = "-----BEGIN CERTIFICATE-----\nnot one\n-----END CERTIFICATE-----\n"
+        let _: Bool = try h.gateway.idempotent(
+            h.merchant, key: "cert-1", operation: "merchant_key_certificate",
+            fingerprint: ["mk_nope", Identifiers.sha256Hex(pem)]
+        ) { _ throws(GatewayError) in
+            expectGatewayError(.idempotencyInFlight) {
+                try h.gateway.attachCertificate(
+                    merchant: h.merchant, keyID: "mk_nope", certificatePEM: pem, idempotencyKey: "cert-1")
+            }
+            return true
+        }
+        expectGatewayError(.notFound) {
+            try h.gateway.attachCertificate(
+                merchant: h.merchant, keyID: "mk_nope", certificatePEM: pem, idempotencyKey: "cert-2")
+        }
+        expectGatewayError(.notFound) {
+            try h.gateway.attachCertificate(
+                merchant: h.merchant, keyID: "mk_nope", certificatePEM: pem, idempotencyKey: "cert-2")
+        }
+    }
+
+    @Test("redeliver: in flight answers idempotency_in_flight; finished, it reschedules and replays")
+    func redeliver() throws {
+        let h = try Harness()
+        _ = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: "https://shop.example/hook")
+        _ = try h.pay()
+        let event = try #require(try h.gateway.events(merchant: h.merchant, limit: 10).first)
+        let _: Bool = try h.gateway.idempotent(
+            h.merchant, key: "re-1", operation: "redeliver_event", fingerprint: [event.id]
+        ) { _ throws(GatewayError) in
+            expectGatewayError(.idempotencyInFlight) {
+                try h.gateway.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-1")
+            }
+            return true
+        }
+        let record = try h.gateway.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-2")
+        #expect(record.delivery.state == .pending)
+        #expect(
+            try h.gateway.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-2").event.id
+                == event.id)
+    }
+}
