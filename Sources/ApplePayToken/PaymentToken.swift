@@ -170,8 +170,83 @@ public struct PaymentToken: Sendable {
         return bytes
     }
 
+    /// Strict base64 (RFC 4648 §4): the standard alphabet, a length that is a multiple of 4, at most two
+    /// `=` only at the end, no whitespace; decoded straight from the string's UTF-8 bytes.
     static func decodeBase64(_ text: String) -> [UInt8]? {
-        guard let data = Data(base64Encoded: text) else { return nil }
-        return [UInt8](data)
+        var text = text
+        return text.withUTF8 { Base64Decoder.decode($0) }
+    }
+}
+
+/// The base64 decoder for token fields.
+package enum Base64Decoder {
+    /// 6-bit values of the standard alphabet; 0xFF elsewhere.
+    private static let table: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
+            table[Int(character)] = UInt8(index)
+        }
+        return table
+    }()
+
+    /// The bytes `input` encodes, or nil when it is not strict padded base64.
+    package static func decode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let count = input.count
+        guard count % 4 == 0 else { return nil }
+        guard count > 0 else { return [] }
+        var padding = 0
+        if input[count - 1] == UInt8(ascii: "=") { padding += 1 }
+        if input[count - 2] == UInt8(ascii: "=") { padding += 1 }
+        let outputCount = count / 4 * 3 - padding
+        return table.withUnsafeBufferPointer { table -> [UInt8]? in
+            var valid = true
+            let output = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
+                var written = 0
+                var index = 0
+                let fullQuads = padding == 0 ? count : count - 4
+                while index < fullQuads {
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    let c = table[Int(input[index + 2])]
+                    let d = table[Int(input[index + 3])]
+                    if (a | b | c | d) & 0xC0 != 0 {
+                        valid = false
+                        break
+                    }
+                    let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    out[written] = UInt8(truncatingIfNeeded: word >> 16)
+                    out[written + 1] = UInt8(truncatingIfNeeded: word >> 8)
+                    out[written + 2] = UInt8(truncatingIfNeeded: word)
+                    written += 3
+                    index += 4
+                }
+                if valid, padding > 0 {
+                    // The last quad: "xx==" or "xxx=".
+                    let a = table[Int(input[index])]
+                    let b = table[Int(input[index + 1])]
+                    let c = padding == 1 ? table[Int(input[index + 2])] : 0
+                    if (a | b | c) & 0xC0 != 0 {
+                        valid = false
+                    } else {
+                        let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+                        out[written] = UInt8(truncatingIfNeeded: word >> 16)
+                        written += 1
+                        if padding == 1 {
+                            out[written] = UInt8(truncatingIfNeeded: word >> 8)
+                            written += 1
+                        }
+                    }
+                }
+                if !valid {
+                    // Leave the buffer fully initialized; the result is discarded.
+                    while written < outputCount {
+                        out[written] = 0
+                        written += 1
+                    }
+                }
+                initialized = written
+            }
+            return valid ? output : nil
+        }
     }
 }
