@@ -31,6 +31,14 @@ package enum JSONValue: Sendable, Equatable {
     /// Parses `bytes` as one JSON value (whitespace around it allowed).
     package static func parse<B: Collection>(_ bytes: B, maximumDepth: Int = 32) throws(JSONParseError) -> JSONValue
     where B.Element == UInt8 {
+        // Contiguous input (Data, arrays) is read in place; anything else is copied once.
+        let inPlace = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParseError) -> JSONValue in
+                var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)
+                return try parser.parseDocument()
+            }
+        }
+        if let inPlace { return try inPlace.get() }
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { buffer throws(JSONParseError) in
             var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)

@@ -193,60 +193,50 @@ package enum Base64Decoder {
     package static func decode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let count = input.count
         guard count % 4 == 0 else { return nil }
-        guard count > 0 else { return [] }
+        guard count > 0, let source = input.baseAddress else { return count == 0 ? [] : nil }
         var padding = 0
-        if input[count - 1] == UInt8(ascii: "=") { padding += 1 }
-        if input[count - 2] == UInt8(ascii: "=") { padding += 1 }
+        if source[count - 1] == UInt8(ascii: "=") { padding += 1 }
+        if source[count - 2] == UInt8(ascii: "=") { padding += 1 }
         let outputCount = count / 4 * 3 - padding
         return table.withUnsafeBufferPointer { table -> [UInt8]? in
-            var valid = true
+            let values = table.baseAddress!
+            // Any character outside the alphabet sets a high bit of `invalid`; checked once at the end.
+            var invalid: UInt8 = 0
             let output = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
+                let target = out.baseAddress!
                 var written = 0
                 var index = 0
                 let fullQuads = padding == 0 ? count : count - 4
                 while index < fullQuads {
-                    let a = table[Int(input[index])]
-                    let b = table[Int(input[index + 1])]
-                    let c = table[Int(input[index + 2])]
-                    let d = table[Int(input[index + 3])]
-                    if (a | b | c | d) & 0xC0 != 0 {
-                        valid = false
-                        break
-                    }
+                    let a = values[Int(source[index])]
+                    let b = values[Int(source[index + 1])]
+                    let c = values[Int(source[index + 2])]
+                    let d = values[Int(source[index + 3])]
+                    invalid |= a | b | c | d
                     let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-                    out[written] = UInt8(truncatingIfNeeded: word >> 16)
-                    out[written + 1] = UInt8(truncatingIfNeeded: word >> 8)
-                    out[written + 2] = UInt8(truncatingIfNeeded: word)
+                    target[written] = UInt8(truncatingIfNeeded: word >> 16)
+                    target[written + 1] = UInt8(truncatingIfNeeded: word >> 8)
+                    target[written + 2] = UInt8(truncatingIfNeeded: word)
                     written += 3
                     index += 4
                 }
-                if valid, padding > 0 {
+                if padding > 0 {
                     // The last quad: "xx==" or "xxx=".
-                    let a = table[Int(input[index])]
-                    let b = table[Int(input[index + 1])]
-                    let c = padding == 1 ? table[Int(input[index + 2])] : 0
-                    if (a | b | c) & 0xC0 != 0 {
-                        valid = false
-                    } else {
-                        let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
-                        out[written] = UInt8(truncatingIfNeeded: word >> 16)
-                        written += 1
-                        if padding == 1 {
-                            out[written] = UInt8(truncatingIfNeeded: word >> 8)
-                            written += 1
-                        }
-                    }
-                }
-                if !valid {
-                    // Leave the buffer fully initialized; the result is discarded.
-                    while written < outputCount {
-                        out[written] = 0
+                    let a = values[Int(source[index])]
+                    let b = values[Int(source[index + 1])]
+                    let c = padding == 1 ? values[Int(source[index + 2])] : 0
+                    invalid |= a | b | c
+                    let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+                    target[written] = UInt8(truncatingIfNeeded: word >> 16)
+                    written += 1
+                    if padding == 1 {
+                        target[written] = UInt8(truncatingIfNeeded: word >> 8)
                         written += 1
                     }
                 }
                 initialized = written
             }
-            return valid ? output : nil
+            return invalid & 0xC0 == 0 ? output : nil
         }
     }
 }

@@ -294,8 +294,8 @@ public struct PaymentTokenDecryptor: Sendable {
     }
 
     /// The checks that involve the SignerInfo: it names the chain's leaf, its signing time lies in the
-    /// window and in the chain's validity, and CMS_verify holds. When not `definitive`, a failing
-    /// CMS_verify returns nil instead of throwing.
+    /// window and in the chain's validity, and the CMS signature holds (`cmsVerify`). When not `definitive`, a failing
+    /// signature check returns nil instead of throwing.
     private func checkSigner(
         _ signerInfo: OpaquePointer, of cms: CMSSignedData, chain: ValidatedChain, token: PaymentToken, at now: Date,
         details: Bool, definitive: Bool
@@ -376,15 +376,17 @@ public struct PaymentTokenDecryptor: Sendable {
                 return false
             }
             defer { BIO_free_all(chain) }
-            var scratch = [UInt8](repeating: 0, count: 4096)
-            var total = 0
-            while true {
-                let read = scratch.withUnsafeMutableBytes { BIO_read(chain, $0.baseAddress, Int32($0.count)) }
-                guard read > 0 else { break }
-                total += Int(read)
+            // Read the content through the digest BIOs (into scratch space that is thrown away).
+            return withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { scratch -> Bool in
+                var total = 0
+                while true {
+                    let read = BIO_read(chain, scratch.baseAddress, Int32(scratch.count))
+                    guard read > 0 else { break }
+                    total += Int(read)
+                }
+                guard total == buffer.count else { return false }
+                return CMS_SignerInfo_verify_content(signerInfo, chain) == 1
             }
-            guard total == buffer.count else { return false }
-            return CMS_SignerInfo_verify_content(signerInfo, chain) == 1
         }
     }
 
@@ -513,7 +515,7 @@ struct ValidatedChain: Sendable {
 /// OpenSSL 3.0 decodes every embedded certificate's public key while parsing, through its decoder
 /// framework, which costs several times an ECDSA verification. The signature's certificates are only
 /// inspected (marker extensions, issuer and serial); the leaf used for the signature and the chain
-/// are parsed separately and cached, so the parse can skip key decoding. Algorithms used by CMS_verify
+/// are parsed separately and cached, so the parse can skip key decoding. Algorithms used by the CMS checks
 /// on a structure parsed here resolve through OpenSSL's built-in fallbacks; a failure is confirmed with
 /// a parse in the default context before a token is rejected.
 package final class ParsingContext: @unchecked Sendable {
