@@ -80,7 +80,8 @@ package enum SignedDataSplitter {
                 cursor = next
             }
             guard let certificates else { return nil }
-            let certificateBytes = Array(UnsafeBufferPointer(start: certificates.start, count: certificates.end - certificates.start))
+            let certificateBytes = Array(
+                UnsafeBufferPointer(start: certificates.start, count: certificates.end - certificates.start))
             // SignedData without certificates, in [0] EXPLICIT, in the ContentInfo, with minimal definite headers.
             let before = certificates.start - signedData.content
             let after = end - certificates.end

@@ -76,7 +76,9 @@ enum BenchBreakdown {
                 cms, signerInfo: cms.onlySignerInfo!, signer: leaf, content: &content)
             precondition(ok)
         }
-        stage("verify: parse + checks + cached chain + CMS signature checks") { _ = try? decryptor.verify(next(), at: now) }
+        stage("verify: parse + checks + cached chain + CMS signature checks") {
+            _ = try? decryptor.verify(next(), at: now)
+        }
         stage("ECDH with the ephemeral key (set point, check, derive)") {
             _ = try? PaymentTokenDecryptor.ecdh(key: key, peerSPKI: next().keyMaterial)
         }
