@@ -21,10 +21,12 @@ final class ECDHPool: @unchecked Sendable {
         guard let slot = lock.withLock({ slots.popLast() }) ?? Slot(privateKey: privateKey) else {
             throw PaymentTokenError(.decryptionFailed, "ECDH setup: \(OpenSSLErrorQueue.drain())")
         }
-        // Setting the point decodes it and checks it lies on the curve; the quick check also refuses
-        // the point at infinity. P-256 has cofactor 1, so no check of the order is needed.
-        guard EVP_PKEY_set1_encoded_public_key(slot.peer.pointer, pointBytes, 65) == 1,
-            EVP_PKEY_public_check_quick(slot.check) == 1
+        // Partial public-key validation (SP 800-56A 5.6.2.3.4) happens in the decoding itself:
+        // EC_POINT_oct2point refuses coordinates outside [0, p) and EC_POINT_set_affine_coordinates
+        // refuses a point off the curve; a 65-byte uncompressed encoding cannot be the point at
+        // infinity (its encoding is the single byte 0x00). OpenSSL's separate quick check would repeat
+        // these (with a field inversion) on every token. P-256 has cofactor 1: no check of the order.
+        guard pointBytes[0] == 0x04, EVP_PKEY_set1_encoded_public_key(slot.peer.pointer, pointBytes, 65) == 1
         else {
             OpenSSLErrorQueue.clear()
             throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a point on P-256")
@@ -43,7 +45,6 @@ final class ECDHPool: @unchecked Sendable {
 
     final class Slot {
         let derive: OpaquePointer
-        let check: OpaquePointer
         let peer: EVPKey
 
         init?(privateKey: EVPKey) {
@@ -58,18 +59,14 @@ final class ECDHPool: @unchecked Sendable {
                     == 1
             else { return nil }
             guard let derive = EVP_PKEY_CTX_new_from_pkey(nil, privateKey.pointer, nil) else { return nil }
-            guard EVP_PKEY_derive_init(derive) == 1, let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else {
+            guard EVP_PKEY_derive_init(derive) == 1 else {
                 EVP_PKEY_CTX_free(derive)
                 return nil
             }
             self.derive = derive
-            self.check = check
             self.peer = peer
         }
 
-        deinit {
-            EVP_PKEY_CTX_free(derive)
-            EVP_PKEY_CTX_free(check)
-        }
+        deinit { EVP_PKEY_CTX_free(derive) }
     }
 }

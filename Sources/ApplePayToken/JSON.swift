@@ -31,6 +31,14 @@ package enum JSONValue: Sendable, Equatable {
     /// Parses `bytes` as one JSON value (whitespace around it allowed).
     package static func parse<B: Collection>(_ bytes: B, maximumDepth: Int = 32) throws(JSONParseError) -> JSONValue
     where B.Element == UInt8 {
+        // Contiguous input (Data, arrays) is read in place; anything else is copied once.
+        let inPlace = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParseError) -> JSONValue in
+                var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)
+                return try parser.parseDocument()
+            }
+        }
+        if let inPlace { return try inPlace.get() }
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { buffer throws(JSONParseError) in
             var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)
@@ -241,17 +249,38 @@ private struct JSONParser {
     mutating func parseString() throws(JSONParseError) -> String {
         index += 1
         let start = index
-        // Fast path: no escapes.
+        // Fast path: no escapes. Eight bytes at a time while none of them is a quote, a backslash, a
+        // control character or non-ASCII (the byte loop below handles those).
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while bytes.count - index >= 8 {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let ones: UInt64 = 0x0101_0101_0101_0101
+                let highs: UInt64 = 0x8080_8080_8080_8080
+                let quote = word ^ (ones &* 0x22)
+                let backslash = word ^ (ones &* 0x5C)
+                // A byte of `x` is zero, or below 0x20, exactly when the corresponding high bit is set here.
+                let special =
+                    ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+                    | word
+                if special & highs != 0 { break }
+                index += 8
+            }
+        }
+        var ascii = true
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
+                // ASCII is valid UTF-8 as it stands; anything else is validated.
+                if ascii { return String(decoding: slice, as: UTF8.self) }
                 guard let text = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8") }
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw fail("control character in string") }
+            if byte >= 0x80 { ascii = false }
             index += 1
         }
         var buffer = Array(bytes[start..<index])

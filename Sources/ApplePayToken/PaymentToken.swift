@@ -170,8 +170,88 @@ public struct PaymentToken: Sendable {
         return bytes
     }
 
+    /// Strict base64 (RFC 4648 §4): the standard alphabet, a length that is a multiple of 4, at most two
+    /// `=` only at the end, no whitespace; decoded straight from the string's UTF-8 bytes.
     static func decodeBase64(_ text: String) -> [UInt8]? {
-        guard let data = Data(base64Encoded: text) else { return nil }
-        return [UInt8](data)
+        var text = text
+        return text.withUTF8 { Base64Decoder.decode($0) }
+    }
+}
+
+/// The base64 decoder for token fields.
+package enum Base64Decoder {
+    /// 6-bit values of the standard alphabet; 0xFF elsewhere.
+    private static let table: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
+            table[Int(character)] = UInt8(index)
+        }
+        return table
+    }()
+
+    /// For the four positions of a quad, each character's value already shifted into place, or bit 31
+    /// for a character outside the alphabet: one OR per character assembles the three bytes.
+    private static let quadTables: [UInt32] = {
+        var tables = [UInt32](repeating: 0x8000_0000, count: 4 * 256)
+        for position in 0..<4 {
+            for character in 0..<256 where table[character] != 0xFF {
+                tables[position * 256 + character] = UInt32(table[character]) << (18 - 6 * position)
+            }
+        }
+        return tables
+    }()
+
+    /// The bytes `input` encodes, or nil when it is not strict padded base64.
+    package static func decode(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let count = input.count
+        guard count % 4 == 0 else { return nil }
+        guard count > 0, let source = input.baseAddress else { return count == 0 ? [] : nil }
+        var padding = 0
+        if source[count - 1] == UInt8(ascii: "=") { padding += 1 }
+        if source[count - 2] == UInt8(ascii: "=") { padding += 1 }
+        let outputCount = count / 4 * 3 - padding
+        return table.withUnsafeBufferPointer { table -> [UInt8]? in
+            quadTables.withUnsafeBufferPointer { quadTables -> [UInt8]? in
+                let values = table.baseAddress!
+                let quads = quadTables.baseAddress!
+                // Any character outside the alphabet sets a high bit of `invalid` (or of `invalidQuads`);
+                // checked once at the end.
+                var invalid: UInt8 = 0
+                var invalidQuads: UInt32 = 0
+                let output = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
+                    let target = out.baseAddress!
+                    var written = 0
+                    var index = 0
+                    let fullQuads = padding == 0 ? count : count - 4
+                    while index < fullQuads {
+                        let word =
+                            quads[Int(source[index])] | quads[256 + Int(source[index + 1])]
+                            | quads[512 + Int(source[index + 2])] | quads[768 + Int(source[index + 3])]
+                        invalidQuads |= word
+                        target[written] = UInt8(truncatingIfNeeded: word >> 16)
+                        target[written + 1] = UInt8(truncatingIfNeeded: word >> 8)
+                        target[written + 2] = UInt8(truncatingIfNeeded: word)
+                        written += 3
+                        index += 4
+                    }
+                    if padding > 0 {
+                        // The last quad: "xx==" or "xxx=".
+                        let a = values[Int(source[index])]
+                        let b = values[Int(source[index + 1])]
+                        let c = padding == 1 ? values[Int(source[index + 2])] : 0
+                        invalid |= a | b | c
+                        let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+                        target[written] = UInt8(truncatingIfNeeded: word >> 16)
+                        written += 1
+                        if padding == 1 {
+                            target[written] = UInt8(truncatingIfNeeded: word >> 8)
+                            written += 1
+                        }
+                    }
+                    initialized = written
+                }
+                return invalid & 0xC0 == 0 && invalidQuads & 0x8000_0000 == 0 ? output : nil
+            }
+        }
     }
 }

@@ -294,8 +294,8 @@ public struct PaymentTokenDecryptor: Sendable {
     }
 
     /// The checks that involve the SignerInfo: it names the chain's leaf, its signing time lies in the
-    /// window and in the chain's validity, and CMS_verify holds. When not `definitive`, a failing
-    /// CMS_verify returns nil instead of throwing.
+    /// window and in the chain's validity, and the CMS signature holds (`cmsVerify`). When not `definitive`, a failing
+    /// signature check returns nil instead of throwing.
     private func checkSigner(
         _ signerInfo: OpaquePointer, of cms: CMSSignedData, chain: ValidatedChain, token: PaymentToken, at now: Date,
         details: Bool, definitive: Bool
@@ -353,26 +353,41 @@ public struct PaymentTokenDecryptor: Sendable {
         return signingSeconds
     }
 
-    /// CMS_verify of the detached `content` with `signer` as the SignerInfo's certificate; the chain is
-    /// validated separately (CMS_NO_SIGNER_CERT_VERIFY).
+    /// The checks `CMS_verify(CMS_DETACHED | CMS_BINARY | CMS_NO_SIGNER_CERT_VERIFY)` makes of one
+    /// SignerInfo, called one by one: with `signer` as its certificate, `CMS_SignerInfo_verify` checks the
+    /// signature over the signed attributes, then `CMS_SignerInfo_verify_content` compares the
+    /// messageDigest attribute with the digest of the detached `content`, computed through the digest
+    /// BIOs `CMS_dataInit` sets up from the SignedData's digest algorithms. (CMS_verify does the same
+    /// after building certificate stacks and copying the content, which a token does not need: the
+    /// chain is validated separately.)
     package static func cmsVerify(
         _ cms: CMSSignedData, signerInfo: OpaquePointer, signer: X509Certificate, content: inout [UInt8]
     ) -> Bool {
         CMS_SignerInfo_set1_signer_cert(signerInfo, signer.pointer)
-        let verified = content.withUnsafeMutableBytes { buffer -> Int32 in
-            // The content reaches CMS_verify through a pass-through filter: given a memory BIO, OpenSSL 3.0's
-            // CMS_verify makes its own copy of it, which it leaks when the digest set-up fails.
-            guard let memory = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return -1 }
-            guard let filter = BIO_new(BIO_f_null()) else {
-                BIO_free(memory)
-                return -1
-            }
-            let chain = BIO_push(filter, memory)
-            defer { BIO_free_all(chain) }
-            return CMS_verify(
-                cms.pointer, nil, nil, chain, nil, UInt32(CMS_DETACHED | CMS_BINARY | CMS_NO_SIGNER_CERT_VERIFY))
+        // As CMS_verify: the signed attributes' signature, when there are signed attributes (without
+        // them, CMS_SignerInfo_verify_content checks the signature over the content digest itself).
+        if CMS_signed_get_attr_count(signerInfo) >= 0 {
+            guard CMS_SignerInfo_verify(signerInfo) == 1 else { return false }
         }
-        return verified == 1
+        return content.withUnsafeMutableBytes { buffer -> Bool in
+            guard let memory = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return false }
+            guard let chain = CMS_dataInit(cms.pointer, memory) else {
+                BIO_free(memory)
+                return false
+            }
+            defer { BIO_free_all(chain) }
+            // Read the content through the digest BIOs (into scratch space that is thrown away).
+            return withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 16) { scratch -> Bool in
+                var total = 0
+                while true {
+                    let read = BIO_read(chain, scratch.baseAddress, Int32(scratch.count))
+                    guard read > 0 else { break }
+                    total += Int(read)
+                }
+                guard total == buffer.count else { return false }
+                return CMS_SignerInfo_verify_content(signerInfo, chain) == 1
+            }
+        }
     }
 
     private static func signingTime(_ signerInfo: OpaquePointer) throws(PaymentTokenError) -> Int {
@@ -500,7 +515,7 @@ struct ValidatedChain: Sendable {
 /// OpenSSL 3.0 decodes every embedded certificate's public key while parsing, through its decoder
 /// framework, which costs several times an ECDSA verification. The signature's certificates are only
 /// inspected (marker extensions, issuer and serial); the leaf used for the signature and the chain
-/// are parsed separately and cached, so the parse can skip key decoding. Algorithms used by CMS_verify
+/// are parsed separately and cached, so the parse can skip key decoding. Algorithms used by the CMS checks
 /// on a structure parsed here resolve through OpenSSL's built-in fallbacks; a failure is confirmed with
 /// a parse in the default context before a token is rejected.
 package final class ParsingContext: @unchecked Sendable {

@@ -6,11 +6,111 @@ import OrchardCrypto
 ///
 /// Every token from the same Apple leaf carries the same certificates; parsing them is most of the cost
 /// of parsing a token's signature. Their bytes identify an already validated chain, and the rest — the
-/// SignerInfo with the signature and signed attributes, unchanged — is parsed and checked by CMS_verify.
+/// SignerInfo with the signature and signed attributes, unchanged — is parsed and checked with the cached leaf.
 package enum SignedDataSplitter {
     /// The raw `[0] certificates` element and a ContentInfo equal to the input without it, or nil when the
     /// input is not a ContentInfo holding a SignedData with certificates.
     package static func split(_ der: [UInt8]) -> (certificates: [UInt8], withoutCertificates: [UInt8])? {
+        if let split = splitDefinite(der) { return split }
+        return splitGeneric(der)
+    }
+
+    /// The DER of the ContentInfo type signedData (OBJECT IDENTIFIER 1.2.840.113549.1.7.2), from OpenSSL.
+    private static let signedDataOID: [UInt8] = {
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = i2d_ASN1_OBJECT(OBJ_nid2obj(NID_pkcs7_signed), &output)
+        guard length > 0, let output else { return [] }
+        defer { orchard_OPENSSL_free(output) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }()
+
+    /// The split of a signature whose outer headers (ContentInfo, [0], SignedData and SignedData's
+    /// elements) all have definite lengths, the usual case: OpenSSL's header reader (`ASN1_get_object`)
+    /// finds the elements and its header writer (`ASN1_put_object`) frames the remaining ones, which are
+    /// copied unchanged. The result is the same as `splitGeneric`'s; nil leaves the input to it.
+    package static func splitDefinite(_ der: [UInt8]) -> (certificates: [UInt8], withoutCertificates: [UInt8])? {
+        der.withUnsafeBufferPointer { buffer -> (certificates: [UInt8], withoutCertificates: [UInt8])? in
+            defer { ERR_clear_error() }
+            guard let base = buffer.baseAddress else { return nil }
+            let end = base + buffer.count
+            /// Reads one header at `cursor`: the content's start and length, and whether it is
+            /// constructed; nil for an error or an indefinite length.
+            func header(
+                _ cursor: UnsafePointer<UInt8>, tag expectedTag: Int32, tagClass expectedClass: Int32
+            ) -> (content: UnsafePointer<UInt8>, length: Int, constructed: Bool)? {
+                var inner: UnsafePointer<UInt8>? = cursor
+                var length = 0
+                var tag: Int32 = 0
+                var tagClass: Int32 = 0
+                let result = ASN1_get_object(&inner, &length, &tag, &tagClass, end - cursor)
+                guard result & 0x80 == 0, result & 0x01 == 0, let inner, tag == expectedTag,
+                    tagClass == expectedClass, length <= end - inner
+                else { return nil }
+                return (inner, length, result & V_ASN1_CONSTRUCTED != 0)
+            }
+            // ContentInfo ::= SEQUENCE { contentType OBJECT IDENTIFIER, content [0] EXPLICIT SignedData }
+            guard let contentInfo = header(base, tag: V_ASN1_SEQUENCE, tagClass: V_ASN1_UNIVERSAL),
+                contentInfo.constructed, contentInfo.content + contentInfo.length == end
+            else { return nil }
+            let oid = signedDataOID
+            guard !oid.isEmpty, end - contentInfo.content >= oid.count,
+                memcmp(contentInfo.content, oid, oid.count) == 0
+            else { return nil }
+            let explicitStart = contentInfo.content + oid.count
+            guard let explicit = header(explicitStart, tag: 0, tagClass: V_ASN1_CONTEXT_SPECIFIC), explicit.constructed,
+                explicit.content + explicit.length == end,
+                let signedData = header(explicit.content, tag: V_ASN1_SEQUENCE, tagClass: V_ASN1_UNIVERSAL),
+                signedData.constructed, signedData.content + signedData.length == end
+            else { return nil }
+            // SignedData's elements; the one [0] IMPLICIT (constructed, context-specific) is `certificates`.
+            var cursor = signedData.content
+            var certificates: (start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>)?
+            while cursor < end {
+                var inner: UnsafePointer<UInt8>? = cursor
+                var length = 0
+                var tag: Int32 = 0
+                var tagClass: Int32 = 0
+                let result = ASN1_get_object(&inner, &length, &tag, &tagClass, end - cursor)
+                guard result & 0x80 == 0, result & 0x01 == 0, let inner, length <= end - inner else { return nil }
+                let next = inner + length
+                if tag == 0, tagClass == V_ASN1_CONTEXT_SPECIFIC, result & V_ASN1_CONSTRUCTED != 0 {
+                    guard certificates == nil else { return nil }
+                    certificates = (cursor, next)
+                }
+                cursor = next
+            }
+            guard let certificates else { return nil }
+            let certificateBytes = Array(
+                UnsafeBufferPointer(start: certificates.start, count: certificates.end - certificates.start))
+            // SignedData without certificates, in [0] EXPLICIT, in the ContentInfo, with minimal definite headers.
+            let before = certificates.start - signedData.content
+            let after = end - certificates.end
+            let signedLength = before + after
+            let signedTotal = Int(ASN1_object_size(1, Int32(signedLength), V_ASN1_SEQUENCE))
+            let explicitTotal = Int(ASN1_object_size(1, Int32(signedTotal), 0))
+            let contentLength = oid.count + explicitTotal
+            let total = Int(ASN1_object_size(1, Int32(contentLength), V_ASN1_SEQUENCE))
+            guard signedTotal > 0, explicitTotal > 0, total > 0 else { return nil }
+            let stripped = [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
+                var writer: UnsafeMutablePointer<UInt8>? = out.baseAddress
+                ASN1_put_object(&writer, 1, Int32(contentLength), V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL)
+                writer!.update(from: oid, count: oid.count)
+                writer! += oid.count
+                ASN1_put_object(&writer, 1, Int32(signedTotal), 0, V_ASN1_CONTEXT_SPECIFIC)
+                ASN1_put_object(&writer, 1, Int32(signedLength), V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL)
+                writer!.update(from: signedData.content, count: before)
+                writer! += before
+                writer!.update(from: certificates.end, count: after)
+                writer! += after
+                initialized = writer! - out.baseAddress!
+            }
+            guard stripped.count == total else { return nil }
+            return (certificateBytes, stripped)
+        }
+    }
+
+    /// The split with OpenSSL's generic ASN.1 reader and writer; handles indefinite lengths (BER).
+    package static func splitGeneric(_ der: [UInt8]) -> (certificates: [UInt8], withoutCertificates: [UInt8])? {
         der.withUnsafeBufferPointer { buffer -> (certificates: [UInt8], withoutCertificates: [UInt8])? in
             defer { ERR_clear_error() }
             guard let base = buffer.baseAddress else { return nil }

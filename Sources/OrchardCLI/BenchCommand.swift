@@ -12,18 +12,24 @@ enum BenchCommand {
     ) { arguments, io in
         if arguments.first == "http" { return BenchHTTPCommand.run(Array(arguments.dropFirst()), io) }
         guard arguments.first == "token" else {
-            io.err("usage: orchard bench token [--seconds S] [--rounds N] [--tokens N] [--breakdown]")
+            io.err("usage: orchard bench token [--seconds S] [--rounds N] [--tokens N] [--breakdown] [--loop N]")
             io.err("       orchard bench http [--clients N] [--duration S | --payments N] [--url URL --database D]")
             return 2
         }
         do {
             let parsed = try Arguments(
-                Array(arguments.dropFirst()), options: ["seconds", "rounds", "tokens"], flags: ["breakdown"])
+                Array(arguments.dropFirst()), options: ["seconds", "rounds", "tokens", "loop"], flags: ["breakdown"])
             let seconds = Double(parsed.value("seconds") ?? "0.2") ?? 0.2
             let rounds = Int(parsed.value("rounds") ?? "20") ?? 20
             let count = Int(parsed.value("tokens") ?? "64") ?? 64
             guard seconds > 0, rounds > 0, count > 0 else {
                 throw UsageError("--seconds, --rounds and --tokens must be positive")
+            }
+            if let loop = parsed.value("loop") {
+                guard let iterations = Int(loop), iterations >= 0 else {
+                    throw UsageError("--loop takes a count")
+                }
+                return try runFixedLoops(iterations: iterations, tokenCount: count, io: io)
             }
             return try runTokenBench(
                 seconds: seconds, rounds: rounds, tokenCount: count, breakdown: parsed.flag("breakdown"), io: io)
@@ -36,11 +42,17 @@ enum BenchCommand {
         }
     }
 
-    static func runTokenBench(
-        seconds: Double, rounds: Int, tokenCount: Int, breakdown: Bool, io: CLIOutput
-    ) throws
-        -> Int32
-    {
+    /// The bench's world: a sandbox PKI, a merchant key, minted tokens and a decryptor.
+    struct Fixture {
+        var now: Date
+        var pki: SandboxPKI
+        var merchantKey: EVPKey
+        var key: MerchantKey
+        var tokens: [Data]
+        var decryptor: PaymentTokenDecryptor
+    }
+
+    static func makeFixture(tokenCount: Int) throws -> Fixture {
         let now = Date()
         let pki = try SandboxPKI.generate(
             notBefore: now.addingTimeInterval(-86400), notAfter: now.addingTimeInterval(86400))
@@ -57,6 +69,56 @@ enum BenchCommand {
             tokens.append(try minter.mint(request))
         }
         let decryptor = PaymentTokenDecryptor(trustAnchor: pki.trustAnchor, keys: [key])
+        return Fixture(now: now, pki: pki, merchantKey: merchantKey, key: key, tokens: tokens, decryptor: decryptor)
+    }
+
+    /// `--loop N`: exactly N tokens, N ECDH derivations and N ECDSA verifications, each in its own
+    /// function and untimed, for instruction counting (`valgrind --tool=callgrind`), which a shared
+    /// machine's load does not disturb.
+    static func runFixedLoops(iterations: Int, tokenCount: Int, io: CLIOutput) throws -> Int32 {
+        let fixture = try makeFixture(tokenCount: tokenCount)
+        let ecdh = try PreparedECDH(privateKey: fixture.merchantKey, peer: try EVPKey.generateEC())
+        let verify = try PreparedVerify(key: fixture.pki.leafKey)
+        // First sight of the certificate set, outside the loops.
+        let warm = try PaymentToken(json: fixture.tokens[0])
+        try fixture.decryptor.decrypt(warm, at: fixture.now).erase()
+        let failures = loopTokens(iterations, fixture)
+        loopECDH(iterations, ecdh)
+        loopVerify(iterations, verify)
+        io.out("loop: \(iterations) tokens (\(failures) failed), ECDH derivations, ECDSA verifications")
+        return failures == 0 ? 0 : 1
+    }
+
+    @inline(never) static func loopTokens(_ iterations: Int, _ fixture: Fixture) -> Int {
+        var failures = 0
+        for index in 0..<iterations {
+            do {
+                let token = try PaymentToken(json: fixture.tokens[index % fixture.tokens.count])
+                try fixture.decryptor.decrypt(token, at: fixture.now).erase()
+            } catch {
+                failures += 1
+            }
+        }
+        return failures
+    }
+
+    @inline(never) fileprivate static func loopECDH(_ iterations: Int, _ ecdh: PreparedECDH) {
+        for _ in 0..<iterations { ecdh.run() }
+    }
+
+    @inline(never) fileprivate static func loopVerify(_ iterations: Int, _ verify: PreparedVerify) {
+        for _ in 0..<iterations { verify.run() }
+    }
+
+    static func runTokenBench(
+        seconds: Double, rounds: Int, tokenCount: Int, breakdown: Bool, io: CLIOutput
+    ) throws
+        -> Int32
+    {
+        let fixture = try makeFixture(tokenCount: tokenCount)
+        let (now, pki, merchantKey, key, tokens, decryptor) = (
+            fixture.now, fixture.pki, fixture.merchantKey, fixture.key, fixture.tokens, fixture.decryptor
+        )
 
         // OpenSSL's own operations, set up once as `openssl speed` does.
         let peer = try EVPKey.generateEC()

@@ -65,7 +65,7 @@ public enum SHA256 {
     public static func hash(parts: [[UInt8]]) -> [UInt8] {
         let context = EVP_MD_CTX_new()
         defer { EVP_MD_CTX_free(context) }
-        EVP_DigestInit_ex(context, EVP_sha256(), nil)
+        EVP_DigestInit_ex(context, FetchedAlgorithms.shared.sha256, nil)
         for part in parts { part.withUnsafeBytes { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count) } }
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
@@ -186,12 +186,38 @@ public enum AESGCM {
     private static func cipherFor<K: ContiguousBytes>(key: K) throws(CryptoError) -> OpaquePointer {
         let count = key.withUnsafeBytes { $0.count }
         switch count {
-        case 16: return EVP_aes_128_gcm()
-        case 24: return EVP_aes_192_gcm()
-        case 32: return EVP_aes_256_gcm()
+        case 16: return FetchedAlgorithms.shared.aes128GCM
+        case 24: return FetchedAlgorithms.shared.aes192GCM
+        case 32: return FetchedAlgorithms.shared.aes256GCM
         default: throw CryptoError(code: .invalidInput, reason: "AES key must be 16, 24 or 32 bytes, got \(count)")
         }
     }
+}
+
+/// Algorithms fetched once from the default library context and kept for the life of the process.
+///
+/// OpenSSL 3 resolves a legacy `EVP_sha256()` or `EVP_aes_256_gcm()` handle by fetching the provider's
+/// implementation again at every `…Init_ex`; an explicitly fetched one is used as it is.
+package final class FetchedAlgorithms: @unchecked Sendable {
+    /// SHA-256 (falls back to the built-in handle when fetching fails).
+    package let sha256: OpaquePointer
+    /// AES-128-GCM.
+    package let aes128GCM: OpaquePointer
+    /// AES-192-GCM.
+    package let aes192GCM: OpaquePointer
+    /// AES-256-GCM.
+    package let aes256GCM: OpaquePointer
+
+    private init() {
+        sha256 = EVP_MD_fetch(nil, "SHA2-256", nil) ?? EVP_sha256()
+        aes128GCM = EVP_CIPHER_fetch(nil, "AES-128-GCM", nil) ?? EVP_aes_128_gcm()
+        aes192GCM = EVP_CIPHER_fetch(nil, "AES-192-GCM", nil) ?? EVP_aes_192_gcm()
+        aes256GCM = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil) ?? EVP_aes_256_gcm()
+        ERR_clear_error()
+    }
+
+    /// The process-wide set.
+    package static let shared = FetchedAlgorithms()
 }
 
 /// An owned EVP_CIPHER_CTX.

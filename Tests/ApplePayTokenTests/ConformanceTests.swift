@@ -27,6 +27,9 @@ struct ConformanceTests {
     func splitSignerInfoVerifies(_ vector: Vectors.Vector) throws {
         let token = try PaymentToken(json: try vector.tokenData())
         let split = try #require(SignedDataSplitter.split(token.signature))
+        let generic = try #require(SignedDataSplitter.splitGeneric(token.signature))
+        #expect(split.certificates == generic.certificates)
+        #expect(split.withoutCertificates == generic.withoutCertificates)
         let full = try CMSSignedData(der: token.signature, context: nil)
         let leaf = try #require(full.certificates.first { $0.hasExtension(AppleOID.leaf) })
         let stripped = try CMSSignedData(der: split.withoutCertificates, context: nil)

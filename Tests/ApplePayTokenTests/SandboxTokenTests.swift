@@ -53,6 +53,11 @@ struct RoundTripTests {
         let token = try fixture.mint(fixture.request(version))
         let split = try #require(SignedDataSplitter.split(token.signature))
         #expect(split.certificates.first == 0xA0)
+        // The definite-length reader and the generic one cut the same bytes.
+        let definite = try #require(SignedDataSplitter.splitDefinite(token.signature))
+        let generic = try #require(SignedDataSplitter.splitGeneric(token.signature))
+        #expect(definite.certificates == generic.certificates)
+        #expect(definite.withoutCertificates == generic.withoutCertificates)
         let stripped = try CMSSignedData(der: split.withoutCertificates, context: nil)
         #expect(stripped.certificates.isEmpty)
         var content = token.signedContent

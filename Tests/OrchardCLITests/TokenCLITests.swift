@@ -112,10 +112,17 @@ struct TokenCLITests {
             ["token"], ["token", "decrypt"], ["token", "decrypt", "--token", "/nonexistent", "--root", "/nonexistent"],
             ["token", "verify", "--bogus"], ["keys"],
             ["keys", "csr", "--type", "dsa", "--merchant-id", "m", "--out", "/tmp/x"],
-            ["sandbox"], ["sandbox", "mint"], ["bench", "nothing"],
+            ["sandbox"], ["sandbox", "mint"], ["bench", "nothing"], ["bench", "token", "--loop", "many"],
         ])
     func usage(_ arguments: [String]) {
         #expect(run(arguments).status == 2)
+    }
+
+    @Test("bench token --loop runs a fixed number of tokens, derivations and verifications, all accepted")
+    func benchLoop() {
+        let result = run(["bench", "token", "--loop", "3", "--tokens", "2"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("loop: 3 tokens (0 failed)"))
     }
 
     @Test("keys import refuses a certificate of another key and exports PKCS#12 that inspect reads back")
