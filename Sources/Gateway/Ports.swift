@@ -19,7 +19,7 @@ public struct ProcessingKeyMaterial: Sendable {
 
 /// A verified and decrypted Apple Pay token, as much of it as the gateway needs.
 /// Secrets live in ``SecureBytes`` and are erased with ``erase()``; nothing here prints them.
-public final class OpenedToken: Sendable, CustomStringConvertible {
+public final class OpenedToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The token header's transactionId (hex): the replay key.
     public let transactionID: String
     /// The outer token's transactionIdentifier, when present.
@@ -82,6 +82,19 @@ public final class OpenedToken: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "OpenedToken(\(network ?? "?") \(String(bin.prefix(6)))******\(lastFour))" }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// Only what ``description`` shows: never the account number, cryptogram, ECI, expiry or cardholder.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "network": network as Any, "bin": String(bin.prefix(6)), "lastFour": lastFour, "amount": amount,
+                "currencyNumericCode": currencyNumericCode,
+            ], displayStyle: .class)
+    }
 }
 
 /// Verifies and decrypts Apple Pay tokens (the product's implementation is backed by ApplePayToken).

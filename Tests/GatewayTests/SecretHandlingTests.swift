@@ -1,3 +1,4 @@
+import ApplePayToken
 import Foundation
 import Gateway
 import OrchardCrypto
@@ -24,5 +25,52 @@ struct SecretHandlingTests {
         }
         try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: file.path)
         #expect(try MasterKey.load(file: file, environment: .production).keyID == key.keyID)
+    }
+
+    /// Every way Swift turns a value into text.
+    static func renderings(_ value: Any) -> [String] {
+        var dumped = ""
+        dump(value, to: &dumped)
+        return [
+            String(describing: value), String(reflecting: value), dumped,
+            "\(Mirror(reflecting: value).children.map { "\($0.label ?? ""): \($0.value)" })",
+        ]
+    }
+
+    static let secrets = ["4111111111111111", "U0VDUkVUQ1JZUFRPR1JBTQ==", "E9CX", "Mei Secretname", "291130"]
+
+    @Test("an opened token and an authorization request show neither PAN, cryptogram, ECI, expiry nor cardholder")
+    func gatewayValuesHideCardData() {
+        let opened = OpenedToken(
+            transactionID: "abcd", transactionIdentifier: nil, network: "Visa", methodType: "credit",
+            accountNumber: SecureBytes(Array("4111111111111111".utf8)), expirationDate: "291130",
+            currencyNumericCode: "901", amount: 10_000,
+            cryptogram: SecureBytes(Array("U0VDUkVUQ1JZUFRPR1JBTQ==".utf8)), eci: "E9CX",
+            cardholderName: "Mei Secretname", paymentDataType: "3DSecure")
+        let request = AuthorizationRequest(
+            accountNumber: opened.accountNumber, expirationDate: opened.expirationDate, cryptogram: opened.cryptogram,
+            eci: opened.eci, amount: 10_000, currency: "TWD", merchantReference: "pay_1", merchantID: "mch_1")
+        for text in Self.renderings(opened) + Self.renderings(request) {
+            for secret in Self.secrets { #expect(!text.contains(secret), "\(secret) in \(text)") }
+        }
+        #expect(opened.description.contains("411111******1111"))
+        #expect(String(describing: request).contains("pay_1"))
+    }
+
+    @Test("decrypted payment data: dumps and the masked JSON carry no ECI, cryptogram or full PAN")
+    func decryptedDataHidesECI() throws {
+        let plaintext =
+            #"{"applicationPrimaryAccountNumber":"4111111111111111","applicationExpirationDate":"291130","currencyCode":"901","transactionAmount":10000,"cardholderName":"Mei Secretname","paymentDataType":"3DSecure","paymentData":{"onlinePaymentCryptogram":"U0VDUkVUQ1JZUFRPR1JBTQ==","eciIndicator":"E9CX"}}"#
+        let payment = try DecryptedPaymentData(json: Array(plaintext.utf8))
+        for text in Self.renderings(payment) {
+            for secret in ["4111111111111111", "U0VDUkVUQ1JZUFRPR1JBTQ==", "E9CX"] {
+                #expect(!text.contains(secret), "\(secret) in \(text)")
+            }
+        }
+        let masked = String(decoding: payment.json(revealing: false), as: UTF8.self)
+        for secret in ["4111111111111111", "U0VDUkVUQ1JZUFRPR1JBTQ==", "E9CX"] { #expect(!masked.contains(secret)) }
+        #expect(masked.contains("411111******1111"))
+        #expect(String(decoding: payment.json(revealing: true), as: UTF8.self).contains("E9CX"))
+        #expect(payment.eciIndicator == "E9CX")
     }
 }
