@@ -73,4 +73,31 @@ struct SecretHandlingTests {
         #expect(String(decoding: payment.json(revealing: true), as: UTF8.self).contains("E9CX"))
         #expect(payment.eciIndicator == "E9CX")
     }
+
+    @Test("the database file holds no webhook secret, prime, credential, PAN or cryptogram in plaintext")
+    func noPlaintextInDatabase() throws {
+        let h = try Harness()
+        let endpoint = try h.gateway.merchants.setWebhookEndpoint(
+            merchantID: h.merchant.id, url: "https://hooks.example.com/orchard")
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(), idempotencyKey: "tok-1")
+        let unused = try h.gateway.tokenize(merchant: h.merchant, token: h.token(), idempotencyKey: "tok-2")
+        _ = try h.gateway.payByPrime(
+            merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"),
+            idempotencyKey: "pay-1")
+        _ = try h.gateway.reconcile(delay: 0)
+        let needles =
+            [
+                endpoint.secret, prime.prime, unused.prime, Harness.pan, Harness.cryptogram, h.credentials.appKey,
+                h.credentials.secretKey,
+            ].map { Data($0.utf8) } + [Data(base64Encoded: Harness.cryptogram)!]
+        var scanned = 0
+        for suffix in ["", "-wal", "-shm"] {
+            guard let bytes = FileManager.default.contents(atPath: h.databasePath + suffix) else { continue }
+            scanned += bytes.count
+            for (index, needle) in needles.enumerated() {
+                #expect(bytes.range(of: needle) == nil, "secret #\(index) in gateway.db\(suffix)")
+            }
+        }
+        #expect(scanned > 0)
+    }
 }
