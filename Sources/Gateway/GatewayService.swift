@@ -376,8 +376,9 @@ public final class GatewayService: Sendable {
         if let subject = request.subject, subject.count > 256 { throw .invalid("subject", "at most 256 characters") }
         if let user = request.userID, user.count > 64 { throw .invalid("user_id", "at most 64 characters") }
         if let url = request.notifyURL {
-            guard url.count <= 2048, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? "")
-            else { throw .invalid("notify_url", "an http(s) URL") }
+            guard url.count <= 2048, let parsed = URL(string: url),
+                ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host?.isEmpty == false
+            else { throw .invalid("notify_url", "an http(s) URL with a host") }
         }
         let fingerprint = try gatewayThrowing {
             [String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]

@@ -100,4 +100,27 @@ struct SecretHandlingTests {
         }
         #expect(scanned > 0)
     }
+
+    @Test(
+        "a session's notify_url must be an http(s) URL with a host: nothing else is ever called",
+        arguments: [
+            "http:hooks.example.com", "https://", "https:///path", "ftp://hooks.example.com/x", "file:///etc/passwd",
+            "hooks.example.com/x",
+        ])
+    func notifyURLNeedsHost(url: String) throws {
+        let h = try Harness()
+        let error = expectGatewayError(.invalidRequest) {
+            try h.gateway.createSession(
+                merchant: h.merchant,
+                CreateSessionRequest(
+                    outTradeNo: "n-1", amount: 10_000, currency: "TWD", country: "TW", notifyURL: url))
+        }
+        #expect(error?.param == "notify_url")
+        let accepted = try h.gateway.createSession(
+            merchant: h.merchant,
+            CreateSessionRequest(
+                outTradeNo: "n-2", amount: 10_000, currency: "TWD", country: "TW",
+                notifyURL: "HTTPS://hooks.example.com/orchard"))
+        #expect(accepted.notifyURL == "HTTPS://hooks.example.com/orchard")
+    }
 }
