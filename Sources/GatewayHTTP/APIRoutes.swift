@@ -151,6 +151,9 @@ extension GatewayAPI {
         let subject = try body.requiredString("subject", max: 256)
         let userID = try body.requiredString("user_id", max: 64)
         let notifyURL = try body.string("notify_url", max: 2048)
+        if let notifyURL, !Self.acceptableWebhookURL(notifyURL, environment: call.merchant.environment) {
+            throw body.invalid("notify_url", "an https URL (http only to the loopback in the sandbox)")
+        }
         let lifetime = try body.integer("expires_in_seconds")
         if let lifetime, !(60...86_400).contains(lifetime) { throw body.invalid("expires_in_seconds", "60 to 86400") }
         let session = try gateway.createSession(
