@@ -123,4 +123,19 @@ struct SecretHandlingTests {
                 notifyURL: "HTTPS://hooks.example.com/orchard"))
         #expect(accepted.notifyURL == "HTTPS://hooks.example.com/orchard")
     }
+
+    @Test("a BIN table CSV over 8 MiB is refused before parsing, and the current table stays")
+    func binTableSize() throws {
+        let h = try Harness()
+        #expect(
+            try h.gateway.merchants.loadBINTable(merchantID: h.merchant.id, csv: "bin_prefix,issuer\n4111,Kept\n") == 1)
+        let oversized =
+            "bin_prefix,issuer\n4111," + String(repeating: "x", count: (8 << 20)) + "\n"
+        #expect(oversized.utf8.count > (8 << 20))
+        expectGatewayError(.binTableInvalid) {
+            try h.gateway.merchants.loadBINTable(merchantID: h.merchant.id, csv: oversized)
+        }
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        #expect(prime.cardInfo.issuer == "Kept")
+    }
 }
