@@ -203,7 +203,7 @@ public final class GatewayService: Sendable {
         merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms, now: Date, scope: IdempotencyScope
     ) throws(GatewayError) -> PrimeResult {
         guard merchant.accepts(network: opened.network) else {
-            throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.network ?? "this network")")
+            throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.networkLabel)")
         }
         guard let currency = currencies.alphabeticCode(numeric: opened.currencyNumericCode) else {
             throw GatewayError(.currencyNotAllowed, "the token's currency is unknown")
@@ -459,7 +459,7 @@ public final class GatewayService: Sendable {
         merchant: Merchant, session: OrderSession, opened: OpenedToken, scope: IdempotencyScope, now: Date
     ) throws(GatewayError) -> Payment {
         guard merchant.accepts(network: opened.network) else {
-            throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.network ?? "this network")")
+            throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.networkLabel)")
         }
         guard currencies.numericCode(alphabetic: session.currency) == opened.currencyNumericCode else {
             throw GatewayError(.currencyMismatch, "the token's currency differs from the session's", param: "token")

@@ -75,6 +75,16 @@ public final class OpenedToken: Sendable, CustomStringConvertible, CustomDebugSt
     /// `String`).
     public var lastFour: String { accountNumber.withUnsafeBytes { String(decoding: $0.suffix(4), as: UTF8.self) } }
 
+    /// The network for messages: `paymentMethod.network` when it is a short name (1 to 20 ASCII letters or
+    /// digits), else `this card network`. The field is outside the token's signature, so it is never echoed
+    /// as it came.
+    public var networkLabel: String {
+        guard let network, (1...20).contains(network.utf8.count),
+            network.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+        else { return "this card network" }
+        return network
+    }
+
     /// Erases the account number and the cryptogram.
     public func erase() {
         accountNumber.erase()

@@ -138,4 +138,33 @@ struct SecretHandlingTests {
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         #expect(prime.cardInfo.issuer == "Kept")
     }
+
+    @Test(
+        "a refused card network is named only when it is a short name: the unsigned field is never echoed as it came",
+        arguments: [("Discover", true), (String(repeating: "N", count: 200), false), ("<img src=x>", false)])
+    func networkNotEchoed(network: String, named: Bool) throws {
+        let h = try Harness()
+        let (visaOnly, _) = try h.gateway.merchants.create(
+            MerchantSpec(
+                name: "Visa only", environment: .sandbox, merchantIdentifiers: h.merchant.merchantIdentifiers,
+                allowedNetworks: ["Visa"]))
+        let key = try #require(try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).first)
+        try h.gateway.merchants.addProcessingKey(
+            merchantID: visaOnly.id, privateKeyPEM: key.privateKeyPEM, certificatePEM: key.certificatePEM)
+        let token = h.token(network: network)
+        let refused = expectGatewayError(.networkNotAllowed) {
+            try h.gateway.tokenize(merchant: visaOnly, token: token)
+        }
+        #expect(refused?.reason.contains(network) == named)
+        #expect((refused?.reason.utf8.count ?? 0) < 100)
+        let session = try h.gateway.createSession(
+            merchant: visaOnly,
+            CreateSessionRequest(outTradeNo: "net-1", amount: 10_000, currency: "TWD", country: "TW"))
+        let unpaid = expectGatewayError(.networkNotAllowed) {
+            try h.gateway.paySession(
+                merchant: visaOnly, orderToken: session.orderToken, token: h.token(network: network))
+        }
+        #expect(unpaid?.reason.contains(network) == named)
+        #expect(try h.gateway.tokenize(merchant: visaOnly, token: h.token()).cardInfo.lastFour == "1111")
+    }
 }
