@@ -167,4 +167,30 @@ struct SecretHandlingTests {
         #expect(unpaid?.reason.contains(network) == named)
         #expect(try h.gateway.tokenize(merchant: visaOnly, token: h.token()).cardInfo.lastFour == "1111")
     }
+
+    @Test("a due webhook and merchant credentials describe, dump and mirror without their secrets")
+    func credentialsAndDueWebhooksHideSecrets() throws {
+        let h = try Harness()
+        let endpoint = try h.gateway.merchants.setWebhookEndpoint(
+            merchantID: h.merchant.id, url: "https://user:pass@hooks.example.com/orchard?token=abc")
+        let due = DueWebhook(
+            event: WebhookEvent(
+                id: "evt_1", merchantID: h.merchant.id, type: "payment.succeeded", payload: Data("{}".utf8),
+                createdAt: h.clock.now()),
+            url: "https://user:pass@hooks.example.com/orchard?token=abc", secrets: [endpoint.secret], attempts: 2)
+        for text in Self.renderings(due) {
+            for secret in [endpoint.secret, "pass", "token=abc"] {
+                #expect(!text.contains(secret), "\(secret) in \(text)")
+            }
+        }
+        #expect(String(describing: due).contains("evt_1"))
+        let credentials = h.credentials
+        for text in Self.renderings(credentials) {
+            for secret in [credentials.appKey, credentials.secretKey] {
+                #expect(!text.contains(secret), "\(secret) in \(text)")
+            }
+        }
+        #expect(String(describing: credentials).contains(credentials.appID))
+        #expect(String(describing: credentials).contains("sk_test_…" + credentials.secretKey.suffix(4)))
+    }
 }
