@@ -109,7 +109,9 @@ extension GatewayAPI {
         if let nested = try body.nested("metadata") {
             guard nested.object.count <= 20 else { throw body.invalid("metadata", "at most 20 keys") }
             for (key, value) in nested.object {
-                guard let text = value as? String, (1...40).contains(key.count), text.count <= 500 else {
+                guard let text = value as? String, (1...40).contains(key.unicodeScalars.count),
+                    text.unicodeScalars.count <= 500
+                else {
                     throw body.invalid("metadata", "string values of at most 500 characters under keys of 1 to 40")
                 }
                 metadata[key] = text
