@@ -132,8 +132,8 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
     }
 
     /// The payment data as JSON: every field, unknown ones included, in their original order. Unless
-    /// `revealing`, the PAN is masked and the cryptogram material (`onlinePaymentCryptogram`, `emvData`,
-    /// `encryptedPINData`) is removed; when `revealing`, the exact decrypted bytes.
+    /// `revealing`, the PAN is masked and the cryptogram material (`onlinePaymentCryptogram`, `eciIndicator`,
+    /// `emvData`, `encryptedPINData`) is removed; when `revealing`, the exact decrypted bytes.
     public func json(revealing: Bool) -> Data {
         if revealing { return plaintext.withUnsafeBytes { Data($0) } }
         guard case .object(var members) = root() else { return Data("{}".utf8) }
@@ -143,7 +143,9 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
                 if let pan = members[index].value.string { members[index].value = .string(Self.mask(pan)) }
             case "paymentData":
                 if case .object(let inner) = members[index].value {
-                    let secret: Set<String> = ["onlinePaymentCryptogram", "emvData", "encryptedPINData"]
+                    let secret: Set<String> = [
+                        "onlinePaymentCryptogram", "eciIndicator", "emvData", "encryptedPINData",
+                    ]
                     members[index].value = .object(inner.filter { !secret.contains($0.key) })
                 }
             default: break
@@ -172,7 +174,7 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
             children: [
                 "maskedPAN": maskedPAN, "applicationExpirationDate": applicationExpirationDate,
                 "currencyCode": currencyCode, "transactionAmount": transactionAmount,
-                "paymentDataType": paymentDataType, "eciIndicator": eciIndicator as Any,
+                "paymentDataType": paymentDataType,
             ], displayStyle: .class)
     }
 }

@@ -53,12 +53,25 @@ public final class MasterKey: Sendable {
         return try load(file: defaultFile(forDatabase: databasePath), environment: environment)
     }
 
-    /// The key for `environment`: read from `file` when it exists; in sandbox, generated and written there
-    /// (mode 0600) when missing; in production, `master_key_missing` when missing.
-    public static func load(file: URL, environment: GatewayEnvironment) throws(GatewayError) -> MasterKey {
-        if let text = try? String(contentsOf: file, encoding: .utf8) {
-            return try MasterKey(hex: text)
+    /// The key in `file` (64 hex digits), nil when there is no such file. A file that other users may read
+    /// or write (any group or other permission bit) is refused with `master_key_invalid`: it must be mode 0600.
+    public static func read(file: URL) throws(GatewayError) -> MasterKey? {
+        var info = stat()
+        guard stat(file.path, &info) == 0 else { return nil }
+        guard info.st_mode & 0o077 == 0 else {
+            throw GatewayError(
+                .masterKeyInvalid, "the master key file \(file.path) is open to other users (chmod 600 it)")
         }
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else {
+            throw GatewayError(.masterKeyInvalid, "cannot read the master key file \(file.path)")
+        }
+        return try MasterKey(hex: text)
+    }
+
+    /// The key for `environment`: read from `file` when it exists; in sandbox, generated and written there
+    /// (mode 0600) when missing; in production, `master_key_missing` when missing. See ``read(file:)``.
+    public static func load(file: URL, environment: GatewayEnvironment) throws(GatewayError) -> MasterKey {
+        if let key = try read(file: file) { return key }
         guard environment == .sandbox else {
             throw GatewayError(.masterKeyMissing, "production needs a master key (none at \(file.path))")
         }
@@ -66,7 +79,7 @@ public final class MasterKey: Sendable {
         let descriptor = open(file.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard descriptor >= 0 else {
             // Another process created it first: use theirs.
-            if let text = try? String(contentsOf: file, encoding: .utf8) { return try MasterKey(hex: text) }
+            if let key = try read(file: file) { return key }
             throw GatewayError(.masterKeyInvalid, "cannot create \(file.path)")
         }
         var text = Array((key.hexString() + "\n").utf8)

@@ -203,7 +203,7 @@ public final class GatewayService: Sendable {
         merchant: Merchant, opened: OpenedToken, terms: PaymentRequestTerms, now: Date, scope: IdempotencyScope
     ) throws(GatewayError) -> PrimeResult {
         guard merchant.accepts(network: opened.network) else {
-            throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.network ?? "this network")")
+            throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.networkLabel)")
         }
         guard let currency = currencies.alphabeticCode(numeric: opened.currencyNumericCode) else {
             throw GatewayError(.currencyNotAllowed, "the token's currency is unknown")
@@ -376,8 +376,9 @@ public final class GatewayService: Sendable {
         if let subject = request.subject, subject.count > 256 { throw .invalid("subject", "at most 256 characters") }
         if let user = request.userID, user.count > 64 { throw .invalid("user_id", "at most 64 characters") }
         if let url = request.notifyURL {
-            guard url.count <= 2048, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? "")
-            else { throw .invalid("notify_url", "an http(s) URL") }
+            guard url.count <= 2048, let parsed = URL(string: url),
+                ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host?.isEmpty == false
+            else { throw .invalid("notify_url", "an http(s) URL with a host") }
         }
         let fingerprint = try gatewayThrowing {
             [String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
@@ -458,7 +459,7 @@ public final class GatewayService: Sendable {
         merchant: Merchant, session: OrderSession, opened: OpenedToken, scope: IdempotencyScope, now: Date
     ) throws(GatewayError) -> Payment {
         guard merchant.accepts(network: opened.network) else {
-            throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.network ?? "this network")")
+            throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.networkLabel)")
         }
         guard currencies.numericCode(alphabetic: session.currency) == opened.currencyNumericCode else {
             throw GatewayError(.currencyMismatch, "the token's currency differs from the session's", param: "token")

@@ -326,13 +326,20 @@ public final class MerchantRegistry: Sendable {
         return (certificate, try cipher.open(sealed, context: SealingContext.identityKey(merchantID: merchantID)))
     }
 
+    /// The largest BIN table CSV accepted (8 MiB).
+    public static let maximumBINTableBytes = 8 << 20
+
     /// Replaces the merchant's BIN table with the CSV's rows; returns how many were loaded.
     ///
     /// Header: `bin_prefix,issuer,bank_id,funding,level,country,country_code` (any order; only `bin_prefix`
     /// is required);
     /// `bin_prefix` (or `bin`) is 4 to 11 digits, unique; `funding` is `credit`/`debit`/`prepaid` or 0/1/2.
+    /// At most ``maximumBINTableBytes`` of CSV and 200000 rows; a refused table leaves the current one.
     @discardableResult
     public func loadBINTable(merchantID: String, csv: String) throws(GatewayError) -> Int {
+        guard csv.utf8.count <= Self.maximumBINTableBytes else {
+            throw GatewayError(.binTableInvalid, "at most \(Self.maximumBINTableBytes) bytes of CSV")
+        }
         let rows = CSV.parse(csv)
         guard let header = rows.first?.map({ $0.lowercased().trimmingCharacters(in: .whitespaces) }),
             let binColumn = header.firstIndex(of: "bin_prefix") ?? header.firstIndex(of: "bin")

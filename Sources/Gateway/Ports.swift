@@ -19,7 +19,7 @@ public struct ProcessingKeyMaterial: Sendable {
 
 /// A verified and decrypted Apple Pay token, as much of it as the gateway needs.
 /// Secrets live in ``SecureBytes`` and are erased with ``erase()``; nothing here prints them.
-public final class OpenedToken: Sendable, CustomStringConvertible {
+public final class OpenedToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The token header's transactionId (hex): the replay key.
     public let transactionID: String
     /// The outer token's transactionIdentifier, when present.
@@ -75,6 +75,16 @@ public final class OpenedToken: Sendable, CustomStringConvertible {
     /// `String`).
     public var lastFour: String { accountNumber.withUnsafeBytes { String(decoding: $0.suffix(4), as: UTF8.self) } }
 
+    /// The network for messages: `paymentMethod.network` when it is a short name (1 to 20 ASCII letters or
+    /// digits), else `this card network`. The field is outside the token's signature, so it is never echoed
+    /// as it came.
+    public var networkLabel: String {
+        guard let network, (1...20).contains(network.utf8.count),
+            network.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+        else { return "this card network" }
+        return network
+    }
+
     /// Erases the account number and the cryptogram.
     public func erase() {
         accountNumber.erase()
@@ -82,6 +92,19 @@ public final class OpenedToken: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "OpenedToken(\(network ?? "?") \(String(bin.prefix(6)))******\(lastFour))" }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// Only what ``description`` shows: never the account number, cryptogram, ECI, expiry or cardholder.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "network": network as Any, "bin": String(bin.prefix(6)), "lastFour": lastFour, "amount": amount,
+                "currencyNumericCode": currencyNumericCode,
+            ], displayStyle: .class)
+    }
 }
 
 /// Verifies and decrypts Apple Pay tokens (the product's implementation is backed by ApplePayToken).

@@ -2,8 +2,11 @@ import Foundation
 import OrchardCrypto
 
 /// What an authorization sends to the processor. The account number and cryptogram are secrets in
-/// ``SecureBytes``; the gateway erases them once the call returns.
-public struct AuthorizationRequest: Sendable {
+/// ``SecureBytes``; the gateway erases them once the call returns. Its description, debug description and
+/// mirror show neither them nor the ECI or expiry.
+public struct AuthorizationRequest: Sendable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// The device account number (DPAN), ASCII digits.
     public var accountNumber: SecureBytes
     /// `YYMMDD`.
@@ -30,6 +33,24 @@ public struct AuthorizationRequest: Sendable {
         self.currency = currency
         self.merchantReference = merchantReference
         self.merchantID = merchantID
+    }
+
+    /// The amount, currency and references; no card data.
+    public var description: String {
+        "AuthorizationRequest(\(merchantReference) \(amount) \(currency) merchant \(merchantID))"
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// Only the amount, currency and references.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "amount": amount, "currency": currency, "merchantReference": merchantReference,
+                "merchantID": merchantID,
+            ])
     }
 }
 

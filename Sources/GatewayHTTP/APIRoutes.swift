@@ -109,7 +109,9 @@ extension GatewayAPI {
         if let nested = try body.nested("metadata") {
             guard nested.object.count <= 20 else { throw body.invalid("metadata", "at most 20 keys") }
             for (key, value) in nested.object {
-                guard let text = value as? String, (1...40).contains(key.count), text.count <= 500 else {
+                guard let text = value as? String, (1...40).contains(key.unicodeScalars.count),
+                    text.unicodeScalars.count <= 500
+                else {
                     throw body.invalid("metadata", "string values of at most 500 characters under keys of 1 to 40")
                 }
                 metadata[key] = text
@@ -151,6 +153,9 @@ extension GatewayAPI {
         let subject = try body.requiredString("subject", max: 256)
         let userID = try body.requiredString("user_id", max: 64)
         let notifyURL = try body.string("notify_url", max: 2048)
+        if let notifyURL, !Self.acceptableWebhookURL(notifyURL, environment: call.merchant.environment) {
+            throw body.invalid("notify_url", "an https URL (http only to the loopback in the sandbox)")
+        }
         let lifetime = try body.integer("expires_in_seconds")
         if let lifetime, !(60...86_400).contains(lifetime) { throw body.invalid("expires_in_seconds", "60 to 86400") }
         let session = try gateway.createSession(

@@ -48,14 +48,15 @@ struct RequestBody {
             .badRequest, .invalidRequest, "parameter_invalid", "\(name(key)): \(message)", param: name(key))
     }
 
-    /// A string field of at most `max` characters.
+    /// A string field of at most `max` characters, counted as Unicode scalars (a grapheme cluster can hold any
+    /// number of combining marks, so counting clusters would not bound the size).
     func string(_ key: String, max: Int, required: Bool = false) throws(GatewayAPIError) -> String? {
         guard let value = present(key) else {
             if required { throw missing(key) }
             return nil
         }
         guard let text = value as? String else { throw invalid(key, "must be a string") }
-        guard text.count <= max else {
+        guard text.unicodeScalars.count <= max else {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "string_too_long", "\(name(key)) is longer than \(max) characters",
                 param: name(key))

@@ -53,10 +53,10 @@ public final class GatewayRuntime: @unchecked Sendable {
         if let hex = options.masterKeyHex, !hex.isEmpty {
             masterKey = try MasterKey(hex: hex.trimmingCharacters(in: .whitespacesAndNewlines))
         } else if let file = options.masterKeyFile {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            guard let key = try MasterKey.read(file: URL(fileURLWithPath: file)) else {
                 throw GatewayError(.masterKeyMissing, "cannot read the master key file \(file)")
             }
-            masterKey = try MasterKey(hex: text.trimmingCharacters(in: .whitespacesAndNewlines))
+            masterKey = key
         } else {
             masterKey = try MasterKey.load(
                 file: MasterKey.defaultFile(forDatabase: options.databasePath), environment: options.environment)

@@ -1,0 +1,158 @@
+import ApplePayModel
+import ApplePaySandbox
+import ApplePayToken
+import Foundation
+import Gateway
+import GatewaySQLite
+import Synchronization
+import Testing
+
+/// Races over one real SQLite file: each thread goes through its own `GatewayService` on its own
+/// `SQLiteStore` connection (as two server processes would), so only the database's transactions keep the
+/// money rules.
+@Suite("Concurrent claims over one SQLite file")
+struct ConcurrencyTests {
+    /// A gateway on a second connection to the harness's database (same master key, clock and acquirer rules).
+    static func secondGateway(_ h: Harness) throws -> GatewayService {
+        let store = try SQLiteStore(path: h.databasePath, cipher: h.cipher)
+        var acquirerConfiguration = SandboxAcquirer.Configuration()
+        acquirerConfiguration.slowDelay = 0
+        acquirerConfiguration.unknownResolutionDelay = 60
+        let pki = try #require(try SandboxPKIIssuer.storedPKI(store: store, cipher: h.cipher))
+        return GatewayService(
+            configuration: GatewayConfiguration(), store: store,
+            processor: SandboxAcquirer(ledger: store, clock: h.clock, configuration: acquirerConfiguration),
+            tokenOpener: ApplePayTokenOpener(trustAnchors: [.sandbox: try TrustAnchor(pem: pki.root.pem)]),
+            currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(), cipher: h.cipher,
+            clock: h.clock)
+    }
+
+    /// Runs `body` on `count` threads released together, alternating between the two gateways; returns each
+    /// thread's outcome (nil on success, else the gateway error's code).
+    static func race(
+        _ count: Int, _ gateways: [GatewayService], _ body: @Sendable @escaping (GatewayService, Int) throws -> Void
+    ) -> [String?] {
+        let results = Mutex([String?](repeating: "not_run", count: count))
+        let start = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        for index in 0..<count {
+            let gateway = gateways[index % gateways.count]
+            group.enter()
+            Thread.detachNewThread {
+                start.wait()
+                var outcome: String?
+                do { try body(gateway, index) } catch let error as GatewayError { outcome = error.code.rawValue } catch
+                {
+                    outcome = "unexpected: \(error)"
+                }
+                results.withLock { $0[index] = outcome }
+                group.leave()
+            }
+        }
+        for _ in 0..<count { start.signal() }
+        group.wait()
+        return results.withLock { $0 }
+    }
+
+    @Test("refunds that each fit but together exceed the captured amount: only those that fit succeed")
+    func concurrentRefunds() throws {
+        let h = try Harness()
+        let gateways = [h.gateway, try Self.secondGateway(h)]
+        let merchant = h.merchant
+        for _ in 0..<3 {
+            let payment = try h.pay(amount: 10_000)
+            #expect(payment.status == .captured)
+            let outcomes = Self.race(6, gateways) { gateway, _ in
+                _ = try gateway.refund(merchant: merchant, paymentID: payment.id, amount: 3_000)
+            }
+            #expect(outcomes.filter { $0 == nil }.count == 3, "\(outcomes)")
+            #expect(outcomes.filter { $0 == GatewayError.Code.refundExceedsCapture.rawValue }.count == 3, "\(outcomes)")
+            let stored = try h.gateway.payment(merchant: merchant, id: payment.id)
+            #expect(stored.refunds.count == 3)
+            #expect(stored.refunds.reduce(0) { $0 + $1.amount } == 9_000)
+            #expect(stored.refundedAmount == 9_000)
+            #expect(stored.refundedAmount <= stored.capturedAmount)
+            #expect(stored.status == .partiallyRefunded)
+        }
+    }
+
+    @Test("two refunds of the rest at once: one refunds it, the other is refused")
+    func concurrentRestRefunds() throws {
+        let h = try Harness()
+        let gateways = [h.gateway, try Self.secondGateway(h)]
+        let merchant = h.merchant
+        let payment = try h.pay(amount: 10_000)
+        let outcomes = Self.race(4, gateways) { gateway, _ in
+            _ = try gateway.refund(merchant: merchant, paymentID: payment.id)
+        }
+        #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
+        let stored = try h.gateway.payment(merchant: merchant, id: payment.id)
+        #expect(stored.refunds.map(\.amount) == [10_000])
+        #expect(stored.status == .refunded)
+    }
+
+    @Test("partial captures of one authorization at once: exactly one is taken, never more than authorized")
+    func concurrentCaptures() throws {
+        let h = try Harness()
+        let gateways = [h.gateway, try Self.secondGateway(h)]
+        let merchant = h.merchant
+        let payment = try h.pay(amount: 10_000, captureMode: .manual)
+        #expect(payment.status == .authorized)
+        let outcomes = Self.race(4, gateways) { gateway, index in
+            _ = try gateway.capture(merchant: merchant, paymentID: payment.id, amount: Int64(6_000 + index))
+        }
+        #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
+        let stored = try h.gateway.payment(merchant: merchant, id: payment.id)
+        #expect(stored.status == .captured)
+        #expect((6_000..<6_004).contains(stored.capturedAmount))
+        #expect(try h.eventTypes().filter { $0 == "payment.captured" }.count == 1)
+    }
+
+    @Test("one prime paid from several threads at once: one payment, one authorization")
+    func concurrentPrimeClaims() throws {
+        let h = try Harness()
+        let gateways = [h.gateway, try Self.secondGateway(h)]
+        let merchant = h.merchant
+        let prime = try h.gateway.tokenize(merchant: merchant, token: h.token())
+        let payments = Mutex([String]())
+        let outcomes = Self.race(6, gateways) { gateway, _ in
+            let payment = try gateway.payByPrime(
+                merchant: merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+            payments.withLock { $0.append(payment.id) }
+        }
+        #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
+        #expect(outcomes.filter { $0 == GatewayError.Code.primeAlreadyUsed.rawValue }.count == 5, "\(outcomes)")
+        let id = try #require(payments.withLock { $0.first })
+        #expect(try h.authorizations(id) == 1)
+        #expect(try h.gateway.payments(merchant: merchant, query: PaymentQuery()).payments.count == 1)
+    }
+
+    @Test("one token tokenized from several threads at once: one prime, the others are replays")
+    func concurrentTokenize() throws {
+        let h = try Harness()
+        let gateways = [h.gateway, try Self.secondGateway(h)]
+        let merchant = h.merchant
+        let token = h.token()
+        let outcomes = Self.race(6, gateways) { gateway, _ in
+            _ = try gateway.tokenize(merchant: merchant, token: token)
+        }
+        #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
+        #expect(outcomes.filter { $0 == GatewayError.Code.tokenReplayed.rawValue }.count == 5, "\(outcomes)")
+    }
+
+    @Test("four tokens paying one session at once without idempotency keys: one charge")
+    func concurrentSessionPays() throws {
+        let h = try Harness()
+        let gateways = [h.gateway, try Self.secondGateway(h)]
+        let merchant = h.merchant
+        let session = try h.gateway.createSession(
+            merchant: merchant,
+            CreateSessionRequest(outTradeNo: "race-1", amount: 10_000, currency: "TWD", country: "TW"))
+        let tokens = (0..<4).map { _ in h.token() }
+        let outcomes = Self.race(4, gateways) { gateway, index in
+            _ = try gateway.paySession(merchant: merchant, orderToken: session.orderToken, token: tokens[index])
+        }
+        #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
+        #expect(try h.gateway.payments(merchant: merchant, query: PaymentQuery()).payments.count == 1)
+    }
+}
