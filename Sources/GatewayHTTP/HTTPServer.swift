@@ -1,3 +1,4 @@
+import ApplePayModel
 import CMicroHTTPD
 import Foundation
 
@@ -8,7 +9,7 @@ import Foundation
 #endif
 
 /// Why the server could not start.
-public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct HTTPServerError: CodedError, Sendable {
     /// A stable error code.
     public struct Code: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
         /// The code string.
@@ -44,9 +45,6 @@ public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertib
         self.code = code
         self.reason = reason
     }
-
-    /// Equal when the codes are equal.
-    public static func == (lhs: HTTPServerError, rhs: HTTPServerError) -> Bool { lhs.code == rhs.code }
 
     /// `code: reason`
     public var description: String { "\(code): \(reason)" }
