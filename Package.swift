@@ -70,7 +70,8 @@ let package = Package(
             name: "SystemLibrariesTests",
             dependencies: ["COpenSSL", "CSQLite", "CPostgres", "CCurl", "CMicroHTTPD"]),
         .testTarget(
-            name: "ApplePayModelTests", dependencies: ["ApplePayModel", "OrchardTestSupport"], resources: [.copy("Fixtures")]),
+            name: "ApplePayModelTests", dependencies: ["ApplePayModel", "OrchardTestSupport"],
+            resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardTestSupport"]),
         .testTarget(name: "OrchardCryptoTests", dependencies: ["OrchardCrypto"]),

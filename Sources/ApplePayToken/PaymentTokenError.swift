@@ -1,4 +1,5 @@
 import ApplePayModel
+
 /// Why a payment token was refused, as a stable code and a human-readable reason.
 ///
 /// Equality compares codes only (`error == PaymentTokenError(.signatureInvalid)`), so callers and

@@ -394,7 +394,8 @@ public final class GatewayService: Sendable {
                 merchantIdentifier: merchant.merchantIdentifiers.first ?? "",
                 supportedNetworks: merchant.allowedNetworks.isEmpty
                     ? ["visa", "masterCard", "amex", "jcb", "chinaUnionPay"] : merchant.allowedNetworks,
-                merchantCapabilities: ["supports3DS"], expiresAt: now.addingTimeInterval(request.lifetime ?? configuration.sessionLifetime),
+                merchantCapabilities: ["supports3DS"],
+                expiresAt: now.addingTimeInterval(request.lifetime ?? configuration.sessionLifetime),
                 createdAt: now)
             try write { tx in
                 guard try tx.insertSession(session) else {
