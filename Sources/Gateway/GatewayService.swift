@@ -231,7 +231,7 @@ public final class GatewayService: Sendable {
         let expiresAt = now.addingTimeInterval(terms.primeLifetime)
         let result = PrimeResult(
             prime: prime, expiresAt: expiresAt,
-            primeExpiryMillis: Int64((expiresAt.timeIntervalSince1970 * 1000).rounded()),
+            primeExpiryMillis: expiresAt.unixMilliseconds,
             cardInfo: cardInfo, affiliateCodes: affiliateCodes, totalAmount: opened.amount, currency: currency,
             isDeferred: terms.isDeferred)
         let record = PrimeRecord(
