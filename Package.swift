@@ -47,7 +47,7 @@ let package = Package(
         // The embedded default Store.
         .target(name: "GatewaySQLite", dependencies: ["Gateway", "CSQLite"]),
         // Outbound HTTP (webhook delivery, merchant validation) on libcurl.
-        .target(name: "GatewayCurl", dependencies: ["Gateway", "CCurl"]),
+        .target(name: "GatewayCurl", dependencies: ["Gateway", "ApplePayModel", "CCurl"]),
         .target(
             name: "GatewayHTTP",
             dependencies: [
@@ -64,20 +64,25 @@ let package = Package(
         .executableTarget(name: "TokenFuzzer", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
 
         // MARK: Tests (Swift Testing)
+        // Helpers the tests of several modules share: package paths, a seeded generator.
+        .target(name: "OrchardTestSupport"),
         .testTarget(
             name: "SystemLibrariesTests",
             dependencies: ["COpenSSL", "CSQLite", "CPostgres", "CCurl", "CMicroHTTPD"]),
         .testTarget(
-            name: "ApplePayModelTests", dependencies: ["ApplePayModel"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox"]),
+            name: "ApplePayModelTests", dependencies: ["ApplePayModel", "OrchardTestSupport"],
+            resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardTestSupport"]),
         .testTarget(name: "OrchardCryptoTests", dependencies: ["OrchardCrypto"]),
         .testTarget(
-            name: "GatewayTests", dependencies: ["Gateway", "GatewaySQLite", "GatewayCurl", "ApplePaySandbox"]),
+            name: "GatewayTests",
+            dependencies: ["Gateway", "GatewaySQLite", "GatewayCurl", "ApplePaySandbox", "OrchardTestSupport"]),
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
                 "GatewayHTTP", "Gateway", "GatewaySQLite", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
-                "OrchardCLI",
+                "OrchardCLI", "OrchardTestSupport",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI"]),
     ],

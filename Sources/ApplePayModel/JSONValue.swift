@@ -90,6 +90,14 @@ package enum JSONValue: Hashable, Sendable, Codable {
         }
     }
 
+    /// `value` as a JSON string literal: quotes, backslashes and control characters escaped, and U+2028 and
+    /// U+2029 too, so the text is also safe inside a script or one log line.
+    package static func stringLiteral(_ value: String) -> String {
+        var text = ""
+        writeString(value, into: &text)
+        return text
+    }
+
     private static func writeString(_ value: String, into text: inout String) {
         text += "\""
         for scalar in value.unicodeScalars {

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Equality and hashing use the ``code`` only, so callers compare against the static codes
 /// (`error.code == .tooManyDecimals`) or against an error built from one.
-public struct MoneyError: Error, Hashable, CustomStringConvertible {
+public struct MoneyError: CodedError {
     /// A stable, documented, snake_case identifier of what went wrong.
     public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
         /// The stable string, e.g. `too_many_decimals`.
@@ -43,10 +43,4 @@ public struct MoneyError: Error, Hashable, CustomStringConvertible {
 
     /// `code: reason`.
     public var description: String { "\(code.rawValue): \(reason)" }
-
-    /// Errors are equal when their codes are.
-    public static func == (lhs: MoneyError, rhs: MoneyError) -> Bool { lhs.code == rhs.code }
-
-    /// Hashes the code only.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

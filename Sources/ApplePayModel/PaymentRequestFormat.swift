@@ -36,7 +36,7 @@ public struct ValidationIssue: Hashable, Sendable, Codable, CustomStringConverti
 }
 
 /// Input that is not a payment request at all: not JSON, or no recognisable shape.
-public struct PaymentRequestInputError: Error, Hashable, CustomStringConvertible {
+public struct PaymentRequestInputError: CodedError {
     /// A stable code.
     public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
         /// The code string.
@@ -63,8 +63,4 @@ public struct PaymentRequestInputError: Error, Hashable, CustomStringConvertible
     }
     /// `code: reason`.
     public var description: String { "\(code.rawValue): \(reason)" }
-    /// Errors are equal when their codes are.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    /// Hashes the code only.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -334,7 +334,7 @@ private struct SecureJSONScanner {
                 guard index + 6 <= range.upperBound else { return false }
                 var scalar: UInt32 = 0
                 for offset in 2..<6 {
-                    guard let digit = Self.hexValue(bytes[index + offset]) else { return false }
+                    guard let digit = Hex.digit(bytes[index + offset]) else { return false }
                     scalar = scalar << 4 | UInt32(digit)
                 }
                 // Secret fields are ASCII (digits, base64); other escapes are not expected there.
@@ -346,14 +346,5 @@ private struct SecureJSONScanner {
             index += 2
         }
         return true
-    }
-
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

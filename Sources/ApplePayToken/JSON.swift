@@ -1,3 +1,5 @@
+import OrchardCrypto
+
 /// A JSON value that keeps object members in order and numbers as their exact text, so payment data
 /// can be re-emitted field for field. Parsing is strict (RFC 8259), bounded in depth, and rejects
 /// duplicate keys.
@@ -335,15 +337,8 @@ private struct JSONParser {
         guard bytes.count - index >= 4 else { throw fail("short \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            let c = bytes[index]
-            let digit: UInt32
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - UInt8(ascii: "A") + 10)
-            default: throw fail("bad \\u escape")
-            }
-            value = value << 4 | digit
+            guard let digit = Hex.digit(bytes[index]) else { throw fail("bad \\u escape") }
+            value = value << 4 | UInt32(digit)
             index += 1
         }
         return value

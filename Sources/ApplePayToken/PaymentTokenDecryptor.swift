@@ -1,3 +1,4 @@
+import ApplePayModel
 import COpenSSL
 import Foundation
 import OrchardCrypto
@@ -341,13 +342,13 @@ public struct PaymentTokenDecryptor: Sendable {
         guard age <= window.maximumAge else {
             throw PaymentTokenError(
                 .signingTimeOutOfWindow,
-                "signed at \(Self.iso8601(signingTime)), \(Int(age)) s before \(Self.iso8601(now)) (limit \(Int(window.maximumAge)) s)"
+                "signed at \(RFC3339.string(signingTime)), \(Int(age)) s before \(RFC3339.string(now)) (limit \(Int(window.maximumAge)) s)"
             )
         }
         guard -age <= window.maximumFutureSkew else {
             throw PaymentTokenError(
                 .signingTimeOutOfWindow,
-                "signed at \(Self.iso8601(signingTime)), \(Int(-age)) s after \(Self.iso8601(now)) (limit \(Int(window.maximumFutureSkew)) s)"
+                "signed at \(RFC3339.string(signingTime)), \(Int(-age)) s after \(RFC3339.string(now)) (limit \(Int(window.maximumFutureSkew)) s)"
             )
         }
         return signingSeconds
@@ -434,12 +435,6 @@ public struct PaymentTokenDecryptor: Sendable {
         let entry = try store.validate(leaf: parsedLeaf, intermediate: parsedIntermediate, at: time)
         cache.insert(entry, for: cacheKey)
         return entry
-    }
-
-    static func iso8601(_ date: Date) -> String {
-        var format = Date.ISO8601FormatStyle()
-        format.timeZone = TimeZone(identifier: "UTC")!
-        return date.formatted(format)
     }
 }
 

@@ -1,9 +1,11 @@
+import ApplePayModel
+
 /// Why a payment token was refused, as a stable code and a human-readable reason.
 ///
 /// Equality compares codes only (`error == PaymentTokenError(.signatureInvalid)`), so callers and
 /// tests match on the category; the reason explains the particular case. Reasons never contain
 /// payment data, key material or plaintext.
-public struct PaymentTokenError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct PaymentTokenError: CodedError, Sendable {
     /// A stable, documented error code; new codes may be added.
     public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
         /// The code's snake_case text, stable across releases.
@@ -48,12 +50,4 @@ public struct PaymentTokenError: Error, Hashable, Sendable, CustomStringConverti
     public init(code: Code, reason: String = "") {
         self.init(code, reason)
     }
-
-    /// `code: reason`.
-    public var description: String { reason.isEmpty ? code.rawValue : "\(code.rawValue): \(reason)" }
-
-    /// Errors are equal when their codes are.
-    public static func == (lhs: PaymentTokenError, rhs: PaymentTokenError) -> Bool { lhs.code == rhs.code }
-    /// Hashes the code only.
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

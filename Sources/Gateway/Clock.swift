@@ -28,3 +28,13 @@ public final class ManualClock: GatewayClock, @unchecked Sendable {
     /// Sets the clock to `date`.
     public func set(_ date: Date) { lock.withLock { current = date } }
 }
+
+extension Date {
+    /// Milliseconds since 1970 (UTC), rounded: how cursors and the store keep times.
+    package var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+
+    /// The date `milliseconds` after 1970 (UTC).
+    package init(unixMilliseconds milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+}

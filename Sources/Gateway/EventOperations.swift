@@ -42,7 +42,7 @@ public struct EventCursor: Sendable, Hashable {
     /// The opaque text form (`cur_…`).
     public var text: String {
         "cur_"
-            + Data("e\(Int64((createdAt.timeIntervalSince1970 * 1000).rounded())):\(id)".utf8).base64EncodedString()
+            + Data("e\(createdAt.unixMilliseconds):\(id)".utf8).base64EncodedString()
             .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
     }
@@ -57,7 +57,7 @@ public struct EventCursor: Sendable, Hashable {
             string.hasPrefix("e"), let colon = string.firstIndex(of: ":"),
             let millis = Int64(string[string.index(after: string.startIndex)..<colon])
         else { return nil }
-        createdAt = Date(timeIntervalSince1970: Double(millis) / 1000)
+        createdAt = Date(unixMilliseconds: millis)
         id = String(string[string.index(after: colon)...])
         guard !id.isEmpty else { return nil }
     }

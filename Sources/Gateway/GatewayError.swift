@@ -1,9 +1,10 @@
+import ApplePayModel
 import Foundation
 
 /// An error from the gateway, with a stable code the HTTP layer maps to a status and returns to clients.
 ///
 /// Equality compares codes only. Descriptions never contain secrets: no PAN, cryptogram, key or prime.
-public struct GatewayError: Error, Hashable, Sendable, Codable, CustomStringConvertible {
+public struct GatewayError: CodedError, Sendable, Codable {
     /// A stable, documented error code (snake_case).
     public struct Code: Hashable, Sendable, RawRepresentable, Codable, CustomStringConvertible {
         public var rawValue: String
@@ -128,9 +129,6 @@ public struct GatewayError: Error, Hashable, Sendable, Codable, CustomStringConv
         if !reason.isEmpty { text += ": \(reason)" }
         return text
     }
-
-    public static func == (lhs: GatewayError, rhs: GatewayError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// Whether the error is a complete answer that idempotency stores and replays (transient failures are not).
     public var isFinal: Bool {

@@ -231,7 +231,7 @@ public final class GatewayService: Sendable {
         let expiresAt = now.addingTimeInterval(terms.primeLifetime)
         let result = PrimeResult(
             prime: prime, expiresAt: expiresAt,
-            primeExpiryMillis: Int64((expiresAt.timeIntervalSince1970 * 1000).rounded()),
+            primeExpiryMillis: expiresAt.unixMilliseconds,
             cardInfo: cardInfo, affiliateCodes: affiliateCodes, totalAmount: opened.amount, currency: currency,
             isDeferred: terms.isDeferred)
         let record = PrimeRecord(
@@ -395,7 +395,8 @@ public final class GatewayService: Sendable {
                 merchantIdentifier: merchant.merchantIdentifiers.first ?? "",
                 supportedNetworks: merchant.allowedNetworks.isEmpty
                     ? ["visa", "masterCard", "amex", "jcb", "chinaUnionPay"] : merchant.allowedNetworks,
-                merchantCapabilities: ["supports3DS"], expiresAt: now.addingTimeInterval(request.lifetime ?? configuration.sessionLifetime),
+                merchantCapabilities: ["supports3DS"],
+                expiresAt: now.addingTimeInterval(request.lifetime ?? configuration.sessionLifetime),
                 createdAt: now)
             try write { tx in
                 guard try tx.insertSession(session) else {

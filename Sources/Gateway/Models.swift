@@ -397,7 +397,7 @@ public struct PaymentCursor: Sendable, Hashable {
 
     /// The opaque text form.
     public var text: String {
-        Data("\(Int64((createdAt.timeIntervalSince1970 * 1000).rounded())):\(id)".utf8).base64EncodedString()
+        Data("\(createdAt.unixMilliseconds):\(id)".utf8).base64EncodedString()
     }
 
     public init(createdAt: Date, id: String) {
@@ -410,7 +410,7 @@ public struct PaymentCursor: Sendable, Hashable {
         guard let data = Data(base64Encoded: text), let string = String(data: data, encoding: .utf8),
             let colon = string.firstIndex(of: ":"), let millis = Int64(string[..<colon])
         else { return nil }
-        createdAt = Date(timeIntervalSince1970: Double(millis) / 1000)
+        createdAt = Date(unixMilliseconds: millis)
         id = String(string[string.index(after: colon)...])
     }
 }

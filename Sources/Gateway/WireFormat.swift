@@ -14,7 +14,7 @@ public enum WireFormat {
 
     /// RFC 3339, UTC, whole seconds (`2026-11-30T03:20:05Z`).
     public static func time(_ date: Date) -> String {
-        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)).formatted(.iso8601)
+        RFC3339.string(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
     }
 
     /// ``time(_:)`` of a date, or `NSNull` for nil.

@@ -1,10 +1,11 @@
+import ApplePayModel
 import CCurl
 import Foundation
 
 /// Why an outbound HTTP request failed, with a stable code.
 ///
 /// Equality compares codes only. Reasons carry libcurl's message (never a header value or body).
-public struct CurlError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct CurlError: CodedError, Sendable {
     /// A stable, documented error code.
     public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
         public var rawValue: String
@@ -39,11 +40,6 @@ public struct CurlError: Error, Hashable, Sendable, CustomStringConvertible {
         self.reason = reason
         self.curlCode = curlCode
     }
-
-    public var description: String { reason.isEmpty ? code.rawValue : "\(code.rawValue): \(reason)" }
-
-    public static func == (lhs: CurlError, rhs: CurlError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// A small HTTP client on libcurl easy handles: GET and POST with headers, a body and a timeout, giving

@@ -263,14 +263,17 @@ extension GatewayAPI {
     func capture(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call.request, required: false)
         let id = try call.context.parameter("id")
-        var amount: Int64?
-        if body.object["amount"] != nil, !(body.object["amount"] is NSNull) {
-            let payment = try gateway.payment(merchant: call.merchant, id: id)
-            amount = try body.amount("amount", currency: try Currency(code: payment.currency))
-        }
+        let amount = try optionalAmount(body, call, paymentID: id)
         let payment = try gateway.capture(
             merchant: call.merchant, paymentID: id, amount: amount, idempotencyKey: call.idempotencyKey)
         return try paymentResponse(call.merchant, payment)
+    }
+
+    /// The body's `amount` in the currency of payment `paymentID`, or nil when the body has none (or null).
+    private func optionalAmount(_ body: RequestBody, _ call: Call, paymentID: String) throws -> Int64? {
+        guard body.object["amount"] != nil, !(body.object["amount"] is NSNull) else { return nil }
+        let payment = try gateway.payment(merchant: call.merchant, id: paymentID)
+        return try body.amount("amount", currency: try Currency(code: payment.currency))
     }
 
     func void(_ call: Call) throws -> HTTPResponse {
@@ -282,11 +285,7 @@ extension GatewayAPI {
     func refund(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call.request, required: false)
         let id = try call.context.parameter("id")
-        var amount: Int64?
-        if body.object["amount"] != nil, !(body.object["amount"] is NSNull) {
-            let payment = try gateway.payment(merchant: call.merchant, id: id)
-            amount = try body.amount("amount", currency: try Currency(code: payment.currency))
-        }
+        let amount = try optionalAmount(body, call, paymentID: id)
         let result = try gateway.refund(
             merchant: call.merchant, paymentID: id, amount: amount, reason: try body.string("reason", max: 200),
             idempotencyKey: call.idempotencyKey)

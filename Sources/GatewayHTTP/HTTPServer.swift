@@ -1,3 +1,4 @@
+import ApplePayModel
 import CMicroHTTPD
 import Foundation
 
@@ -8,7 +9,7 @@ import Foundation
 #endif
 
 /// Why the server could not start.
-public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct HTTPServerError: CodedError, Sendable {
     /// A stable error code.
     public struct Code: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
         /// The code string.
@@ -44,9 +45,6 @@ public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertib
         self.code = code
         self.reason = reason
     }
-
-    /// Equal when the codes are equal.
-    public static func == (lhs: HTTPServerError, rhs: HTTPServerError) -> Bool { lhs.code == rhs.code }
 
     /// `code: reason`
     public var description: String { "\(code): \(reason)" }
@@ -261,20 +259,23 @@ private struct SocketAddress {
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(port).bigEndian)
             address.sin_addr = ipv4
-            withUnsafeMutableBytes(of: &storage) { target in
-                withUnsafeBytes(of: address) { target.copyMemory(from: $0) }
-            }
+            store(address)
         } else if inet_pton(AF_INET6, host, &ipv6) == 1 {
             isIPv6 = true
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = in_port_t(UInt16(port).bigEndian)
             address.sin6_addr = ipv6
-            withUnsafeMutableBytes(of: &storage) { target in
-                withUnsafeBytes(of: address) { target.copyMemory(from: $0) }
-            }
+            store(address)
         } else {
             throw HTTPServerError(.invalidAddress, "\(host) is not an IPv4 or IPv6 address")
+        }
+    }
+
+    /// Copies a `sockaddr_in` or `sockaddr_in6` into the storage.
+    private mutating func store<Address>(_ address: Address) {
+        withUnsafeMutableBytes(of: &storage) { target in
+            withUnsafeBytes(of: address) { target.copyMemory(from: $0) }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import OrchardCrypto
 
 /// Bounds on a JSON body, checked by a validating scan before any decoding.
 public struct JSONLimits: Sendable, Equatable {
@@ -161,8 +162,8 @@ private struct JSONScanner {
                     index += 1
                     var code: UInt32 = 0
                     for _ in 0..<4 {
-                        guard let digit = current.flatMap({ hexValue($0) }) else { throw invalid("bad \\u escape") }
-                        code = code << 4 | digit
+                        guard let digit = current.flatMap({ Hex.digit($0) }) else { throw invalid("bad \\u escape") }
+                        code = code << 4 | UInt32(digit)
                         index += 1
                     }
                     // UTF-8 length of the escaped code unit; a surrogate pair counts 2 + 2 = 4.
@@ -176,15 +177,6 @@ private struct JSONScanner {
                 length += 1
             }
             if length > limits.maxStringLength { throw tooLong(start) }
-        }
-    }
-
-    private func hexValue(_ byte: UInt8) -> UInt32? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
-        default: nil
         }
     }
 

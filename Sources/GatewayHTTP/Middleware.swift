@@ -1,3 +1,4 @@
+import ApplePayModel
 import Foundation
 
 /// Writes one structured JSON line per request:
@@ -47,22 +48,7 @@ public struct AccessLogMiddleware: HTTPMiddleware {
 }
 
 /// A JSON string literal for `text`, escaped.
-func jsonString(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029:
-            out += String(format: "\\u%04x", scalar.value)
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
-}
+func jsonString(_ text: String) -> String { JSONValue.stringLiteral(text) }
 
 /// Counts requests by method, route template and status, and observes latencies by route, in a
 /// ``MetricsRegistry``: `orchard_http_requests_total` and `orchard_http_request_duration_seconds`.

@@ -1,3 +1,4 @@
+import ApplePayModel
 import Foundation
 
 /// One configurable setting of `orchard serve`, known under one name in three places:
@@ -91,7 +92,7 @@ public enum SettingSource: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A bad setting: an unknown flag or key, a missing value, an unreadable file, a value of the wrong kind.
-public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct ConfigurationError: CodedError, Sendable {
     /// A stable error code.
     public struct Code: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
         /// The code string.
@@ -127,9 +128,6 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
         self.code = code
         self.reason = reason
     }
-
-    /// Equal when the codes are equal.
-    public static func == (lhs: ConfigurationError, rhs: ConfigurationError) -> Bool { lhs.code == rhs.code }
 
     /// The reason.
     public var description: String { reason }

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Gateway
 
 /// An error from SQLite, with its result code and message. Never carries bound values.
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
@@ -27,7 +28,7 @@ extension SQLValue {
     init(_ value: Date?) { self = value.map { .integer(millis($0)) } ?? .null }
 }
 
-func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+func millis(_ date: Date) -> Int64 { date.unixMilliseconds }
 
 /// One owned `sqlite3*` connection; closed in deinit. Not thread-safe: the store serializes access.
 final class SQLiteConnection {
@@ -150,6 +151,6 @@ struct Row {
         guard count > 0, let raw = sqlite3_column_blob(pointer, index) else { return Data() }
         return Data(bytes: raw, count: count)
     }
-    func date(_ index: Int32) -> Date { Date(timeIntervalSince1970: Double(int(index)) / 1000) }
+    func date(_ index: Int32) -> Date { Date(unixMilliseconds: int(index)) }
     func optionalDate(_ index: Int32) -> Date? { isNull(index) ? nil : date(index) }
 }

@@ -203,16 +203,17 @@ enum BenchCommand {
         }
     }
 
-    /// Runs `body` repeatedly for about `seconds` after a short warm-up; returns the calls and time.
-    static func timed(seconds: Double, _ body: () -> Void) -> Tally {
-        for _ in 0..<4 { body() }
+    /// Runs `body` `warmUp` times, then in batches of `batch` calls until about `seconds` have passed;
+    /// returns the timed calls and their time.
+    static func timed(seconds: Double, warmUp: Int = 4, batch: Int = 8, _ body: () -> Void) -> Tally {
+        for _ in 0..<warmUp { body() }
         let start = DispatchTime.now().uptimeNanoseconds
         let limit = UInt64(seconds * 1e9)
         var calls = 0
         var elapsed: UInt64 = 0
         repeat {
-            for _ in 0..<8 { body() }
-            calls += 8
+            for _ in 0..<batch { body() }
+            calls += batch
             elapsed = DispatchTime.now().uptimeNanoseconds - start
         } while elapsed < limit
         return Tally(calls: calls, nanoseconds: elapsed)
@@ -220,18 +221,8 @@ enum BenchCommand {
 
     /// Runs `body` repeatedly for about `seconds`; returns calls per second.
     static func measure(seconds: Double, _ body: () -> Void) -> Double {
-        // Warm up, then time batches until the duration is reached.
-        for _ in 0..<8 { body() }
-        let start = DispatchTime.now().uptimeNanoseconds
-        let limit = UInt64(seconds * 1e9)
-        var calls = 0
-        var elapsed: UInt64 = 0
-        repeat {
-            for _ in 0..<16 { body() }
-            calls += 16
-            elapsed = DispatchTime.now().uptimeNanoseconds - start
-        } while elapsed < limit
-        return Double(calls) / (Double(elapsed) / 1e9)
+        let tally = timed(seconds: seconds, warmUp: 8, batch: 16, body)
+        return Double(tally.calls) / (Double(tally.nanoseconds) / 1e9)
     }
 }
 

@@ -18,29 +18,9 @@ enum KeysCommand {
           inspect  describes a certificate, private key, CSR or PKCS#12 bundle
         """
 
-    static let command = CLI.Command(
-        name: "keys", summary: "merchant keys: CSRs, Apple certificates, PKCS#12 (csr, import, inspect)"
-    ) {
-        arguments, io in
-        guard let action = arguments.first else {
-            io.err(usage)
-            return 2
-        }
-        do {
-            switch action {
-            case "csr": return try csr(Array(arguments.dropFirst()), io)
-            case "import": return try importCertificate(Array(arguments.dropFirst()), io)
-            case "inspect": return try inspect(Array(arguments.dropFirst()), io)
-            default: throw UsageError("unknown keys command \(action)")
-            }
-        } catch let error as UsageError {
-            io.err("orchard keys: \(error)\n\n\(usage)")
-            return 2
-        } catch {
-            io.err("orchard keys: \(error)")
-            return 1
-        }
-    }
+    static let command = CLI.Command.group(
+        name: "keys", summary: "merchant keys: CSRs, Apple certificates, PKCS#12 (csr, import, inspect)",
+        usage: usage, actions: ["csr": csr, "import": importCertificate, "inspect": inspect])
 
     static func csr(_ arguments: [String], _ io: CLIOutput) throws -> Int32 {
         let parsed = try Arguments(arguments, options: ["type", "merchant-id", "out", "purpose"], flags: [])

@@ -24,29 +24,9 @@ enum SandboxCommand {
           --pki defaults to $ORCHARD_DATA_DIR/sandbox-pki (~/.local/share/orchard/sandbox-pki).
         """
 
-    static let command = CLI.Command(
-        name: "sandbox", summary: "a test Apple PKI and token minter (pki, merchant, mint)"
-    ) {
-        arguments, io in
-        guard let action = arguments.first else {
-            io.err(usage)
-            return 2
-        }
-        do {
-            switch action {
-            case "pki": return try pki(Array(arguments.dropFirst()), io)
-            case "merchant": return try merchant(Array(arguments.dropFirst()), io)
-            case "mint": return try mint(Array(arguments.dropFirst()), io)
-            default: throw UsageError("unknown sandbox command \(action)")
-            }
-        } catch let error as UsageError {
-            io.err("orchard sandbox: \(error)\n\n\(usage)")
-            return 2
-        } catch {
-            io.err("orchard sandbox: \(error)")
-            return 1
-        }
-    }
+    static let command = CLI.Command.group(
+        name: "sandbox", summary: "a test Apple PKI and token minter (pki, merchant, mint)",
+        usage: usage, actions: ["pki": pki, "merchant": merchant, "mint": mint])
 
     static var defaultPKIDirectory: String {
         (TrustAnchor.defaultDataDirectory() as NSString).appendingPathComponent("sandbox-pki")

@@ -2,6 +2,8 @@ import ApplePayToken
 import Foundation
 import OrchardCrypto
 
+import enum ApplePayModel.RFC3339
+
 /// `orchard token decrypt|verify`: verify (and decrypt) an Apple Pay payment token.
 enum TokenCommand {
     static let usage = """
@@ -174,12 +176,8 @@ enum CLIInput {
         throw UsageError("\(text) is not an ISO 8601 date such as 2026-06-01T12:00:00Z")
     }
 
-    /// ISO 8601 in UTC.
-    static func iso8601(_ date: Date) -> String {
-        var style = Date.ISO8601FormatStyle()
-        style.timeZone = TimeZone(identifier: "UTC")!
-        return date.formatted(style)
-    }
+    /// RFC 3339 in UTC, whole seconds.
+    static func iso8601(_ date: Date) -> String { RFC3339.string(date) }
 
     /// Writes `text` to `path`, private (0600) when `secret`.
     static func write(_ text: String, to path: String, secret: Bool = false) throws {

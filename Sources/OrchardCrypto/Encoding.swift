@@ -19,14 +19,16 @@ public enum Hex {
         out.reserveCapacity(utf8.count / 2)
         var index = 0
         while index < utf8.count {
-            guard let high = value(utf8[index]), let low = value(utf8[index + 1]) else { return nil }
+            guard let high = digit(utf8[index]), let low = digit(utf8[index + 1]) else { return nil }
             out.append(high << 4 | low)
             index += 2
         }
         return out
     }
 
-    private static func value(_ c: UInt8) -> UInt8? {
+    /// The value of one hex digit (either case), or nil when `c` is not one.
+    @inlinable
+    public static func digit(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10

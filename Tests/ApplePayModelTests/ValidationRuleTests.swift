@@ -1,5 +1,6 @@
 import ApplePayModel
 import Foundation
+import OrchardTestSupport
 import Testing
 
 /// Each rule other than the deferred-payment table, with its stable code and JSON path.
@@ -410,8 +411,7 @@ struct ValidationRuleTests {
 struct ErrorCodeDocumentationTests {
     @Test("every issue code the sources report is listed, and docs/payment-request.md documents each")
     func documented() throws {
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let packageRoot = TestPaths.packageRoot
         let docs = try String(
             contentsOf: packageRoot.appendingPathComponent("docs/payment-request.md"), encoding: .utf8)
         let sources = try FileManager.default.contentsOfDirectory(

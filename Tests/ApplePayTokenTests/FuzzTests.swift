@@ -2,20 +2,8 @@ import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import OrchardCrypto
+import OrchardTestSupport
 import Testing
-
-/// A small deterministic generator (SplitMix64), so every run tries the same mutants.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Bounded, seeded mutation testing of token parsing, CMS handling and decryption: every mutant is either
 /// rejected with a ``PaymentTokenError`` or, when accepted, decrypts to exactly the original payment data.

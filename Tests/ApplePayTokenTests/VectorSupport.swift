@@ -1,5 +1,6 @@
 import ApplePayToken
 import Foundation
+import OrchardTestSupport
 
 /// The shared conformance vectors: `$ORCHARD_VECTORS_DIR`, else `<package root>/../shared/vectors`.
 enum Vectors {
@@ -8,9 +9,7 @@ enum Vectors {
             let url = URL(fileURLWithPath: path)
             return FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path) ? url : nil
         }
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let url = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors")
+        let url = TestPaths.sharedVectors
         return FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path) ? url : nil
     }()
 

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import GatewayHTTP
 import OrchardCLI
+import OrchardTestSupport
 import Testing
 
 /// The gateway over a real SQLite file in a temporary directory, served over loopback HTTP on a free port,
@@ -115,9 +116,7 @@ final class APIHarness: @unchecked Sendable {
 
 /// The `paths` of `openapi.yaml` as `(METHOD, template)` pairs, scanned line by line.
 func openAPIOperations() throws -> Set<String> {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    let text = try String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+    let text = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("openapi.yaml"), encoding: .utf8)
     var operations: Set<String> = []
     var inPaths = false
     var path: String?

@@ -4,6 +4,7 @@ import Foundation
 import Gateway
 import GatewayHTTP
 import OrchardCLI
+import OrchardTestSupport
 import Testing
 
 @Suite("Gateway API over loopback HTTP with SQLite", .serialized)
@@ -527,9 +528,7 @@ final class Locked<Value>: @unchecked Sendable {
 struct ErrorMappingTests {
     /// `code: {status: N, type: T, …}` lines of the table.
     static func documentedCodes() throws -> [String: (Int, String)] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        let text = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("openapi.yaml"), encoding: .utf8)
         var codes: [String: (Int, String)] = [:]
         var inTable = false
         for line in text.split(separator: "\n").map(String.init) {
@@ -552,10 +551,7 @@ struct ErrorMappingTests {
     }
 
     /// The package root, from this file.
-    static var root: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-    }
+    static var root: URL { TestPaths.packageRoot }
 
     /// The string literals captured by `pattern` in the Swift files under `directory` (or in that one file).
     static func literals(_ pattern: String, under directory: String) throws -> Set<String> {

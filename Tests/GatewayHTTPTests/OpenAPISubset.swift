@@ -1,4 +1,5 @@
 import Foundation
+import OrchardTestSupport
 
 /// A YAML value of the subset `openapi.yaml` uses: block mappings and sequences, flow sequences and mappings,
 /// plain and quoted scalars, and block scalars (`|`, `>`; their text is not needed and is kept empty).
@@ -304,9 +305,7 @@ struct OpenAPIChecker {
 
     /// The document at the package root.
     static func load() throws -> OpenAPIChecker {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        let text = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("openapi.yaml"), encoding: .utf8)
         return OpenAPIChecker(document: YAMLSubsetParser.parse(text))
     }
 

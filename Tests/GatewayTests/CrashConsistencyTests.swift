@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import GatewaySQLite
+import OrchardTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -23,9 +24,7 @@ struct CrashConsistencyTests {
             candidates.append(directory.appendingPathComponent("orchard"))
             directory = directory.deletingLastPathComponent()
         }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug/orchard"))
+        candidates.append(TestPaths.packageRoot.appendingPathComponent(".build/debug/orchard"))
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
@@ -86,7 +85,7 @@ struct CrashConsistencyTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = directory.appendingPathComponent("crash.db").path
-        var generator = SplitMix(seed: 20_261_130)
+        var generator = SeededGenerator(seed: 20_261_130)
         var acknowledged: [String: String] = [:]
         let count = 60
         var interrupted = 0
@@ -152,18 +151,5 @@ struct CrashConsistencyTests {
                 lastFour: "1111", status: .approved, declineCode: nil, authCode: "000000", capturedAmount: 0,
                 refundedAmount: 0, voided: false, createdAt: Date(), resolvesAt: nil))
         #expect(try audit() == 1)
-    }
-}
-
-/// A small deterministic generator for kill delays.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

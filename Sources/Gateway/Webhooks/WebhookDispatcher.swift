@@ -1,9 +1,10 @@
+import ApplePayModel
 import Foundation
 
 /// Why a webhook request got no HTTP answer, with a stable code.
 ///
 /// Equality compares codes only. Reasons never contain a secret or the body.
-public struct WebhookTransportError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct WebhookTransportError: CodedError, Sendable {
     /// A stable, documented error code.
     public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
         public var rawValue: String
@@ -33,11 +34,6 @@ public struct WebhookTransportError: Error, Hashable, Sendable, CustomStringConv
         self.code = code
         self.reason = reason
     }
-
-    public var description: String { reason.isEmpty ? code.rawValue : "\(code.rawValue): \(reason)" }
-
-    public static func == (lhs: WebhookTransportError, rhs: WebhookTransportError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// The outcome of sending one webhook request.

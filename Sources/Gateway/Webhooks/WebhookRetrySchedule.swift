@@ -1,9 +1,10 @@
+import ApplePayModel
 import Foundation
 
 /// Why a retry schedule's text was refused, with a stable code.
 ///
 /// Equality compares codes only.
-public struct WebhookRetryScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct WebhookRetryScheduleError: CodedError, Sendable {
     /// A stable, documented error code.
     public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
         public var rawValue: String
@@ -26,13 +27,6 @@ public struct WebhookRetryScheduleError: Error, Hashable, Sendable, CustomString
         self.code = code
         self.reason = reason
     }
-
-    public var description: String { reason.isEmpty ? code.rawValue : "\(code.rawValue): \(reason)" }
-
-    public static func == (lhs: WebhookRetryScheduleError, rhs: WebhookRetryScheduleError) -> Bool {
-        lhs.code == rhs.code
-    }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// When failed webhook deliveries are tried again.

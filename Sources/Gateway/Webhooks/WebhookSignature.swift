@@ -1,3 +1,4 @@
+import ApplePayModel
 import Foundation
 import OrchardCrypto
 
@@ -5,7 +6,7 @@ import OrchardCrypto
 ///
 /// Equality compares codes only, so callers can match
 /// `error == WebhookSignatureError(code: .signatureMismatch)`. Descriptions never contain a secret.
-public struct WebhookSignatureError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct WebhookSignatureError: CodedError, Sendable {
     /// A stable, documented error code.
     public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
         public var rawValue: String
@@ -36,11 +37,6 @@ public struct WebhookSignatureError: Error, Hashable, Sendable, CustomStringConv
         self.code = code
         self.reason = reason
     }
-
-    public var description: String { reason.isEmpty ? code.rawValue : "\(code.rawValue): \(reason)" }
-
-    public static func == (lhs: WebhookSignatureError, rhs: WebhookSignatureError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// The parsed value of an `Orchard-Signature` header: `t=<unix seconds>,v1=<hex>[,v1=<hex>…]`.
