@@ -48,6 +48,8 @@ public struct GatewayError: CodedError, Sendable, Codable {
         public static let primeExpired = Code(rawValue: "prime_expired")
         /// The prime was already used by a payment.
         public static let primeAlreadyUsed = Code(rawValue: "prime_already_used")
+        /// A pay request confirmed `deferred` for a prime that is not deferred.
+        public static let primeNotDeferred = Code(rawValue: "prime_not_deferred")
         /// The charge's amount differs from the token's transactionAmount (or the session's).
         public static let amountMismatch = Code(rawValue: "amount_mismatch")
         /// The charge's currency differs from the token's currencyCode (or the session's).

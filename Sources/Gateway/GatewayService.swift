@@ -265,9 +265,10 @@ public final class GatewayService: Sendable {
             country: best?.country, countryCode: best?.countryCode)
     }
 
-    /// Pays with a prime: claims it once, checks the charge against the token (unless deferred), authorizes,
-    /// and captures according to the capture mode. A decline throws `card_declined` (the failed payment keeps
-    /// its id in the error); an unknown processor outcome returns the payment in `unknown`.
+    /// Pays with a prime: claims it once, checks the charge against the token (not the amount when the request
+    /// confirms a deferred prime), authorizes, and captures according to the capture mode. A decline throws
+    /// `card_declined` (the failed payment keeps its id in the error); an unknown processor outcome returns the
+    /// payment in `unknown`.
     public func payByPrime(
         merchant: Merchant, _ request: PayByPrimeRequest, idempotencyKey: String? = nil
     )
@@ -305,14 +306,14 @@ public final class GatewayService: Sendable {
                 guard now < prime.expiresAt, let primeSealed = prime.cardDataSealed else {
                     throw GatewayError(.primeExpired, "the prime expired", param: "prime")
                 }
-                if !prime.isDeferred {
-                    guard prime.currency == request.currency else {
-                        throw GatewayError(
-                            .currencyMismatch, "the token was for \(prime.currency)", param: "currency")
-                    }
-                    guard prime.amount == request.amount else {
-                        throw GatewayError(.amountMismatch, "the token was for another amount", param: "amount")
-                    }
+                if request.deferred, !prime.isDeferred {
+                    throw GatewayError(.primeNotDeferred, "the prime is not for a deferred payment", param: "deferred")
+                }
+                guard prime.currency == request.currency else {
+                    throw GatewayError(.currencyMismatch, "the token was for \(prime.currency)", param: "currency")
+                }
+                guard request.deferred || prime.amount == request.amount else {
+                    throw GatewayError(.amountMismatch, "the token was for another amount", param: "amount")
                 }
                 guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
                     throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")

@@ -255,7 +255,7 @@ public struct PrimeResult: Sendable, Hashable, Codable {
     public var totalAmount: Int64
     /// The token's currency, ISO 4217 alphabetic.
     public var currency: String
-    /// Whether the payment request was deferred (30-day prime, no amount check).
+    /// Whether the payment request was deferred (30-day prime; pay skips the amount check if it confirms `deferred`).
     public var isDeferred: Bool
 }
 
@@ -272,10 +272,14 @@ public struct PayByPrimeRequest: Sendable, Hashable, Codable {
     public var cardholder: Cardholder?
     public var captureMode: CaptureMode
     public var metadata: [String: String]
+    /// The merchant's server confirms a deferred payment: only then does a deferred prime skip the amount
+    /// check (the prime's deferred flag comes from the client). `true` on a non-deferred prime is refused.
+    public var deferred: Bool
 
     public init(
         prime: String, amount: Int64, currency: String, orderNumber: String? = nil, details: String? = nil,
-        cardholder: Cardholder? = nil, captureMode: CaptureMode = .now, metadata: [String: String] = [:]
+        cardholder: Cardholder? = nil, captureMode: CaptureMode = .now, metadata: [String: String] = [:],
+        deferred: Bool = false
     ) {
         self.prime = prime
         self.amount = amount
@@ -285,6 +289,7 @@ public struct PayByPrimeRequest: Sendable, Hashable, Codable {
         self.cardholder = cardholder
         self.captureMode = captureMode
         self.metadata = metadata
+        self.deferred = deferred
     }
 }
 

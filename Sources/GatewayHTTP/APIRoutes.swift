@@ -122,7 +122,8 @@ extension GatewayAPI {
             PayByPrimeRequest(
                 prime: prime, amount: amount, currency: currency.code,
                 orderNumber: try body.string("order_number", max: 50), details: try body.string("details", max: 100),
-                cardholder: cardholder, captureMode: mode, metadata: metadata),
+                cardholder: cardholder, captureMode: mode, metadata: metadata,
+                deferred: try body.boolean("deferred") ?? false),
             idempotencyKey: call.idempotencyKey)
         return try paymentResponse(call.merchant, payment)
     }

@@ -62,6 +62,7 @@ public struct GatewayAPIError: Error, Sendable {
         "idempotency_in_flight": (.conflict, .idempotency), "token_replayed": (.conflict, .token),
         "prime_expired": (.unprocessableContent, .invalidRequest), "prime_already_used": (.conflict, .invalidRequest),
         "amount_mismatch": (.unprocessableContent, .invalidRequest),
+        "prime_not_deferred": (.unprocessableContent, .invalidRequest),
         "currency_mismatch": (.unprocessableContent, .invalidRequest),
         "currency_not_supported": (.unprocessableContent, .invalidRequest),
         "network_not_allowed": (.unprocessableContent, .invalidRequest),

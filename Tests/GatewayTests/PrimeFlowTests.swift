@@ -80,7 +80,7 @@ struct PrimeFlowTests {
             .status == .captured)
     }
 
-    @Test("a deferred prime lives 30 days and skips the amount check")
+    @Test("a deferred prime lives 30 days and skips the amount check when the pay request confirms deferred")
     func deferredPrime() throws {
         let h = try Harness()
         let taxi = h.paymentRequest(PaymentRequestExamples.deferredTaxiFare)
@@ -88,8 +88,14 @@ struct PrimeFlowTests {
         #expect(prime.isDeferred)
         #expect(prime.expiresAt == h.clock.now().addingTimeInterval(30 * 86_400))
         h.clock.advance(by: 29 * 86_400)
+        expectGatewayError(.currencyMismatch) {
+            try h.gateway.payByPrime(
+                merchant: h.merchant,
+                PayByPrimeRequest(prime: prime.prime, amount: 45_600, currency: "USD", deferred: true))
+        }
         let payment = try h.gateway.payByPrime(
-            merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 45_600, currency: "TWD"))
+            merchant: h.merchant,
+            PayByPrimeRequest(prime: prime.prime, amount: 45_600, currency: "TWD", deferred: true))
         #expect(payment.amount == 45_600)
         let late = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
         h.clock.advance(by: 30 * 86_400)
@@ -97,6 +103,42 @@ struct PrimeFlowTests {
             try h.gateway.payByPrime(
                 merchant: h.merchant, PayByPrimeRequest(prime: late.prime, amount: 100, currency: "TWD"))
         }
+    }
+
+    @Test("a deferred prime without the server's confirmation is checked strictly; not consumed when refused")
+    func deferredWithoutConfirmation() throws {
+        let h = try Harness()
+        let taxi = h.paymentRequest(PaymentRequestExamples.deferredTaxiFare)
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
+        #expect(prime.isDeferred)
+        let mismatch = expectGatewayError(.amountMismatch) {
+            try h.gateway.payByPrime(
+                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 45_600, currency: "TWD"))
+        }
+        #expect(mismatch?.param == "amount")
+        let payment = try h.gateway.payByPrime(
+            merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 100, currency: "TWD"))
+        #expect(payment.amount == 100)
+    }
+
+    @Test("deferred: true on a prime that is not deferred is refused and does not consume it")
+    func deferredOnImmediatePrime() throws {
+        let h = try Harness()
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
+        #expect(!prime.isDeferred)
+        for amount: Int64 in [10_000, 45_600] {
+            let refused = expectGatewayError(.primeNotDeferred) {
+                try h.gateway.payByPrime(
+                    merchant: h.merchant,
+                    PayByPrimeRequest(prime: prime.prime, amount: amount, currency: "TWD", deferred: true))
+            }
+            #expect(refused?.param == "deferred")
+        }
+        #expect(
+            try h.gateway.payByPrime(
+                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
+            )
+            .status == .captured)
     }
 
     @Test("an immediate payment request: 90 s prime, and the token must match its total")
