@@ -321,15 +321,12 @@ private struct SecureJSONScanner {
                 continue
             }
             guard index + 1 < range.upperBound else { return false }
+            if let decoded = JSONEscape.single(bytes[index + 1]) {
+                out.append(decoded)
+                index += 2
+                continue
+            }
             switch bytes[index + 1] {
-            case UInt8(ascii: "\""): out.append(0x22)
-            case UInt8(ascii: "\\"): out.append(0x5C)
-            case UInt8(ascii: "/"): out.append(0x2F)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "t"): out.append(0x09)
             case UInt8(ascii: "u"):
                 guard index + 6 <= range.upperBound else { return false }
                 var scalar: UInt32 = 0
