@@ -1,1 +1,0 @@
-// The GatewayCurl module. See ../shared/DESIGN.md for where it sits among Orchard's layers.

@@ -1,1 +1,0 @@
-// The GatewayHTTP module. See ../shared/DESIGN.md for where it sits among Orchard's layers.
