@@ -5,8 +5,9 @@ import OrchardCrypto
 
 /// What to put in a minted token.
 public struct MintRequest: Sendable {
-    /// A card number for the sandbox: Visa's test PAN.
-    public static let sandboxVisaPAN = "4111111111111111"
+    /// The sandbox's default card number: a Visa test DPAN (BIN 476112, last four 0492) that the sandbox
+    /// acquirer approves.
+    public static let sandboxVisaPAN = "4761120010000492"
 
     /// EC_v1 (the merchant certificate must hold a P-256 key) or RSA_v1 (an RSA key).
     public var version: PaymentTokenVersion = .ecV1

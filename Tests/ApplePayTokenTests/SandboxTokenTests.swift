@@ -101,8 +101,8 @@ struct RoundTripTests {
         newRequest.merchantCertificatePEM = fixture.rotatedCertificatePEM
         let new = try fixture.mint(newRequest)
         #expect(old.publicKeyHash != new.publicKeyHash)
-        #expect(try decryptor.decrypt(old, at: SandboxFixture.now).lastFour == "1111")
-        #expect(try decryptor.decrypt(new, at: SandboxFixture.now).lastFour == "1111")
+        #expect(try decryptor.decrypt(old, at: SandboxFixture.now).lastFour == "0492")
+        #expect(try decryptor.decrypt(new, at: SandboxFixture.now).lastFour == "0492")
         let onlyNew = PaymentTokenDecryptor(trustAnchor: fixture.pki.trustAnchor, keys: [fixture.rotatedMerchantKey])
         #expect(throws: PaymentTokenError(.unknownMerchantKey)) { try onlyNew.decrypt(old, at: SandboxFixture.now) }
     }
@@ -138,11 +138,11 @@ struct RoundTripTests {
         #expect(payment.onlinePaymentCryptogram == nil)
         let revealed = String(decoding: payment.json(revealing: true), as: UTF8.self)
         #expect(revealed.contains("DNITHE000000000000000001"))
-        #expect(revealed.contains("4111111111111111"))
+        #expect(revealed.contains(MintRequest.sandboxVisaPAN))
         let masked = String(decoding: payment.json(revealing: false), as: UTF8.self)
         #expect(masked.contains("DNITHE000000000000000001"))
-        #expect(masked.contains("411111******1111"))
-        #expect(!masked.contains("4111111111111111"))
+        #expect(masked.contains("476112******0492"))
+        #expect(!masked.contains(MintRequest.sandboxVisaPAN))
         #expect(!masked.contains("ZW12LWRhdGE="))
         #expect(!masked.contains("ABCDEF"))
     }
@@ -155,10 +155,10 @@ struct RoundTripTests {
         var dumped = ""
         dump(payment, to: &dumped)
         for text in [payment.description, payment.debugDescription, dumped, "\(payment)", String(reflecting: payment)] {
-            #expect(!text.contains("4111111111111111"))
+            #expect(!text.contains(MintRequest.sandboxVisaPAN))
             #expect(!text.contains("U0VDUkVUQ1JZUFRPR1JBTQ=="))
         }
-        #expect(payment.description.contains("411111******1111"))
+        #expect(payment.description.contains("476112******0492"))
         #expect(!String(decoding: payment.json(revealing: false), as: UTF8.self).contains("U0VDUkVUQ1JZUFRPR1JBTQ=="))
         payment.erase()
         #expect(payment.isErased)
@@ -210,7 +210,7 @@ struct RoundTripTests {
         let token = try PaymentToken(json: paymentData)
         #expect(token.transactionIdentifier == nil)
         #expect(token.paymentMethod == nil)
-        #expect(try fixture.decryptor.decrypt(token, at: SandboxFixture.now).lastFour == "1111")
+        #expect(try fixture.decryptor.decrypt(token, at: SandboxFixture.now).lastFour == "0492")
     }
 }
 

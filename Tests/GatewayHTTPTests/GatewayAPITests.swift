@@ -32,8 +32,8 @@ struct GatewayAPITests {
         #expect(tokenized.json["total_amount"] as? String == "100.00")
         #expect(tokenized.json["currency"] as? String == "TWD")
         let card = try #require(tokenized.json["card_info"] as? [String: Any])
-        #expect(card["bin_code"] as? String == "411111")
-        #expect(card["last_four"] as? String == "1111")
+        #expect(card["bin_code"] as? String == "476112")
+        #expect(card["last_four"] as? String == "0492")
         #expect(card["type"] as? Int == 1)
         #expect(card["issuer"] as? String == "")
         let expiry = try #require(tokenized.json["prime_expiry_millis"] as? Int64)
@@ -443,7 +443,7 @@ struct GatewayAPITests {
     func binTable() throws {
         let h = try APIHarness()
         let csv =
-            "bin_prefix,issuer,bank_id,funding,level,country,country_code\n411111,Sandbox Bank,999,credit,CLASSIC,TAIWAN,TW\n"
+            "bin_prefix,issuer,bank_id,funding,level,country,country_code\n476112,Sandbox Bank,999,credit,CLASSIC,TAIWAN,TW\n"
         let put = try h.call(
             "PUT", "/v1/bin-table", headers: h.serverHeaders.merging(["Content-Type": "text/csv"]) { $1 },
             body: Data(csv.utf8))
