@@ -14,6 +14,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// The reader: read transactions run here (WAL lets them proceed while a write is in progress).
     let reader: SQLiteConnection
     let readLock = NSRecursiveLock()
+    /// Write transactions committed with at least one changed row (guarded by `lock`).
+    private var changingCommits = 0
     let cipher: EnvelopeCipher?
     let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -80,14 +82,25 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         try connection.execute(begin)
+        let changesBefore = writing ? sqlite3_total_changes(connection.handle) : 0
         do {
             let result = try body(SQLiteTransaction(store: self, db: connection))
+            let changed = writing && sqlite3_total_changes(connection.handle) != changesBefore
             try connection.execute("COMMIT")
+            if changed { changingCommits += 1 }
             return result
         } catch {
             try? connection.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// How many write transactions committed a change since the store opened: each is one `fdatasync` of
+    /// the WAL under `synchronous=FULL` (a write transaction that changed nothing writes no WAL frame).
+    package var durableCommitCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return changingCommits
     }
 
     public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
