@@ -293,10 +293,13 @@ public final class GatewayService: Sendable {
         }
         return try idempotent(merchant, key: idempotencyKey, operation: "pay_by_prime", fingerprint: fingerprint) {
             scope throws(GatewayError) in
-            if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID) }
+            if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID, scope: scope) }
             let now = clock.now()
             let paymentID = try Identifiers.make("pay_", 24)
-            try write { tx in
+            // One transaction before the processor call: the prime claimed (its card data dropped), the payment
+            // created already marked as sent (its card data kept only in memory) and the recovery point set. A
+            // crash after it is settled by querying the processor, never by authorizing again.
+            let (payment, card): (Payment, SecureBytes) = try write { tx in
                 guard let prime = try tx.prime(hash: primeHash), prime.merchantID == merchant.id,
                     prime.environment == merchant.environment
                 else { throw GatewayError(.primeNotFound, "no such prime", param: "prime") }
@@ -318,9 +321,7 @@ public final class GatewayService: Sendable {
                 guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
                     throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
                 }
-                var card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
-                    .copyBytes()
-                defer { SecureBytes.zero(&card) }
+                let card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
                 let payment = Payment(
                     id: paymentID, merchantID: merchant.id, environment: merchant.environment, status: .processing,
                     amount: request.amount, currency: request.currency, capturedAmount: 0, refundedAmount: 0,
@@ -328,17 +329,16 @@ public final class GatewayService: Sendable {
                     cardholder: request.cardholder, metadata: request.metadata, cardInfo: prime.cardInfo,
                     captureMode: request.captureMode, captureAt: nil, authCode: nil, acquirer: processor.name,
                     acquirerReference: nil, failureCode: nil, createdAt: now, updatedAt: now, authorizedAt: nil,
-                    capturedAt: nil, voidedAt: nil, refunds: [], authorizationSentAt: nil, pendingOperation: nil)
+                    capturedAt: nil, voidedAt: nil, refunds: [], authorizationSentAt: now, pendingOperation: nil)
                 try tx.insertPayment(payment)
                 try tx.insertTransition(
                     PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "paid by prime")
                 )
-                try tx.setCardData(
-                    paymentID: paymentID,
-                    sealed: try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: paymentID)))
                 try scope.checkpoint("payment:\(paymentID)", in: tx)
+                return (payment, card)
             }
-            return try drive(paymentID: paymentID)
+            defer { card.erase() }
+            return try drive(paymentID: paymentID, scope: scope, sending: (payment, card))
         }
     }
 
@@ -432,7 +432,7 @@ public final class GatewayService: Sendable {
         let parts = [orderToken, transactionIdentifier ?? Hex.encode(SHA256.hash([UInt8](token)))]
         return try idempotent(merchant, key: key, operation: "pay_session", fingerprint: parts) {
             scope throws(GatewayError) in
-            if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID) }
+            if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID, scope: scope) }
             let now = clock.now()
             let session = try self.session(merchant: merchant, orderToken: orderToken)
             try checkPayable(session, now: now)
@@ -501,7 +501,7 @@ public final class GatewayService: Sendable {
             try tx.updateSession(current)
             try scope.checkpoint("payment:\(paymentID)", in: tx)
         }
-        return try drive(paymentID: paymentID)
+        return try drive(paymentID: paymentID, scope: scope)
     }
 
     // MARK: - Queries

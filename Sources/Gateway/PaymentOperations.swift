@@ -23,12 +23,24 @@ extension GatewayService {
     }
 
     /// Authorizes a created payment (or settles it when resumed), captures it when its mode says now, and
-    /// throws ``failure(of:)`` when it failed.
-    func drive(paymentID: String) throws(GatewayError) -> Payment {
-        var payment = try authorize(paymentID: paymentID)
+    /// throws ``failure(of:)`` when it failed. With `scope`, a successful capture stores the request's result
+    /// in the capture's own transaction (one commit fewer than finishing the key afterwards).
+    /// With `sending`, the payment was created already marked as sent (its card data never stored for it):
+    /// the authorization goes to the processor with that card at once.
+    func drive(
+        paymentID: String, scope: IdempotencyScope? = nil, sending: (payment: Payment, card: SecureBytes)? = nil
+    ) throws(GatewayError) -> Payment {
+        var payment: Payment
+        if let sending {
+            payment = try sendAuthorization(sending.payment, card: .success(sending.card))
+        } else {
+            payment = try authorize(paymentID: paymentID)
+        }
         if payment.status == .failed { throw Self.failure(of: payment) }
         if payment.status == .authorized, payment.captureMode == .now {
-            do { payment = try capture(paymentID: paymentID, amount: nil, resume: true) } catch
+            do {
+                payment = try operate(.capture, paymentID: paymentID, amount: nil, resume: true, completing: scope)
+            } catch
                 where error.code
                 == .processorUnavailable
             {
@@ -69,24 +81,36 @@ extension GatewayService {
         case .done(let payment): return payment
         case .query: return try settleFromQuery(paymentID: paymentID)
         case .send(let payment, let sealed):
-            let outcome: AuthorizationOutcome
-            do {
-                let card = try CardSecret.unpack(
-                    try cipher.open(sealed, context: SealingContext.paymentCardData(paymentID: paymentID)))
-                defer {
-                    card.accountNumber.erase()
-                    card.cryptogram?.erase()
-                }
-                outcome = processor.authorize(
-                    AuthorizationRequest(
-                        accountNumber: card.accountNumber, expirationDate: card.expirationDate,
-                        cryptogram: card.cryptogram, eci: card.eci, amount: payment.amount, currency: payment.currency,
-                        merchantReference: payment.id, merchantID: payment.merchantID))
-            } catch {
-                outcome = .declined(code: "card_data_unreadable")
+            let card: Result<SecureBytes, GatewayError> = Result { () throws(GatewayError) in
+                try cipher.open(sealed, context: SealingContext.paymentCardData(paymentID: paymentID))
             }
-            return try record(outcome: outcome, paymentID: paymentID, cause: "authorization")
+            return try sendAuthorization(payment, card: card)
         }
+    }
+
+    /// Phase 2 and 3 of a payment already marked as sent (its card data out of the database): call the
+    /// processor with the card held only in memory, then record the outcome. An unreadable card is declined
+    /// `card_data_unreadable` without calling the processor.
+    func sendAuthorization(
+        _ payment: Payment, card bytes: Result<SecureBytes, GatewayError>
+    ) throws(GatewayError) -> Payment {
+        let paymentID = payment.id
+        let outcome: AuthorizationOutcome
+        do {
+            let card = try CardSecret.unpack(try bytes.get())
+            defer {
+                card.accountNumber.erase()
+                card.cryptogram?.erase()
+            }
+            outcome = processor.authorize(
+                AuthorizationRequest(
+                    accountNumber: card.accountNumber, expirationDate: card.expirationDate,
+                    cryptogram: card.cryptogram, eci: card.eci, amount: payment.amount, currency: payment.currency,
+                    merchantReference: payment.id, merchantID: payment.merchantID))
+        } catch {
+            outcome = .declined(code: "card_data_unreadable")
+        }
+        return try record(outcome: outcome, paymentID: paymentID, cause: "authorization")
     }
 
     /// Records an authorization outcome unless the payment was settled meanwhile.
@@ -243,8 +267,11 @@ extension GatewayService {
 
     /// A capture or void in three phases: record the pending operation, call the processor with its stable
     /// id, record the outcome and its event. A pending operation found later is finished with the same id.
+    /// With `scope`, a success also stores the payment (with its refunds, as read back) as the scope's
+    /// finished result, in the transaction that records the outcome.
     func operate(
-        _ kind: PendingOperation.Kind, paymentID: String, amount: Int64?, resume: Bool
+        _ kind: PendingOperation.Kind, paymentID: String, amount: Int64?, resume: Bool,
+        completing scope: IdempotencyScope? = nil
     ) throws(GatewayError)
         -> Payment
     {
@@ -306,6 +333,11 @@ extension GatewayService {
                     payment.captureAt = nil
                     try tx.updatePayment(payment)
                     try emit(WebhookEventType.paymentVoided, payment: payment, in: tx, at: settled)
+                }
+                if let scope {
+                    var result = try tx.payment(id: paymentID) ?? payment
+                    result.refunds = try tx.refunds(paymentID: paymentID)
+                    try scope.complete(result, in: tx)
                 }
                 return payment
             case .declined(let code):
