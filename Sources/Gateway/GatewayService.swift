@@ -291,8 +291,9 @@ public final class GatewayService: Sendable {
         let fingerprint = try gatewayThrowing {
             [primeHash, String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
         }
-        return try idempotent(merchant, key: idempotencyKey, operation: "pay_by_prime", fingerprint: fingerprint) {
-            scope throws(GatewayError) in
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "pay_by_prime", fingerprint: fingerprint, claimInFirstWrite: true
+        ) { scope throws(GatewayError) in
             if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID, scope: scope) }
             let now = clock.now()
             let paymentID = try Identifiers.make("pay_", 24)
@@ -300,6 +301,7 @@ public final class GatewayService: Sendable {
             // created already marked as sent (its card data kept only in memory) and the recovery point set. A
             // crash after it is settled by querying the processor, never by authorizing again.
             let (payment, card): (Payment, SecureBytes) = try write { tx in
+                try scope.claim(in: tx)
                 guard let prime = try tx.prime(hash: primeHash), prime.merchantID == merchant.id,
                     prime.environment == merchant.environment
                 else { throw GatewayError(.primeNotFound, "no such prime", param: "prime") }
@@ -337,6 +339,7 @@ public final class GatewayService: Sendable {
                 try scope.checkpoint("payment:\(paymentID)", in: tx)
                 return (payment, card)
             }
+            scope.claimCommitted()
             defer { card.erase() }
             return try drive(paymentID: paymentID, scope: scope, sending: (payment, card))
         }

@@ -11,20 +11,49 @@ package final class IdempotencyScope {
     package private(set) var currentPoint: String
     /// Seals a stored result for this key's record.
     let seal: (Data) throws -> Data
+    /// A fresh key's claim not committed yet: the first checkpoint or completion inserts it in its own
+    /// transaction (one commit fewer), and the caller reports that commit with ``claimCommitted()``.
+    private(set) var pendingClaim: IdempotencyRecord?
+    /// Whether another request claimed the key before the pending claim could be inserted.
+    private(set) var claimLost = false
+    /// Whether a transaction of this request inserted the pending claim (committed or not).
+    private var claimInserted = false
 
-    init(merchant: Merchant, key: String?, resumePoint: String?, seal: @escaping (Data) throws -> Data = { $0 }) {
+    init(
+        merchant: Merchant, key: String?, resumePoint: String?, seal: @escaping (Data) throws -> Data = { $0 },
+        pendingClaim: IdempotencyRecord? = nil
+    ) {
         self.merchant = merchant
         self.key = key
         self.resumePoint = resumePoint
         self.currentPoint = resumePoint ?? "started"
         self.seal = seal
+        self.pendingClaim = pendingClaim
     }
+
+    /// Inserts the pending claim inside `tx`; when another request holds the key now, the transaction fails
+    /// with `idempotency_in_flight` and ``idempotent(_:key:operation:fingerprint:claimInFirstWrite:_:)``
+    /// answers as a claim made first would have (replay, conflict or in flight).
+    /// Call it first in the transaction, before checks whose errors a request holding the key would answer
+    /// differently; the first checkpoint or completion calls it otherwise.
+    package func claim(in tx: any StoreTransaction) throws {
+        guard let pendingClaim, !claimInserted else { return }
+        guard try tx.claimIdempotencyKey(pendingClaim) else {
+            claimLost = true
+            throw GatewayError(.idempotencyInFlight, "a request with this key is in progress", param: "idempotency_key")
+        }
+        claimInserted = true
+    }
+
+    /// Reports that the transaction which inserted the pending claim committed: the key is held from now on.
+    package func claimCommitted() { pendingClaim = nil }
 
     /// Stores `value` as the key's finished result inside `tx`, atomically with the work that produced it
     /// (for results that cannot be recomputed after a crash, like a new prime).
     package func complete<T: Codable>(_ value: T, in tx: any StoreTransaction) throws {
         currentPoint = "finished"
         guard let key else { return }
+        try claim(in: tx)
         guard
             var record = try tx.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
         else { return }
@@ -38,6 +67,7 @@ package final class IdempotencyScope {
     package func checkpoint(_ point: String, in tx: any StoreTransaction) throws {
         currentPoint = point
         guard let key else { return }
+        try claim(in: tx)
         guard
             var record = try tx.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
         else { return }
@@ -69,10 +99,13 @@ extension GatewayService {
     /// Runs `body` at most once per (merchant, environment, key): a finished result (success or final
     /// error) is replayed for the retention period; different parameters are `idempotency_conflict`; a
     /// request holding the key is `idempotency_in_flight`; a request whose holder died (stale lock) is
-    /// resumed from its recovery point.
+    /// resumed from its recovery point. With `claimInFirstWrite`, a key not seen before is claimed by the
+    /// body's first checkpoint or completion, in that transaction (the body must call
+    /// ``IdempotencyScope/claimCommitted()`` once it committed); a final error thrown before is stored with
+    /// the claim in one transaction.
     package func idempotent<T: Codable>(
         _ merchant: Merchant, key: String?, operation: String, fingerprint parts: [String],
-        _ body: (IdempotencyScope) throws(GatewayError) -> T
+        claimInFirstWrite: Bool = false, _ body: (IdempotencyScope) throws(GatewayError) -> T
     ) throws(GatewayError) -> T {
         guard let key else { return try body(IdempotencyScope(merchant: merchant, key: nil, resumePoint: nil)) }
         guard (1...255).contains(key.utf8.count), key.allSatisfy({ $0.isASCII && !$0.isNewline }) else {
@@ -82,12 +115,28 @@ extension GatewayService {
         let fingerprint = Identifiers.sha256Hex(([operation] + parts).joined(separator: "\u{1f}"))
         let now = clock.now()
         let context = "idempotency:\(merchant.id):\(key)"
+        let cipher = self.cipher
+        let seal: (Data) throws -> Data = { try cipher.seal(Array($0), context: context) }
+        let fresh = IdempotencyRecord(
+            merchantID: merchant.id, environment: merchant.environment, key: key, operation: operation,
+            fingerprint: fingerprint, recoveryPoint: "started", lockedAt: now, responseSealed: nil,
+            createdAt: now)
+        if claimInFirstWrite,
+            try read({ try $0.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key) })
+                == nil
+        {
+            let scope = IdempotencyScope(
+                merchant: merchant, key: key, resumePoint: nil, seal: seal, pendingClaim: fresh)
+            let result: Result<T, GatewayError>
+            do { result = .success(try body(scope)) } catch { result = .failure(error) }
+            if !scope.claimLost {
+                finish(result, scope: scope, key: key, context: context)
+                return try result.get()
+            }
+            // Another request claimed the key first: answer as a claim made now would.
+        }
         let claim: IdempotencyClaim = try gatewayThrowing {
             try store.write { tx in
-                let fresh = IdempotencyRecord(
-                    merchantID: merchant.id, environment: merchant.environment, key: key, operation: operation,
-                    fingerprint: fingerprint, recoveryPoint: "started", lockedAt: now, responseSealed: nil,
-                    createdAt: now)
                 if try tx.claimIdempotencyKey(fresh) { return .fresh }
                 guard
                     var existing = try tx.idempotencyRecord(
@@ -116,8 +165,6 @@ extension GatewayService {
                 return .resume(existing.recoveryPoint)
             }
         }
-        let cipher = self.cipher
-        let seal: (Data) throws -> Data = { try cipher.seal(Array($0), context: context) }
         let scope: IdempotencyScope
         switch claim {
         case .replay(let sealed):
@@ -136,6 +183,18 @@ extension GatewayService {
         }
         let result: Result<T, GatewayError>
         do { result = .success(try body(scope)) } catch { result = .failure(error) }
+        finish(result, scope: scope, key: key, context: context)
+        return try result.get()
+    }
+
+    /// Stores a final result (success or final error) for the key, or releases it: deleted when nothing was
+    /// done, unlocked at its recovery point otherwise. A claim never committed is inserted with a final result,
+    /// unless another request holds the key by now.
+    private func finish<T: Codable>(
+        _ result: Result<T, GatewayError>, scope: IdempotencyScope, key: String, context: String
+    ) {
+        let merchant = scope.merchant
+        let cipher = self.cipher
         let finalResult: StoredResult<T>?
         switch result {
         case .success(let value): finalResult = StoredResult(value: value, error: nil)
@@ -144,6 +203,15 @@ extension GatewayService {
         }
         do {
             try store.write { tx in
+                if var claim = scope.pendingClaim {
+                    guard let finalResult else { return }
+                    claim.recoveryPoint = "finished"
+                    claim.lockedAt = nil
+                    claim.responseSealed = try cipher.seal(
+                        Array(try JSONEncoder().encode(finalResult)), context: context)
+                    _ = try tx.claimIdempotencyKey(claim)
+                    return
+                }
                 guard
                     var record = try tx.idempotencyRecord(
                         merchantID: merchant.id, environment: merchant.environment, key: key)
@@ -165,6 +233,5 @@ extension GatewayService {
         } catch {
             // The work is done; a retry after the lock timeout resumes from the recovery point.
         }
-        return try result.get()
     }
 }

@@ -16,14 +16,14 @@ struct CommitCountTests {
         var testDescription: String { key == nil ? "without idempotency keys" : "with idempotency keys" }
     }
 
-    // With a key, pay by prime commits: (1) the key's claim; (2) the prime claimed, the payment created and
-    // marked as sent, the recovery point; (3) the acquirer's authorization (its own books); (4) the outcome
-    // with its event and the capture recorded as pending; (5) the acquirer's capture; (6) the capture's
+    // Pay by prime commits: (1) the key's claim (with a key), the prime claimed, the payment created and
+    // marked as sent, the recovery point; (2) the acquirer's authorization (its own books); (3) the outcome
+    // with its event and the capture recorded as pending; (4) the acquirer's capture; (5) the capture's
     // outcome with its event and the key's finished result. Tokenize with a key: the claim, then the prime
     // with its result.
     @Test(
         "tokenize and pay by prime (capture now) make a fixed number of durable commits",
-        arguments: [Case(key: nil, tokenize: 1, pay: 5), Case(key: "order", tokenize: 2, pay: 6)])
+        arguments: [Case(key: nil, tokenize: 1, pay: 5), Case(key: "order", tokenize: 2, pay: 5)])
     func primeFlow(_ c: Case) throws {
         let h = try Harness()
         let start = h.store.durableCommitCount
@@ -46,5 +46,31 @@ struct CommitCountTests {
             #expect(again == payment)
             #expect(h.store.durableCommitCount == replayed)
         }
+    }
+
+    @Test("a final error before the payment is created is stored with the key's claim in one commit and replayed")
+    func finalErrorStoredWithClaim() throws {
+        let h = try Harness()
+        let request = PayByPrimeRequest(prime: "prm_" + String(repeating: "0", count: 48), amount: 100, currency: "TWD")
+        let start = h.store.durableCommitCount
+        expectGatewayError(.primeNotFound) {
+            try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "k")
+        }
+        #expect(h.store.durableCommitCount - start == 1)
+        // A retry replays the stored error without writing.
+        expectGatewayError(.primeNotFound) {
+            try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "k")
+        }
+        #expect(h.store.durableCommitCount - start == 1)
+        var other = request
+        other.amount = 200
+        expectGatewayError(.idempotencyConflict) {
+            try h.gateway.payByPrime(merchant: h.merchant, other, idempotencyKey: "k")
+        }
+        // Another key pays as usual.
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 12_300))
+        let unlisted = PayByPrimeRequest(prime: prime.prime, amount: 12_300, currency: "TWD")
+        let payment = try h.gateway.payByPrime(merchant: h.merchant, unlisted, idempotencyKey: "k2")
+        #expect(payment.status == .captured)
     }
 }

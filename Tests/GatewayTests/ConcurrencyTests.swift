@@ -127,6 +127,33 @@ struct ConcurrencyTests {
         #expect(try h.gateway.payments(merchant: merchant, query: PaymentQuery()).payments.count == 1)
     }
 
+    @Test("one prime paid with one idempotency key from several threads at once: one payment, replays or in flight")
+    func concurrentSameKeyPayments() throws {
+        let h = try Harness()
+        let gateways = [h.gateway, try Self.secondGateway(h)]
+        let merchant = h.merchant
+        let prime = try h.gateway.tokenize(merchant: merchant, token: h.token())
+        let payments = Mutex([String]())
+        // The key is claimed in the transaction that claims the prime: a thread that loses that race answers
+        // as a claim made first would have (the stored payment, or in flight), never prime_already_used.
+        let outcomes = Self.race(6, gateways) { gateway, _ in
+            let payment = try gateway.payByPrime(
+                merchant: merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"),
+                idempotencyKey: "same-key")
+            payments.withLock { $0.append(payment.id) }
+        }
+        let allowed: Set<String?> = [nil, GatewayError.Code.idempotencyInFlight.rawValue]
+        #expect(outcomes.allSatisfy { allowed.contains($0) }, "\(outcomes)")
+        #expect(Set(payments.withLock { $0 }).count == 1, "\(outcomes)")
+        #expect(try h.gateway.payments(merchant: merchant, query: PaymentQuery()).payments.count == 1)
+        let id = try #require(payments.withLock { $0.first })
+        #expect(try h.authorizations(id) == 1)
+        let again = try h.gateway.payByPrime(
+            merchant: merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"),
+            idempotencyKey: "same-key")
+        #expect(again.id == id)
+    }
+
     @Test("one token tokenized from several threads at once: one prime, the others are replays")
     func concurrentTokenize() throws {
         let h = try Harness()
