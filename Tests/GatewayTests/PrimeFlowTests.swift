@@ -37,6 +37,15 @@ struct PrimeFlowTests {
         #expect(stored == payment)
     }
 
+    @Test("tokens share one validated Apple chain: the opener keeps its decryptor and its chain cache")
+    func chainValidatedOnce() throws {
+        let h = try Harness()
+        for amount in [Int64(1_000), 2_000, 3_000] {
+            _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: amount))
+        }
+        #expect(h.tokenOpener.cachedCertificateSets == 1)
+    }
+
     @Test("a prime is used once")
     func primeReuse() throws {
         let h = try Harness()

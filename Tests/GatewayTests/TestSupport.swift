@@ -44,6 +44,7 @@ final class Harness: @unchecked Sendable {
     let cipher: EnvelopeCipher
     let acquirer: SandboxAcquirer
     let gateway: GatewayService
+    let tokenOpener: ApplePayTokenOpener
     let merchant: Merchant
     let credentials: MerchantCredentials
     let keyID: String
@@ -68,6 +69,7 @@ final class Harness: @unchecked Sendable {
         var configuration = GatewayConfiguration()
         configure(&configuration)
         let opener = ApplePayTokenOpener(trustAnchors: [.sandbox: try TrustAnchor(pem: setup.trustAnchorPEM)])
+        tokenOpener = opener
         gateway = GatewayService(
             configuration: configuration, store: store, processor: gate ? GatedProcessor(acquirer) : acquirer,
             tokenOpener: opener, currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(),

@@ -12,12 +12,32 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, @unchecked Sendable 
     private let lock = NSLock()
     /// Parsed merchant keys by key id (a key id's material never changes).
     private var keys: [String: MerchantKey] = [:]
+    /// One decryptor per environment and key ring, kept so its chain cache serves every token: a new decryptor
+    /// per token would validate the Apple chain from scratch each time.
+    private var decryptors: [String: PaymentTokenDecryptor] = [:]
 
     /// An opener trusting `trustAnchors[environment]` for each environment (the sandbox PKI's root for
     /// sandbox, Apple Root CA - G3 for production).
     public init(trustAnchors: [GatewayEnvironment: TrustAnchor], window: SigningTimeWindow = .default) {
         self.anchors = trustAnchors
         self.window = window
+    }
+
+    /// How many certificate sets the kept decryptors have validated and cached (for tests and diagnostics).
+    package var cachedCertificateSets: Int {
+        lock.withLock { decryptors.values.reduce(0) { $0 + $1.cachedCertificateSets } }
+    }
+
+    private func decryptor(
+        environment: GatewayEnvironment, anchor: TrustAnchor, material: [ProcessingKeyMaterial]
+    ) throws(GatewayError) -> PaymentTokenDecryptor {
+        let ring = environment.rawValue + "|" + material.map(\.id).sorted().joined(separator: ",")
+        if let cached = lock.withLock({ decryptors[ring] }) { return cached }
+        var merchantKeys: [MerchantKey] = []
+        for key in material { merchantKeys.append(try merchantKey(key)) }
+        let decryptor = PaymentTokenDecryptor(trustAnchor: anchor, keys: merchantKeys, window: window)
+        lock.withLock { decryptors[ring] = decryptor }
+        return decryptor
     }
 
     private func merchantKey(_ material: ProcessingKeyMaterial) throws(GatewayError) -> MerchantKey {
@@ -43,12 +63,10 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, @unchecked Sendable 
         guard let anchor = anchors[environment] else {
             throw GatewayError(.internalError, "no trust anchor configured for \(environment.rawValue)")
         }
-        var merchantKeys: [MerchantKey] = []
-        for key in material { merchantKeys.append(try merchantKey(key)) }
+        let decryptor = try decryptor(environment: environment, anchor: anchor, material: material)
         do {
             let parsed = try PaymentToken(json: token)
-            let data = try PaymentTokenDecryptor(trustAnchor: anchor, keys: merchantKeys, window: window)
-                .decrypt(parsed, at: time)
+            let data = try decryptor.decrypt(parsed, at: time)
             defer { data.erase() }
             return OpenedToken(
                 transactionID: parsed.transactionId, transactionIdentifier: parsed.transactionIdentifier,
