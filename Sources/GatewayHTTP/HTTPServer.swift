@@ -50,8 +50,8 @@ public struct HTTPServerError: CodedError, Sendable {
     public var description: String { "\(code): \(reason)" }
 }
 
-/// An HTTP/1.1 server on libmicrohttpd: an internal thread pool (epoll on Linux), keep-alive, connection limits
-/// (total and per IP), an inactivity timeout, optional TLS, and a graceful stop.
+/// An HTTP/1.1 server on libmicrohttpd: an internal thread pool (poll(2); `start()` says why not epoll),
+/// keep-alive, connection limits (total and per IP), an inactivity timeout, optional TLS, and a graceful stop.
 ///
 /// Each request's body is collected up to ``ServerConfiguration/maxBodyBytes``, then the responder is called
 /// synchronously on the worker thread. A larger body is answered 413 `body_too_large` through
@@ -144,7 +144,9 @@ public final class HTTPServer: @unchecked Sendable {
         else {
             throw HTTPServerError(.invalidConfiguration, "limits must not be negative and the thread pool not empty")
         }
-        var flags = MHD_USE_AUTO_INTERNAL_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
+        // poll(2), not epoll: libmicrohttpd 0.9.75's quiesce races its epoll workers (both remove the listening
+        // socket from a worker's epoll set; the loser aborts the process), and stop() must quiesce to drain.
+        var flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
         let address = try SocketAddress(host: configuration.host, port: configuration.port)
         if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
 

@@ -155,6 +155,38 @@ struct ServerLimitsTests {
         #expect(server.server.requestsInFlight == 0)
     }
 
+    @Test("stop() while connections open and close on every worker, many times over, never aborts the process")
+    func stopUnderChurn() throws {
+        // Each round: a pool of workers, clients opening a connection per request, then stop() in the middle of it.
+        // libmicrohttpd's epoll mode had a race here (a worker and quiesce both removing the listening socket from
+        // the worker's epoll set) that aborted the whole process; the server must use a mode without it.
+        for _ in 0..<250 {
+            var configuration = ServerConfiguration()
+            configuration.threadPoolSize = 4
+            configuration.shutdownTimeoutSeconds = 5
+            let server = try TestServer(configuration: configuration, responder: Self.application())
+            let port = server.port
+            let stopClients = Box<Bool>()
+            let finished = DispatchGroup()
+            for _ in 0..<4 {
+                finished.enter()
+                Thread.detachNewThread {
+                    defer { finished.leave() }
+                    while stopClients.value == nil {
+                        guard let connection = try? RawConnection(port: port, receiveTimeoutSeconds: 2) else { return }
+                        connection.send("GET /healthz HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+                        _ = connection.readUntilClosed()
+                    }
+                }
+            }
+            usleep(20_000)
+            server.server.stop(timeoutSeconds: 5)
+            #expect(!server.server.isAcceptingConnections)
+            stopClients.set(true)
+            finished.wait()
+        }
+    }
+
     @Test("port 0 picks a free port; a taken port is a clear start error")
     func ports() throws {
         let first = try TestServer(responder: Self.application())

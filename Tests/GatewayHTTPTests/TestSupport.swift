@@ -139,10 +139,9 @@ final class RawConnection {
                 connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard result == 0 else {
-            close(socketFD)
-            throw ClientError(description: "connect failed")
-        }
+        // No close here: the object is fully initialized, so throwing runs deinit, which closes the socket. Closing
+        // it twice would close whatever descriptor another thread opened under the same number meanwhile.
+        guard result == 0 else { throw ClientError(description: "connect failed") }
     }
 
     deinit { close(socketFD) }
