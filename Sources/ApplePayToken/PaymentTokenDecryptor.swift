@@ -232,13 +232,18 @@ public struct PaymentTokenDecryptor: Sendable {
     {
         defer { OpenSSLErrorQueue.clear() }
         let split = SignedDataSplitter.split(token.signature)
-        if let split, let chain = certificateSets.entry(for: split.certificates),
-            let cms = try? CMSSignedData(der: split.withoutCertificates, context: nil),
-            let signerInfo = cms.onlySignerInfo
-        {
-            // Certificates seen and validated before, byte for byte: only the SignerInfo is parsed.
-            if let verification = try checkSigner(
-                signerInfo, of: cms, chain: chain, token: token, at: now, details: details, definitive: false)
+        if let split, let chain = certificateSets.entry(for: split.certificates) {
+            // Certificates seen and validated before, byte for byte: only the SignerInfo is parsed. When its
+            // signer identifier is byte for byte the chain leaf's IssuerAndSerialNumber, it names that leaf, and
+            // the SignerInfo is parsed without it.
+            let detached = SignedDataSplitter.detachSignerIdentifier(split.withoutCertificates)
+            let namesLeaf = detached.map { $0.signerIdentifier == chain.leafSignerIdentifier } ?? false
+            if let cms = try? CMSSignedData(
+                der: namesLeaf ? detached!.rest : split.withoutCertificates, context: nil),
+                let signerInfo = cms.onlySignerInfo,
+                let verification = try checkSigner(
+                    signerInfo, of: cms, chain: chain, token: token, at: now, details: details,
+                    signerMatched: namesLeaf, definitive: false)
             {
                 return verification
             }
@@ -291,17 +296,18 @@ public struct PaymentTokenDecryptor: Sendable {
         let chain = try validateChain(leaf: leaf, intermediate: intermediate, at: signingSeconds)
         if let certificatesElement { certificateSets.insert(chain, for: certificatesElement) }
         return try checkSigner(
-            signerInfo, of: cms, chain: chain, token: token, at: now, details: details, definitive: true)!
+            signerInfo, of: cms, chain: chain, token: token, at: now, details: details, signerMatched: false,
+            definitive: true)!
     }
 
-    /// The checks that involve the SignerInfo: it names the chain's leaf, its signing time lies in the
-    /// window and in the chain's validity, and the CMS signature holds (`cmsVerify`). When not `definitive`, a failing
-    /// signature check returns nil instead of throwing.
+    /// The checks that involve the SignerInfo: it names the chain's leaf (already established when
+    /// `signerMatched`), its signing time lies in the window and in the chain's validity, and the CMS signature
+    /// holds (`cmsVerify`). When not `definitive`, a failing signature check returns nil instead of throwing.
     private func checkSigner(
         _ signerInfo: OpaquePointer, of cms: CMSSignedData, chain: ValidatedChain, token: PaymentToken, at now: Date,
-        details: Bool, definitive: Bool
+        details: Bool, signerMatched: Bool, definitive: Bool
     ) throws(PaymentTokenError) -> TokenVerification? {
-        guard CMS_SignerInfo_cert_cmp(signerInfo, chain.leaf.pointer) == 0 else {
+        guard signerMatched || CMS_SignerInfo_cert_cmp(signerInfo, chain.leaf.pointer) == 0 else {
             throw PaymentTokenError(.signatureInvalid, "the signer is not the Apple Pay signing leaf")
         }
         let signingSeconds = try checkSigningTime(signerInfo, at: now)
@@ -503,6 +509,17 @@ struct ValidatedChain: Sendable {
     var intermediate: X509Certificate
     var notBefore: Int
     var notAfter: Int
+    /// The DER of the leaf's IssuerAndSerialNumber (`SEQUENCE { issuer Name, serialNumber INTEGER }`), as a
+    /// SignerInfo naming the leaf carries it; empty when OpenSSL cannot encode it.
+    var leafSignerIdentifier: [UInt8]
+
+    init(leaf: X509Certificate, intermediate: X509Certificate, notBefore: Int, notAfter: Int) {
+        self.leaf = leaf
+        self.intermediate = intermediate
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+        leafSignerIdentifier = SignedDataSplitter.issuerAndSerialNumber(of: leaf)
+    }
 }
 
 /// An OpenSSL library context holding only the "null" provider, for parsing token signatures.

@@ -177,6 +177,134 @@ package enum SignedDataSplitter {
         }
     }
 
+    /// The placeholder that stands in for a detached signer identifier: an empty `subjectKeyIdentifier`
+    /// (`[0] IMPLICIT OCTET STRING`), the smallest SignerIdentifier OpenSSL's CMS parser accepts.
+    package static let signerIdentifierPlaceholder: [UInt8] = [0x80, 0x00]
+
+    /// The one SignerInfo's `sid` when it is an IssuerAndSerialNumber, and the ContentInfo with that element
+    /// replaced by ``signerIdentifierPlaceholder``; nil when any header on the way (ContentInfo, [0],
+    /// SignedData, signerInfos, SignerInfo) is not a definite length, there is not exactly one SignerInfo, or
+    /// its `sid` is not a SEQUENCE.
+    ///
+    /// The issuer name in `sid` is the costliest part of parsing a SignerInfo (OpenSSL canonicalizes every
+    /// name it decodes). The caller compares the detached bytes with the IssuerAndSerialNumber of a leaf
+    /// it holds: equal bytes name that leaf, as `CMS_SignerInfo_cert_cmp` would find; the signature, the
+    /// signed attributes and the digest are untouched, and OpenSSL checks them as usual.
+    package static func detachSignerIdentifier(_ der: [UInt8]) -> (signerIdentifier: [UInt8], rest: [UInt8])? {
+        der.withUnsafeBufferPointer { buffer -> (signerIdentifier: [UInt8], rest: [UInt8])? in
+            defer { ERR_clear_error() }
+            guard let base = buffer.baseAddress else { return nil }
+            let end = base + buffer.count
+            /// One element: its header's start, its content and its end.
+            struct Element {
+                var start: UnsafePointer<UInt8>
+                var content: UnsafePointer<UInt8>
+                var end: UnsafePointer<UInt8>
+                var tag: Int32
+                var tagClass: Int32
+                var constructed: Bool
+            }
+            func element(at cursor: UnsafePointer<UInt8>, within limit: UnsafePointer<UInt8>) -> Element? {
+                guard cursor < limit else { return nil }
+                var inner: UnsafePointer<UInt8>? = cursor
+                var length = 0
+                var tag: Int32 = 0
+                var tagClass: Int32 = 0
+                let result = ASN1_get_object(&inner, &length, &tag, &tagClass, limit - cursor)
+                guard result & 0x80 == 0, result & 0x01 == 0, let inner, length <= limit - inner else { return nil }
+                return Element(
+                    start: cursor, content: inner, end: inner + length, tag: tag, tagClass: tagClass,
+                    constructed: result & V_ASN1_CONSTRUCTED != 0)
+            }
+            // ContentInfo ::= SEQUENCE { contentType, [0] EXPLICIT SignedData }
+            guard let contentInfo = element(at: base, within: end), contentInfo.end == end,
+                contentInfo.tag == V_ASN1_SEQUENCE, contentInfo.constructed,
+                let contentType = element(at: contentInfo.content, within: contentInfo.end),
+                contentType.tag == V_ASN1_OBJECT,
+                let explicit = element(at: contentType.end, within: contentInfo.end),
+                explicit.tag == 0, explicit.tagClass == V_ASN1_CONTEXT_SPECIFIC, explicit.constructed,
+                let signedData = element(at: explicit.content, within: explicit.end),
+                signedData.tag == V_ASN1_SEQUENCE, signedData.constructed
+            else { return nil }
+            // SignedData's last element is signerInfos, a SET. Elements before it may be BER with indefinite
+            // lengths (Apple's encapContentInfo is): OpenSSL's generic reader finds their end.
+            var cursor = signedData.content
+            var last: Element?
+            while cursor < signedData.end {
+                if let next = element(at: cursor, within: signedData.end) {
+                    last = next
+                    cursor = next.end
+                    continue
+                }
+                var skip: UnsafePointer<UInt8>? = cursor
+                guard let skipped = d2i_ASN1_TYPE(nil, &skip, signedData.end - cursor), let skip, skip > cursor
+                else { return nil }
+                ASN1_TYPE_free(skipped)
+                last = nil
+                cursor = skip
+            }
+            guard let signerInfos = last, signerInfos.tag == V_ASN1_SET, signerInfos.tagClass == V_ASN1_UNIVERSAL,
+                signerInfos.constructed,
+                let signerInfo = element(at: signerInfos.content, within: signerInfos.end),
+                signerInfo.end == signerInfos.end, signerInfo.tag == V_ASN1_SEQUENCE, signerInfo.constructed,
+                let version = element(at: signerInfo.content, within: signerInfo.end), version.tag == V_ASN1_INTEGER,
+                let sid = element(at: version.end, within: signerInfo.end), sid.tag == V_ASN1_SEQUENCE,
+                sid.tagClass == V_ASN1_UNIVERSAL, sid.constructed
+            else { return nil }
+
+            // Rebuild from the inside out: each frame keeps its bytes around the changed child and gets a header
+            // for its new length.
+            var encoded = signerIdentifierPlaceholder
+            var child = sid
+            for frame in [signerInfo, signerInfos, signedData, explicit, contentInfo] {
+                let before = child.start - frame.content
+                let after = frame.end - child.end
+                let contentLength = before + encoded.count + after
+                let total = Int(ASN1_object_size(1, Int32(contentLength), frame.tag))
+                guard total > 0 else { return nil }
+                encoded = [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
+                    var writer: UnsafeMutablePointer<UInt8>? = out.baseAddress
+                    ASN1_put_object(&writer, 1, Int32(contentLength), frame.tag, frame.tagClass)
+                    writer!.update(from: frame.content, count: before)
+                    writer! += before
+                    encoded.withUnsafeBufferPointer { writer!.update(from: $0.baseAddress!, count: $0.count) }
+                    writer! += encoded.count
+                    writer!.update(from: child.end, count: after)
+                    writer! += after
+                    initialized = writer! - out.baseAddress!
+                }
+                guard encoded.count == total else { return nil }
+                child = frame
+            }
+            return (Array(UnsafeBufferPointer(start: sid.start, count: sid.end - sid.start)), encoded)
+        }
+    }
+
+    /// The DER of `certificate`'s IssuerAndSerialNumber (`SEQUENCE { issuer Name, serialNumber INTEGER }`),
+    /// as a SignerInfo naming it carries it; empty when OpenSSL cannot encode it.
+    package static func issuerAndSerialNumber(of certificate: X509Certificate) -> [UInt8] {
+        func der(_ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>) -> Int32) -> [UInt8]? {
+            var output: UnsafeMutablePointer<UInt8>?
+            let length = encode(&output)
+            guard length > 0, let output else { return nil }
+            defer { orchard_OPENSSL_free(output) }
+            return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+        }
+        defer { OpenSSLErrorQueue.clear() }
+        guard let issuer = der({ i2d_X509_NAME(X509_get_issuer_name(certificate.pointer), $0) }),
+            let serial = der({ i2d_ASN1_INTEGER(X509_get0_serialNumber(certificate.pointer), $0) })
+        else { return [] }
+        let contentLength = issuer.count + serial.count
+        let total = Int(ASN1_object_size(1, Int32(contentLength), V_ASN1_SEQUENCE))
+        guard total > 0 else { return [] }
+        var header = [UInt8](repeating: 0, count: total - contentLength)
+        header.withUnsafeMutableBufferPointer { out in
+            var writer: UnsafeMutablePointer<UInt8>? = out.baseAddress
+            ASN1_put_object(&writer, 1, Int32(contentLength), V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL)
+        }
+        return header + issuer + serial
+    }
+
     private static func encode(_ sequence: OpaquePointer) -> [UInt8]? {
         var output: UnsafeMutablePointer<UInt8>?
         let length = i2d_ASN1_SEQUENCE_ANY(sequence, &output)

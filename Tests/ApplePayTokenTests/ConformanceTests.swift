@@ -39,6 +39,13 @@ struct ConformanceTests {
         #expect(PaymentTokenDecryptor.cmsVerify(stripped, signerInfo: signerInfo, signer: leaf, content: &content))
         content[content.count - 1] ^= 1
         #expect(!PaymentTokenDecryptor.cmsVerify(stripped, signerInfo: signerInfo, signer: leaf, content: &content))
+        content[content.count - 1] ^= 1
+        // The signer identifier is byte for byte the leaf's IssuerAndSerialNumber; without it, the rest verifies.
+        let detached = try #require(SignedDataSplitter.detachSignerIdentifier(split.withoutCertificates))
+        #expect(detached.signerIdentifier == SignedDataSplitter.issuerAndSerialNumber(of: leaf))
+        let withoutSigner = try CMSSignedData(der: detached.rest, context: nil)
+        let rest = try #require(withoutSigner.onlySignerInfo)
+        #expect(PaymentTokenDecryptor.cmsVerify(withoutSigner, signerInfo: rest, signer: leaf, content: &content))
     }
 
     @Test(

@@ -1,5 +1,6 @@
 import ApplePaySandbox
 import ApplePayToken
+import COpenSSL
 import Foundation
 import OrchardCrypto
 import Testing
@@ -65,6 +66,20 @@ struct RoundTripTests {
             PaymentTokenDecryptor.cmsVerify(
                 stripped, signerInfo: try #require(stripped.onlySignerInfo), signer: fixture.pki.leaf, content: &content
             ))
+        // The signer identifier comes off too: it is the leaf's IssuerAndSerialNumber, and the rest verifies
+        // with the placeholder in its place.
+        let detached = try #require(SignedDataSplitter.detachSignerIdentifier(split.withoutCertificates))
+        #expect(detached.signerIdentifier == SignedDataSplitter.issuerAndSerialNumber(of: fixture.pki.leaf))
+        #expect(detached.rest.count < split.withoutCertificates.count)
+        let withoutSigner = try CMSSignedData(der: detached.rest, context: nil)
+        let signerInfo = try #require(withoutSigner.onlySignerInfo)
+        #expect(CMS_SignerInfo_cert_cmp(signerInfo, fixture.pki.leaf.pointer) != 0)
+        #expect(
+            PaymentTokenDecryptor.cmsVerify(
+                withoutSigner, signerInfo: signerInfo, signer: fixture.pki.leaf, content: &content))
+        // Not a ContentInfo with one SignerInfo: nothing to detach.
+        #expect(SignedDataSplitter.detachSignerIdentifier(Array(split.withoutCertificates.dropLast())) == nil)
+        #expect(SignedDataSplitter.detachSignerIdentifier([0x30, 0x00]) == nil)
     }
 
     @Test("applicationData is signed: changing or dropping it breaks the signature")
@@ -289,6 +304,21 @@ struct RejectionTests {
         var request = fixture.request()
         request.tamper = .foreignSigner
         expectRejection(.signatureInvalid, try fixture.mint(request))
+    }
+
+    @Test("signature_invalid: a SignerInfo naming another certificate, with the chain cached and without")
+    func signerIdentifierOfAnotherCertificate() throws {
+        let decryptor = fixture.decryptor
+        _ = try decryptor.decrypt(try fixture.mint(fixture.request()), at: SandboxFixture.now)
+        #expect(decryptor.cachedCertificateSets == 1)
+        var token = try fixture.mint(fixture.request())
+        // The serial number's last byte, which the signature does not cover: only the signer check catches it.
+        let signerIdentifier = try #require(
+            SignedDataSplitter.detachSignerIdentifier(token.signature)?.signerIdentifier)
+        let range = try #require(token.signature.firstRange(of: signerIdentifier))
+        token.signature[range.upperBound - 1] ^= 0x01
+        expectRejection(.signatureInvalid, token, decryptor: decryptor)
+        expectRejection(.signatureInvalid, token)
     }
 
     @Test("signature_invalid: a token signed for another transaction id")
