@@ -50,7 +50,29 @@ public final class MasterKey: Sendable {
         variables: [String: String] = ProcessInfo.processInfo.environment
     ) throws(GatewayError) -> MasterKey {
         if let hex = variables["ORCHARD_MASTER_KEY"], !hex.isEmpty { return try MasterKey(hex: hex) }
-        return try load(file: defaultFile(forDatabase: databasePath), environment: environment)
+        return try load(forDatabase: databasePath, environment: environment)
+    }
+
+    /// The key in `<database>.master-key`. In sandbox a missing file is generated, but only for a database
+    /// that does not exist yet or is empty: a new key cannot open what an existing database has sealed, so
+    /// that case is `master_key_missing`, as in production.
+    public static func load(
+        forDatabase databasePath: String, environment: GatewayEnvironment
+    ) throws(GatewayError)
+        -> MasterKey
+    {
+        let file = defaultFile(forDatabase: databasePath)
+        var info = stat()
+        if environment == .sandbox, stat(databasePath, &info) == 0, info.st_size > 0,
+            !FileManager.default.fileExists(atPath: file.path)
+        {
+            throw GatewayError(
+                .masterKeyMissing,
+                "the database \(databasePath) exists but its master key file \(file.path) does not; pass its master "
+                    + "key (--master-key or ORCHARD_MASTER_KEY) instead of generating a new one that cannot open the "
+                    + "stored secrets")
+        }
+        return try load(file: file, environment: environment)
     }
 
     /// The key in `file` (64 hex digits), nil when there is no such file. A file that other users may read

@@ -58,8 +58,7 @@ public final class GatewayRuntime: @unchecked Sendable {
             }
             masterKey = key
         } else {
-            masterKey = try MasterKey.load(
-                file: MasterKey.defaultFile(forDatabase: options.databasePath), environment: options.environment)
+            masterKey = try MasterKey.load(forDatabase: options.databasePath, environment: options.environment)
         }
         let cipher = EnvelopeCipher(masterKey: masterKey)
         store = try SQLiteStore(path: options.databasePath, cipher: cipher)

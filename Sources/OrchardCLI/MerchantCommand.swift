@@ -15,7 +15,8 @@ enum MerchantCommand {
 
         Prints merchant_id, app_id, app_key, secret_key (sandbox keys stay retrievable locally),
         merchant_identifier and the active processing certificate (PEM). Provisions the sandbox merchant if the
-        database has none yet. The master key comes from --master-key, ORCHARD_MASTER_KEY or <database>.master-key.
+        database has none yet. The master key comes from --master-key, ORCHARD_MASTER_KEY or <database>.master-key;
+        an existing database whose key file is missing is refused (master_key_missing), never given a new key.
         """
 
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {

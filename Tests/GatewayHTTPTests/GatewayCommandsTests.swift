@@ -81,6 +81,22 @@ struct GatewayCommandsTests {
         #expect(
             CLI.run(["sandbox", "mint", "--database", database, "--amount", "1.001"], output: CapturedOutput().output)
                 != 0)
+
+        // Without its master key file, the existing database is not given a new key (which could not open its
+        // secrets): merchant show refuses and creates nothing; with the key passed, it answers.
+        let keyFile = directory.appendingPathComponent("orchard.db.master-key")
+        let keyHex = try String(contentsOf: keyFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        try FileManager.default.removeItem(at: keyFile)
+        let refused = CapturedOutput()
+        #expect(CLI.run(["merchant", "show", "--database", database], output: refused.output) == 1)
+        #expect(refused.stderr.contains("master_key_missing"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: keyFile.path))
+        let withKey = CapturedOutput()
+        #expect(
+            CLI.run(
+                ["merchant", "show", "--database", database, "--master-key", keyHex, "--json"], output: withKey.output)
+                == 0, "\(withKey.stderr)")
+        #expect(withKey.stdout.contains(appID))
     }
 
     @Test("serve runs the webhook dispatcher: a payment's event reaches a local receiver, signed")
