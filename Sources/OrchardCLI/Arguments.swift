@@ -1,13 +1,29 @@
 /// A bad command line: the message is printed with the command's usage and the exit status is 2.
 public struct UsageError: Error, CustomStringConvertible {
     public var message: String
+    /// `--help` (or `-h`) on a command line that does not declare it: the command prints its usage to standard
+    /// output and exits 0.
+    public var isHelpRequest = false
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+
+    /// The error `Arguments` throws for `--help` or `-h`.
+    public static let helpRequest: UsageError = {
+        var error = UsageError("help requested")
+        error.isHelpRequest = true
+        return error
+    }()
+
+    /// Whether `arguments` ask for help: `help`, `--help` or `-h` first, or `--help`/`-h` anywhere.
+    public static func asksForHelp(_ arguments: [String]) -> Bool {
+        arguments.first == "help" || arguments.contains("--help") || arguments.contains("-h")
+    }
 }
 
 /// A parsed command line: `--name value` options (repeatable), `--flag` switches and positionals.
 ///
-/// `--name=value` is accepted as well as `--name value`; `--` ends the options.
+/// `--name=value` is accepted as well as `--name value`; `--` ends the options. `-h` means `--help`; where
+/// `help` is not a declared flag, either throws ``UsageError/helpRequest``.
 public struct Arguments: Sendable {
     private var options: [String: [String]] = [:]
     private var flags: Set<String> = []
@@ -21,6 +37,12 @@ public struct Arguments: Sendable {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
+            // `-h` is `--help`; a command line that does not declare the flag gets a help request instead.
+            if !onlyPositionals, argument == "-h" || argument == "--help" {
+                guard known.contains("help") else { throw UsageError.helpRequest }
+                flags.insert("help")
+                continue
+            }
             if onlyPositionals || !argument.hasPrefix("--") || argument == "-" {
                 positionals.append(argument)
                 continue

@@ -11,9 +11,12 @@ enum BenchCommand {
         name: "bench", summary: "measure token verification+decryption against OpenSSL's P-256 bound (bench token)"
     ) { arguments, io in
         if arguments.first == "http" { return BenchHTTPCommand.run(Array(arguments.dropFirst()), io) }
-        guard arguments.first == "token" else {
-            io.err("usage: orchard bench token [--seconds S] [--rounds N] [--tokens N] [--breakdown] [--loop N]")
-            io.err("       orchard bench http [--clients N] [--duration S | --payments N] [--url URL --database D]")
+        guard arguments.first == "token", !UsageError.asksForHelp(arguments) else {
+            if UsageError.asksForHelp(arguments) {
+                io.out(usage)
+                return 0
+            }
+            io.err(usage)
             return 2
         }
         do {
@@ -41,6 +44,11 @@ enum BenchCommand {
             return 1
         }
     }
+
+    static let usage = """
+        usage: orchard bench token [--seconds S] [--rounds N] [--tokens N] [--breakdown] [--loop N]
+               orchard bench http [--clients N] [--duration S | --payments N] [--url URL --database D]
+        """
 
     /// The bench's world: a sandbox PKI, a merchant key, minted tokens and a decryptor.
     struct Fixture {

@@ -1,7 +1,9 @@
 extension CLI.Command {
     /// A subcommand that only dispatches to actions: `orchard NAME ACTION …`.
     ///
-    /// Without an action it prints `usage` and exits 2. An unknown action or a ``UsageError`` prints
+    /// Without an action it prints `usage` and exits 2; `help`, `--help` or `-h` as the action, or a help request
+    /// from an action's arguments, prints `usage` to standard output and exits 0. An unknown action or a
+    /// ``UsageError`` prints
     /// `orchard NAME: <error>` and `usage` and exits 2; any other error prints `orchard NAME: <error>`
     /// and exits 1. Each action gets the arguments after its own name.
     static func group(
@@ -14,8 +16,14 @@ extension CLI.Command {
                 return 2
             }
             do {
-                guard let run = actions[action] else { throw UsageError("unknown \(name) command \(action)") }
+                guard let run = actions[action] else {
+                    if ["help", "--help", "-h"].contains(action) { throw UsageError.helpRequest }
+                    throw UsageError("unknown \(name) command \(action)")
+                }
                 return try run(Array(arguments.dropFirst()), io)
+            } catch let error as UsageError where error.isHelpRequest {
+                io.out(usage)
+                return 0
             } catch let error as UsageError {
                 io.err("orchard \(name): \(error)\n\n\(usage)")
                 return 2

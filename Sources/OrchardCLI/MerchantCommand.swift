@@ -21,8 +21,12 @@ enum MerchantCommand {
 
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
         guard arguments.first == "show" else {
+            if UsageError.asksForHelp(arguments) {
+                io.out(usage)
+                return 0
+            }
             io.err(arguments.first.map { "orchard merchant: unknown subcommand '\($0)'\n\n\(usage)" } ?? usage)
-            return arguments.first == nil || ["help", "--help", "-h"].contains(arguments.first!) ? 0 : 2
+            return arguments.first == nil ? 0 : 2
         }
         let parsed: Arguments
         let path: String

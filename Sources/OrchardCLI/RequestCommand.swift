@@ -51,6 +51,10 @@ public enum RequestCommand {
             guard parsed.positionals.count == 1 else { throw UsageError("give exactly one FILE") }
             file = parsed.positionals[0]
         } catch {
+            if error.isHelpRequest {
+                output.out(usage)
+                return 0
+            }
             output.err("orchard request: \(error.message)\n\n\(usage)")
             return 2
         }

@@ -29,6 +29,10 @@ enum TokenCommand {
     ) {
         arguments, io in
         guard let action = arguments.first, ["decrypt", "verify"].contains(action) else {
+            if UsageError.asksForHelp(arguments) {
+                io.out(usage)
+                return 0
+            }
             io.err(usage)
             return 2
         }
@@ -60,6 +64,9 @@ enum TokenCommand {
                 io.out(errorJSON(error))
                 return 1
             }
+        } catch let error as UsageError where error.isHelpRequest {
+            io.out(usage)
+            return 0
         } catch let error as UsageError {
             io.err("orchard token: \(error)\n\n\(usage)")
             return 2
