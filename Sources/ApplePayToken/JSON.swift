@@ -80,22 +80,32 @@ package enum JSONValue: Sendable, Equatable {
         }
     }
 
+    /// `value` as a JSON string literal: quotes, backslashes and control characters escaped; everything else
+    /// (slashes, non-ASCII) as its UTF-8 bytes. Runs without escapes are copied whole.
     package static func writeString(_ value: String, to out: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
         out.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0x0f)])
-            default: out.append(byte)
+        var value = value
+        value.withUTF8 { bytes in
+            var start = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                start = index + 1
+                out.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+                case 0x0A: out.append(UInt8(ascii: "n"))
+                case 0x0D: out.append(UInt8(ascii: "r"))
+                case 0x09: out.append(UInt8(ascii: "t"))
+                default:
+                    let hex: StaticString = "0123456789abcdef"
+                    out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                    out.append(hex.utf8Start[Int(byte >> 4)])
+                    out.append(hex.utf8Start[Int(byte & 0x0F)])
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
         }
         out.append(UInt8(ascii: "\""))
     }

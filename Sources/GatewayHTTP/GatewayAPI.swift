@@ -224,8 +224,7 @@ public final class GatewayAPI: Sendable {
     static func fingerprint(_ request: HTTPRequest) -> String {
         var body = request.body
         if let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
-            let canonical = try? JSONSerialization.data(
-                withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+            let canonical = try? WireFormat.json(object)
         {
             body = canonical
         }

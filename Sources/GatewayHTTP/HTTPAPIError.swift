@@ -1,4 +1,5 @@
 import Foundation
+import Gateway
 
 /// An error answered to an API client, rendered as
 /// `{"error": {"type", "code", "message", "param", "request_id"}}`.
@@ -111,9 +112,7 @@ public struct HTTPAPIError: Error, Sendable, Equatable, CustomStringConvertible 
             "type": type.rawValue, "code": code.rawValue, "message": message,
             "param": param ?? NSNull(), "request_id": requestID ?? NSNull(),
         ]
-        let body =
-            (try? JSONSerialization.data(
-                withJSONObject: ["error": fields], options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let body = WireFormat.data(["error": fields])
         var headers = self.headers
         headers["Content-Type"] = JSONCoding.contentType
         return HTTPResponse(status: status, headers: headers, body: body)

@@ -1,4 +1,5 @@
 import Foundation
+import Gateway
 
 /// An HTTP request method (`GET`, `POST` …), compared by its upper-case token.
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
@@ -298,7 +299,7 @@ public struct HTTPResponse: Sendable {
     /// An `application/json` response from a JSON-compatible object (dictionaries, arrays, strings, numbers,
     /// booleans, `NSNull`), keys sorted.
     public static func jsonObject(_ object: Any, status: HTTPStatus = .ok) throws -> HTTPResponse {
-        let body = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        let body = try WireFormat.json(object)
         return HTTPResponse(status: status, headers: ["Content-Type": JSONCoding.contentType], body: body)
     }
 }

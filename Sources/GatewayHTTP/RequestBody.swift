@@ -1,5 +1,6 @@
 import ApplePayModel
 import Foundation
+import Gateway
 
 /// A JSON object from a request body (or a nested object), with typed, bounded field access whose errors name
 /// the field as a JSON path (`cardholder.email`).
@@ -99,8 +100,7 @@ struct RequestBody {
     /// The raw JSON of a nested object (a token, a payment request), re-encoded.
     func json(_ key: String, required: Bool = false) throws(GatewayAPIError) -> Data? {
         guard let nested = try nested(key, required: required) else { return nil }
-        guard let data = try? JSONSerialization.data(withJSONObject: nested.object, options: [.withoutEscapingSlashes])
-        else { throw invalid(key, "must be a JSON object") }
+        guard let data = try? WireFormat.json(nested.object) else { throw invalid(key, "must be a JSON object") }
         return data
     }
 

@@ -20,12 +20,12 @@ public struct WebhookEventEnvelope: Sendable, Hashable {
     /// The JSON bytes of the reported object.
     public var data: Data
 
-    /// An envelope around `data`, a JSON object (as `JSONSerialization` takes it).
+    /// An envelope around `data`, a JSON object (see ``WireFormat/json(_:)``).
     public init(id: String, type: String, createdAt: Date, data: [String: Any]) throws {
         self.id = id
         self.type = type
         self.createdAt = createdAt
-        self.data = try JSONSerialization.data(withJSONObject: data, options: [.sortedKeys, .withoutEscapingSlashes])
+        self.data = try WireFormat.json(data)
     }
 
     /// The envelope of a stored body; nil when `payload` is not one.
@@ -33,9 +33,7 @@ public struct WebhookEventEnvelope: Sendable, Hashable {
         guard let object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any],
             let id = object["id"] as? String, let type = object["type"] as? String,
             let created = object["created_at"] as? String, let createdAt = try? Date(created, strategy: .iso8601),
-            let data = object["data"] as? [String: Any],
-            let bytes = try? JSONSerialization.data(
-                withJSONObject: data, options: [.sortedKeys, .withoutEscapingSlashes])
+            let data = object["data"] as? [String: Any], let bytes = try? WireFormat.json(data)
         else { return nil }
         self.id = id
         self.type = type
@@ -51,8 +49,12 @@ public struct WebhookEventEnvelope: Sendable, Hashable {
         ]
     }
 
-    /// The body bytes: compact JSON with sorted keys and unescaped slashes.
-    public func encoded() -> Data { WireFormat.data(jsonObject()) }
+    /// The body bytes: compact JSON with sorted keys and unescaped slashes; `data` goes in as it is stored.
+    public func encoded() -> Data {
+        WireFormat.data([
+            "id": id, "type": type, "created_at": WireFormat.time(createdAt), "data": WireFormat.RawJSON(data),
+        ])
+    }
 
     /// The outbox row for this envelope: its id, the merchant, type and creation time, and the encoded body.
     public func event(merchantID: String) -> WebhookEvent {
