@@ -52,8 +52,8 @@ extension GatewayAPI {
     }
 
     /// The session-pay idempotency key without a header: the token's `transactionIdentifier`.
-    @Sendable static func transactionIdentifierKey(_ request: HTTPRequest) -> String? {
-        guard let object = (try? JSONSerialization.jsonObject(with: request.body)) as? [String: Any],
+    @Sendable static func transactionIdentifierKey(_ parsedBody: Any?) -> String? {
+        guard let object = parsedBody as? [String: Any],
             let token = object["token"] as? [String: Any], let identifier = token["transactionIdentifier"] as? String
         else { return nil }
         return "txn:" + String(identifier.prefix(200))
@@ -62,7 +62,7 @@ extension GatewayAPI {
     // MARK: Prime flow
 
     func tokenize(_ call: Call) throws -> HTTPResponse {
-        let body = try RequestBody(call.request, required: true)
+        let body = try RequestBody(call, required: true)
         guard let token = try body.json("token", required: true) else { throw body.missing("token") }
         let paymentRequest = try body.json("payment_request")
         let prime = try gateway.tokenize(
@@ -76,7 +76,7 @@ extension GatewayAPI {
     }
 
     func createPayment(_ call: Call) throws -> HTTPResponse {
-        let body = try RequestBody(call.request, required: true)
+        let body = try RequestBody(call, required: true)
         let prime = try body.requiredString("prime", max: 64)
         guard let currency = try body.currency("currency"), let amount = try body.amount("amount", currency: currency)
         else { throw body.missing("amount") }
@@ -136,7 +136,7 @@ extension GatewayAPI {
     // MARK: Sessions
 
     func createSession(_ call: Call) throws -> HTTPResponse {
-        let body = try RequestBody(call.request, required: true)
+        let body = try RequestBody(call, required: true)
         let outTradeNo = try body.requiredString("out_trade_no", max: 64)
         guard outTradeNo.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }) else {
             throw body.invalid("out_trade_no", "letters, digits, _ - and . only")
@@ -175,7 +175,7 @@ extension GatewayAPI {
     }
 
     func paySession(_ call: Call) throws -> HTTPResponse {
-        let body = try RequestBody(call.request, required: true)
+        let body = try RequestBody(call, required: true)
         guard let token = try body.json("token", required: true) else { throw body.missing("token") }
         let orderToken = try call.context.parameter("order_token")
         let payment = try gateway.paySession(
@@ -262,7 +262,7 @@ extension GatewayAPI {
     }
 
     func capture(_ call: Call) throws -> HTTPResponse {
-        let body = try RequestBody(call.request, required: false)
+        let body = try RequestBody(call, required: false)
         let id = try call.context.parameter("id")
         let amount = try optionalAmount(body, call, paymentID: id)
         let payment = try gateway.capture(
@@ -284,7 +284,7 @@ extension GatewayAPI {
     }
 
     func refund(_ call: Call) throws -> HTTPResponse {
-        let body = try RequestBody(call.request, required: false)
+        let body = try RequestBody(call, required: false)
         let id = try call.context.parameter("id")
         let amount = try optionalAmount(body, call, paymentID: id)
         let result = try gateway.refund(
@@ -342,7 +342,7 @@ extension GatewayAPI {
     }
 
     func putWebhook(_ call: Call) throws -> HTTPResponse {
-        let body = try RequestBody(call.request, required: true)
+        let body = try RequestBody(call, required: true)
         let url = try body.requiredString("url", max: 2048)
         guard Self.acceptableWebhookURL(url, environment: call.merchant.environment) else {
             throw body.invalid("url", "an https URL (http only to the loopback in the sandbox)")
@@ -355,7 +355,7 @@ extension GatewayAPI {
     // MARK: Merchant keys and the BIN table
 
     func createCSR(_ call: Call) throws -> HTTPResponse {
-        let body = try RequestBody(call.request, required: true)
+        let body = try RequestBody(call, required: true)
         let type = try body.requiredString("type", max: 10)
         let purpose = try body.requiredString("purpose", max: 20)
         let csr = try gateway.createKeyCSR(
@@ -367,7 +367,7 @@ extension GatewayAPI {
     }
 
     func uploadCertificate(_ call: Call) throws -> HTTPResponse {
-        let body = try RequestBody(call.request, required: true)
+        let body = try RequestBody(call, required: true)
         let pem = try body.requiredString("certificate_pem", max: 16_384)
         let key = try gateway.attachCertificate(
             merchant: call.merchant, keyID: try call.context.parameter("id"), certificatePEM: pem,

@@ -158,16 +158,25 @@ public final class GatewayAPI: Sendable {
         var context: RequestContext
         var merchant: Merchant
         var idempotencyKey: String?
+        /// The body parsed as JSON once for the whole request (fingerprint, derived key, fields); nil when the
+        /// body is empty or not JSON.
+        var parsedBody: Any?
+    }
+
+    /// The body as JSON (any top-level value), or nil when it is empty or not JSON.
+    static func parse(_ body: Data) -> Any? {
+        body.isEmpty ? nil : try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
     }
 
     /// Wraps an endpoint: merchant from the principal, `Idempotency-Key` validation, replay of a stored answer
     /// (`Idempotent-Replayed: true`), storing of complete answers, and the error mapping.
     func endpoint(
-        idempotent: Bool = false, key derive: (@Sendable (HTTPRequest) -> String?)? = nil,
+        idempotent: Bool = false, key derive: (@Sendable (_ parsedBody: Any?) -> String?)? = nil,
         _ body: @escaping @Sendable (Call) throws -> HTTPResponse
     ) -> HTTPHandler {
         { [gateway] request, context in
             guard let merchant = context.principal?.value(as: Merchant.self) else { throw HTTPAPIError.internalError() }
+            let parsedBody = Self.parse(request.body)
             var key: String?
             var storeKey: String?
             if idempotent {
@@ -179,9 +188,10 @@ public final class GatewayAPI: Sendable {
                             "Idempotency-Key must be 1 to 255 printable ASCII characters")
                     }
                 }
-                storeKey = key ?? derive?(request)
+                storeKey = key ?? derive?(parsedBody)
             }
-            let fingerprint = Self.fingerprint(request)
+            // Only an answer that may be stored or replayed needs the fingerprint.
+            let fingerprint = storeKey == nil ? "" : Self.fingerprint(request, parsedBody: parsedBody)
             if let storeKey {
                 if let stored = try gateway.storedResponse(merchant: merchant, key: storeKey) {
                     guard stored.fingerprint == fingerprint else {
@@ -198,7 +208,10 @@ public final class GatewayAPI: Sendable {
             var response: HTTPResponse
             var storable: Bool
             do {
-                response = try body(Call(request: request, context: context, merchant: merchant, idempotencyKey: key))
+                response = try body(
+                    Call(
+                        request: request, context: context, merchant: merchant, idempotencyKey: key,
+                        parsedBody: parsedBody))
                 storable = response.status == .ok
             } catch {
                 let apiError = GatewayAPIError.from(error)
@@ -221,13 +234,9 @@ public final class GatewayAPI: Sendable {
 
     /// What makes two requests the same for idempotency: method, path and the body (JSON bodies compared
     /// after sorting their keys, so a retry that serializes its object differently is still a retry).
-    static func fingerprint(_ request: HTTPRequest) -> String {
+    static func fingerprint(_ request: HTTPRequest, parsedBody: Any?) -> String {
         var body = request.body
-        if let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
-            let canonical = try? WireFormat.json(object)
-        {
-            body = canonical
-        }
+        if let parsedBody, let canonical = try? WireFormat.json(parsedBody) { body = canonical }
         return request.method.rawValue + " " + request.path + " " + Hex.encode(SHA256.hash(Array(body)))
     }
 

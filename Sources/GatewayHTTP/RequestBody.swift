@@ -8,10 +8,11 @@ struct RequestBody {
     let object: [String: Any]
     let path: String
 
-    /// The body's object; an empty body is `{}` unless `required`.
-    init(_ request: HTTPRequest, required: Bool) throws(GatewayAPIError) {
+    /// The body's object (parsed once per request, ``GatewayAPI/Call/parsedBody``); an empty body is `{}` unless
+    /// `required`.
+    init(_ call: GatewayAPI.Call, required: Bool) throws(GatewayAPIError) {
         path = ""
-        if request.body.isEmpty {
+        if call.request.body.isEmpty {
             guard !required else {
                 throw GatewayAPIError.make(
                     .badRequest, .invalidRequest, "invalid_json", "a JSON object body is required")
@@ -19,9 +20,7 @@ struct RequestBody {
             object = [:]
             return
         }
-        guard let parsed = try? JSONSerialization.jsonObject(with: request.body, options: [.fragmentsAllowed]),
-            let object = parsed as? [String: Any]
-        else {
+        guard let object = call.parsedBody as? [String: Any] else {
             throw GatewayAPIError.make(.badRequest, .invalidRequest, "invalid_json", "the body is not a JSON object")
         }
         self.object = object

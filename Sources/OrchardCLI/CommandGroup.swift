@@ -17,7 +17,7 @@ extension CLI.Command {
             }
             do {
                 guard let run = actions[action] else {
-                    if ["help", "--help", "-h"].contains(action) { throw UsageError.helpRequest }
+                    if UsageError.asksForHelp(arguments) { throw UsageError.helpRequest }
                     throw UsageError("unknown \(name) command \(action)")
                 }
                 return try run(Array(arguments.dropFirst()), io)

@@ -26,7 +26,7 @@ public enum RequestCommand {
     /// Runs `orchard request …` and returns the exit status.
     public static func run(_ arguments: [String], output: CLIOutput) -> Int32 {
         guard let subcommand = arguments.first, ["validate", "convert"].contains(subcommand) else {
-            let asked = arguments.first.map { ["help", "--help", "-h"].contains($0) } ?? false
+            let asked = UsageError.asksForHelp(arguments)
             asked ? output.out(usage) : output.err(usage)
             return asked ? 0 : 2
         }

@@ -17,8 +17,12 @@ enum SandboxDatabaseMint {
 
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
         guard arguments.first == "mint" else {
+            if UsageError.asksForHelp(arguments) {
+                io.out(usage)
+                return 0
+            }
             io.err(arguments.first.map { "orchard sandbox: unknown subcommand '\($0)'\n\n\(usage)" } ?? usage)
-            return arguments.first == nil ? 2 : (["help", "--help", "-h"].contains(arguments.first!) ? 0 : 2)
+            return 2
         }
         let parsed: Arguments
         do {

@@ -41,14 +41,6 @@ public struct WebhookEventEnvelope: Sendable, Hashable {
         self.data = bytes
     }
 
-    /// The body as a JSON object (`id`, `type`, `created_at`, `data`).
-    public func jsonObject() -> [String: Any] {
-        [
-            "id": id, "type": type, "created_at": WireFormat.time(createdAt),
-            "data": (try? JSONSerialization.jsonObject(with: data)) ?? [String: Any](),
-        ]
-    }
-
     /// The body bytes: compact JSON with sorted keys and unescaped slashes; `data` goes in as it is stored.
     public func encoded() -> Data {
         WireFormat.data([
