@@ -165,9 +165,11 @@ struct MerchantTests {
         #expect(c.secretKey.hasPrefix("sk_test_"))
         #expect(try h.gateway.merchants.authenticateServer(secretKey: c.secretKey).id == h.merchant.id)
         #expect(try h.gateway.merchants.authenticateClient(appID: c.appID, appKey: c.appKey).id == h.merchant.id)
+        // The key with its last character changed (a random key may already end in "x").
         var wrong = c.secretKey
-        wrong.removeLast()
-        wrong += "x"
+        let last = wrong.removeLast()
+        wrong += last == "x" ? "y" : "x"
+        #expect(wrong != c.secretKey)
         expectGatewayError(.authenticationFailed) { try h.gateway.merchants.authenticateServer(secretKey: wrong) }
         expectGatewayError(.authenticationFailed) {
             try h.gateway.merchants.authenticateClient(appID: c.appID, appKey: c.secretKey)
