@@ -55,21 +55,6 @@ public final class GatewayAPI: Sendable {
         method == .put && path == "/v1/bin-table" ? binTableMaxBytes : nil
     }
 
-    /// The spec's limits on top of a server configuration: JSON depth 16 and strings of 16 KiB unless they
-    /// were configured explicitly.
-    public static func defaults(
-        _ configuration: ServerConfiguration, settings: ResolvedSettings? = nil
-    )
-        -> ServerConfiguration
-    {
-        var configuration = configuration
-        if settings?.source("max-json-depth") ?? .defaultValue == .defaultValue { configuration.maxJSONDepth = 16 }
-        if settings?.source("max-string-length") ?? .defaultValue == .defaultValue {
-            configuration.maxStringLength = 16_384
-        }
-        return configuration
-    }
-
     // MARK: Application
 
     /// The application: the router behind access log, metrics, CORS, authentication, origin check, rate limit,
@@ -163,9 +148,12 @@ public final class GatewayAPI: Sendable {
         var parsedBody: Any?
     }
 
-    /// The body as JSON (any top-level value), or nil when it is empty or not JSON.
-    static func parse(_ body: Data) -> Any? {
-        body.isEmpty ? nil : try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
+    /// The body as JSON (any top-level value), or nil when it is empty or not JSON: the one parse that
+    /// ``JSONLimitsMiddleware`` made, or (for a request that did not pass through it) a strict parse now.
+    static func parse(_ request: HTTPRequest, context: RequestContext) -> Any? {
+        if let parsed = context[ParsedJSONBodyKey.self] { return parsed.value }
+        guard !request.body.isEmpty else { return nil }
+        return try? JSONLimits().parse(request.body).value
     }
 
     /// Wraps an endpoint: merchant from the principal, `Idempotency-Key` validation, replay of a stored answer
@@ -176,7 +164,7 @@ public final class GatewayAPI: Sendable {
     ) -> HTTPHandler {
         { [gateway] request, context in
             guard let merchant = context.principal?.value(as: Merchant.self) else { throw HTTPAPIError.internalError() }
-            let parsedBody = Self.parse(request.body)
+            let parsedBody = Self.parse(request, context: context)
             var key: String?
             var storeKey: String?
             if idempotent {

@@ -121,7 +121,7 @@ public enum ServeCommand {
             parsing: settings.string("webhook-retry-schedule") ?? "1m,5m,30m,2h,6h,12h,24h")
         let logLevel = settings.string("log-level") ?? "info"
         guard ["info", "error", "off"].contains(logLevel) else { throw UsageError("--log-level is info, error or off") }
-        let configuration = GatewayAPI.defaults(try ServerConfiguration(settings: settings), settings: settings)
+        let configuration = try ServerConfiguration(settings: settings)
 
         let runtime = try GatewayRuntime(options)
         for warning in runtime.warnings { io.err("orchard serve: warning: \(warning)") }
