@@ -195,11 +195,14 @@ public final class GatewayAPI: Sendable {
             }
             var response: HTTPResponse
             var storable: Bool
-            do {
-                response = try body(
+            let (result, replayed) = IdempotentReplay.observe {
+                try body(
                     Call(
                         request: request, context: context, merchant: merchant, idempotencyKey: key,
                         parsedBody: parsedBody))
+            }
+            do {
+                response = try result.get()
                 storable = response.status == .ok
             } catch {
                 let apiError = GatewayAPIError.from(error)
@@ -210,6 +213,8 @@ public final class GatewayAPI: Sendable {
                     [402, 404, 409, 422].contains(apiError.base.status.rawValue)
                     && !["idempotency_in_flight", "idempotency_conflict"].contains(code)
             }
+            // The domain answered from its own stored result: a replay, even before the answer below is stored.
+            if replayed { response.headers["Idempotent-Replayed"] = "true" }
             if let storeKey, storable {
                 try? gateway.storeResponse(
                     StoredResponse(
