@@ -42,12 +42,12 @@ public struct TokenVerification: Sendable, Hashable {
 ///
 /// Verification, in order: the signature is a detached CMS SignedData with exactly one SignerInfo; the
 /// certificates include one leaf marked 1.2.840.113635.100.6.29 and one intermediate marked
-/// 1.2.840.113635.100.6.2.14; the signingTime lies in the window around `now`; leaf → intermediate → anchor
-/// is a valid chain at the signing time (and nothing else) and the leaf's keyUsage allows digitalSignature; the
-/// SignerInfo names that leaf (by issuer and serial number or by subjectKeyIdentifier), digests with SHA-256
-/// and signs a contentType equal to the eContentType; the signature verifies over
-/// ephemeralPublicKey/wrappedKey ‖ data ‖ transactionId ‖ applicationData. An EC_v1 ephemeral key must name
-/// its curve (P-256), not spell out explicit parameters.
+/// 1.2.840.113635.100.6.2.14; the SignerInfo names that leaf (by issuer and serial number or by
+/// subjectKeyIdentifier); the signingTime lies in the window around `now`; leaf → intermediate → anchor is a
+/// valid chain at the signing time (and nothing else) and the leaf's keyUsage allows digitalSignature; the
+/// SignerInfo digests with SHA-256 and signs a contentType equal to the eContentType; the signature verifies
+/// over ephemeralPublicKey/wrappedKey ‖ data ‖ transactionId ‖ applicationData. An EC_v1 ephemeral key must
+/// name its curve (P-256), not spell out explicit parameters.
 ///
 /// Build one decryptor and reuse it: keys and the trust store are parsed once, and validated chains
 /// are cached by the certificates' bytes (their validity is re-checked at every signing time).
