@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "GatewaySQLite", targets: ["GatewaySQLite"]),
         .library(name: "GatewayCurl", targets: ["GatewayCurl"]),
         .library(name: "GatewayHTTP", targets: ["GatewayHTTP"]),
+        .library(name: "OrchardPay", targets: ["OrchardPay"]),
         .executable(name: "orchard", targets: ["orchard"]),
     ],
     targets: [
@@ -53,6 +54,8 @@ let package = Package(
             dependencies: [
                 "Gateway", "CMicroHTTPD", "ApplePayModel", "OrchardCrypto",
             ]),
+        // The client SDK for apps: ApplePayModel and Foundation only (it ships inside iOS apps).
+        .target(name: "OrchardPay", dependencies: ["ApplePayModel"]),
         .target(
             name: "OrchardCLI",
             dependencies: [
