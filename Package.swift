@@ -51,7 +51,7 @@ let package = Package(
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "Gateway", "CMicroHTTPD", "ApplePayModel", "OrchardCrypto",
+                "Gateway", "CMicroHTTPD", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
             ]),
         .target(
             name: "OrchardCLI",
