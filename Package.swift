@@ -52,7 +52,7 @@ let package = Package(
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "Gateway", "CMicroHTTPD", "ApplePayModel", "OrchardCrypto",
+                "Gateway", "CMicroHTTPD", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
             ]),
         // The client SDK for apps: ApplePayModel and Foundation only (it ships inside iOS apps).
         .target(name: "OrchardPay", dependencies: ["ApplePayModel"]),
