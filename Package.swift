@@ -88,6 +88,10 @@ let package = Package(
                 "OrchardCLI", "OrchardTestSupport",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI"]),
+        // The client SDK against a real gateway served in-process on loopback.
+        .testTarget(
+            name: "OrchardPayTests",
+            dependencies: ["OrchardPay", "GatewayHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -218,6 +218,7 @@ extension Contact {
 /// end answers the sheet, once.
 final class BudgetedAnswer<Value: Sendable>: Sendable {
     private let answered = Locked(false)
+    private let timer = Locked<Task<Void, Never>?>(nil)
     private let deliver: @Sendable (Value) -> Void
 
     init(_ deliver: @escaping @Sendable (Value) -> Void) { self.deliver = deliver }
@@ -241,6 +242,7 @@ final class BudgetedAnswer<Value: Sendable>: Sendable {
     @discardableResult
     func answer(_ value: Value, onWin: () -> Void) -> Bool {
         guard claim() else { return false }
+        timer.withLock { $0?.cancel() }
         onWin()
         deliver(value)
         return true
@@ -248,12 +250,14 @@ final class BudgetedAnswer<Value: Sendable>: Sendable {
 
     /// Answers `fallback()` when `budget` passes first.
     func arm(budget: Duration, timer: any HandlerTimer, fallback: @escaping @Sendable () -> Value) {
-        Task {
+        let task = Task {
             await timer.wait(budget)
+            guard !Task.isCancelled else { return }
             if self.answer(fallback()) {
-                OrchardPay.log("a merchant handler missed the sheet's budget; fallback update sent")
+                OrchardPay.log("a merchant handler missed the sheet's budget; the sheet got the fallback update")
             }
         }
+        self.timer.withLock { $0 = task }
     }
 }
 
