@@ -68,6 +68,4 @@ public struct CheckoutError: Error, Hashable, Sendable, CustomStringConvertible,
     public static let paymentOutcomeUnknown = "payment_outcome_unknown"
     /// The merchant's order-token handler threw; its error is described in the message.
     public static let orderTokenFailed = "order_token_failed"
-    /// An amount is not representable in the currency (too many decimals, out of range).
-    public static let invalidAmount = "invalid_amount"
 }

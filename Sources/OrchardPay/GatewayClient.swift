@@ -172,7 +172,7 @@ public final class GatewayClient: Sendable {
     /// Sends a POST, retrying a lost answer with the same key; throws the gateway's error for a non-2xx answer.
     func post(_ path: String, body: [String: Any], idempotencyKey: String) async throws(CheckoutError) -> Answer {
         guard let payload = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]) else {
-            throw CheckoutError(code: CheckoutError.invalidAmount, message: "the request body is not JSON")
+            throw CheckoutError(code: "invalid_token", message: "the request body cannot be written as JSON")
         }
         var request = URLRequest(url: configuration.gatewayURL.appendingPathComponent(String(path.dropFirst())))
         request.httpMethod = "POST"
