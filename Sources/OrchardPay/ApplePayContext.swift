@@ -98,6 +98,19 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         return request
     }
 
+    /// The payment request for a session read with ``GatewayClient/session(orderToken:)``: its merchant
+    /// identifier, country, networks and capabilities, and its amount as the total labelled with the merchant's
+    /// name.
+    public static func paymentRequest(session: OrderSession) -> PaymentRequest {
+        var request = paymentRequest(
+            merchantIdentifier: session.merchantIdentifier, country: session.country,
+            currency: session.amount.currency.code)
+        if !session.supportedNetworks.isEmpty { request.supportedNetworks = session.supportedNetworks }
+        if !session.merchantCapabilities.isEmpty { request.merchantCapabilities = session.merchantCapabilities }
+        request.total = SummaryItem(label: session.merchantName, amount: session.amount)
+        return request
+    }
+
     /// Shows the sheet and returns when the payment is over, after
     /// ``ApplePayContextDelegate/applePayContext(_:didCompleteWith:error:)``. A context presents once: a
     /// second call completes nothing and returns at once.

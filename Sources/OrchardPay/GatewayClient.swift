@@ -71,6 +71,30 @@ public struct SessionPayment: Hashable, Sendable {
     public var wasReplayed: Bool
 }
 
+/// An order session as the app reads it (`GET /v1/sessions/{order_token}`).
+public struct OrderSession: Hashable, Sendable {
+    /// The order token (`ot_…`).
+    public var orderToken: String
+    /// The merchant's order number.
+    public var outTradeNo: String
+    /// The amount the session charges.
+    public var amount: Money
+    /// The merchant's country (ISO 3166-1 alpha-2).
+    public var country: String
+    /// The Apple merchant identifier for the payment request.
+    public var merchantIdentifier: String
+    /// The merchant's name: the total's label.
+    public var merchantName: String
+    /// The networks for `supportedNetworks`.
+    public var supportedNetworks: [PaymentNetwork]
+    /// The capabilities for `merchantCapabilities`.
+    public var merchantCapabilities: [MerchantCapability]
+    /// `open`, `processing`, `completed` or `expired` (or a later value).
+    public var status: String
+    /// When the session expires (RFC 3339).
+    public var expiresAt: String
+}
+
 /// The gateway's client routes, as an app calls them with its app id and app key: tokenize (prime flow), pay
 /// an order session (session flow), and the sandbox wallet.
 ///
@@ -113,13 +137,7 @@ public final class GatewayClient: Sendable {
 
     /// `POST /v1/sessions/{order_token}/pay` with `Idempotency-Key` = the token's transaction identifier.
     public func paySession(orderToken: String, token: PaymentToken) async throws(CheckoutError) -> SessionPayment {
-        guard !orderToken.isEmpty, orderToken.count <= 64,
-            orderToken.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
-        else {
-            throw CheckoutError(
-                code: "invalid_order_token", message: "an order token is 1–64 letters, digits and _ (ot_…)",
-                param: "order_token")
-        }
+        try Self.checkOrderToken(orderToken)
         let path = "/v1/sessions/\(orderToken)/pay"
         let answer = try await post(
             path, body: ["token": try tokenObject(token)], idempotencyKey: token.transactionIdentifier)
@@ -133,6 +151,29 @@ public final class GatewayClient: Sendable {
             paymentID: id, status: status, orderToken: json["order_token"] as? String ?? orderToken,
             outTradeNo: json["out_trade_no"] as? String ?? "", amount: amount, currency: currency,
             cardInfo: try Self.cardInfo(card), wasReplayed: answer.replayed)
+    }
+
+    /// `GET /v1/sessions/{order_token}`: what the app needs to build the session's payment request
+    /// (``ApplePayContext/paymentRequest(session:)``).
+    public func session(orderToken: String) async throws(CheckoutError) -> OrderSession {
+        try Self.checkOrderToken(orderToken)
+        let path = "/v1/sessions/\(orderToken)"
+        let json = try await send("GET", path, body: nil, idempotencyKey: nil).json
+        let total = json["total"] as? [String: Any]
+        guard let token = json["order_token"] as? String, let code = json["currency"] as? String,
+            let currency = try? Currency(code: code), let amountText = json["amount"] as? String,
+            let amount = try? Money(amountText, currency: currency), let country = json["country"] as? String,
+            let merchantIdentifier = json["merchant_identifier"] as? String,
+            let status = json["status"] as? String
+        else { throw Self.unreadable(path, method: "GET") }
+        return OrderSession(
+            orderToken: token, outTradeNo: json["out_trade_no"] as? String ?? "", amount: amount, country: country,
+            merchantIdentifier: merchantIdentifier,
+            merchantName: total?["label"] as? String ?? json["merchant_name"] as? String ?? "",
+            supportedNetworks: (json["supported_networks"] as? [String] ?? []).map(PaymentNetwork.init(rawValue:)),
+            merchantCapabilities: (json["merchant_capabilities"] as? [String] ?? []).map(
+                MerchantCapability.init(rawValue:)),
+            status: status, expiresAt: json["expires_at"] as? String ?? "")
     }
 
     /// `POST /v1/sandbox/wallet/tokens`: a real-format token from the sandbox wallet for `amount`, paid with
@@ -169,20 +210,30 @@ public final class GatewayClient: Sendable {
         var replayed: Bool
     }
 
-    /// Sends a POST, retrying a lost answer with the same key; throws the gateway's error for a non-2xx answer.
+    /// Sends a POST with its idempotency key.
     func post(_ path: String, body: [String: Any], idempotencyKey: String) async throws(CheckoutError) -> Answer {
-        guard let payload = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]) else {
-            throw CheckoutError(code: "invalid_token", message: "the request body cannot be written as JSON")
-        }
+        try await send("POST", path, body: body, idempotencyKey: idempotencyKey)
+    }
+
+    /// Sends a request, retrying a lost answer (with the same key); throws the gateway's error for a non-2xx
+    /// answer.
+    func send(
+        _ method: String, _ path: String, body: [String: Any]?, idempotencyKey: String?
+    ) async throws(CheckoutError) -> Answer {
         var request = URLRequest(url: configuration.gatewayURL.appendingPathComponent(String(path.dropFirst())))
-        request.httpMethod = "POST"
-        request.httpBody = payload
+        request.httpMethod = method
+        if let body {
+            guard let payload = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]) else {
+                throw CheckoutError(code: "invalid_token", message: "the request body cannot be written as JSON")
+            }
+            request.httpBody = payload
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
         request.timeoutInterval = configuration.requestTimeout
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         request.setValue(configuration.appID, forHTTPHeaderField: "X-Orchard-App-Id")
         request.setValue(configuration.appKey, forHTTPHeaderField: "X-Orchard-App-Key")
-        request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key")
+        if let idempotencyKey { request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key") }
         var attempt = 0
         while true {
             attempt += 1
@@ -191,7 +242,7 @@ public final class GatewayClient: Sendable {
                 let (data, response) = try await transport.send(request)
                 let elapsed = ContinuousClock.now - started
                 OrchardPay.log(
-                    "POST \(Self.redactedPath(path)) → \(response.statusCode) in \(Self.milliseconds(elapsed)) ms")
+                    "\(method) \(Self.redactedPath(path)) → \(response.statusCode) in \(Self.milliseconds(elapsed)) ms")
                 let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
                 if response.statusCode == 409, let error = json?["error"] as? [String: Any],
                     error["code"] as? String == "idempotency_in_flight", attempt <= configuration.retryLimit
@@ -200,16 +251,16 @@ public final class GatewayClient: Sendable {
                     continue
                 }
                 guard (200..<300).contains(response.statusCode) else {
-                    throw Self.gatewayError(status: response.statusCode, json: json, path: path)
+                    throw Self.gatewayError(status: response.statusCode, json: json, method: method, path: path)
                 }
-                guard let json else { throw Self.unreadable(path) }
+                guard let json else { throw Self.unreadable(path, method: method) }
                 let replayed = response.value(forHTTPHeaderField: "Idempotent-Replayed") == "true"
                 return Answer(status: response.statusCode, json: json, replayed: replayed)
             } catch let error as CheckoutError {
                 throw error
             } catch {
                 OrchardPay.log(
-                    "POST \(Self.redactedPath(path)) got no answer (attempt \(attempt) of \(configuration.retryLimit + 1)): \(Self.transportReason(error))"
+                    "\(method) \(Self.redactedPath(path)) got no answer (attempt \(attempt) of \(configuration.retryLimit + 1)): \(Self.transportReason(error))"
                 )
                 guard attempt <= configuration.retryLimit else {
                     throw CheckoutError(
@@ -251,11 +302,11 @@ public final class GatewayClient: Sendable {
             type: number("type"), level: text("level"), country: text("country"), countryCode: text("country_code"))
     }
 
-    static func gatewayError(status: Int, json: [String: Any]?, path: String) -> CheckoutError {
+    static func gatewayError(status: Int, json: [String: Any]?, method: String, path: String) -> CheckoutError {
         guard let error = json?["error"] as? [String: Any], let code = error["code"] as? String else {
             return CheckoutError(
                 code: CheckoutError.invalidResponse,
-                message: "the gateway answered \(status) to POST \(redactedPath(path)) without an error body",
+                message: "the gateway answered \(status) to \(method) \(redactedPath(path)) without an error body",
                 httpStatus: status)
         }
         return CheckoutError(
@@ -263,10 +314,20 @@ public final class GatewayClient: Sendable {
             httpStatus: status, requestID: error["request_id"] as? String)
     }
 
-    static func unreadable(_ path: String) -> CheckoutError {
+    static func unreadable(_ path: String, method: String = "POST") -> CheckoutError {
         CheckoutError(
             code: CheckoutError.invalidResponse,
-            message: "the gateway's answer to POST \(redactedPath(path)) is not the documented JSON")
+            message: "the gateway's answer to \(method) \(redactedPath(path)) is not the documented JSON")
+    }
+
+    static func checkOrderToken(_ orderToken: String) throws(CheckoutError) {
+        guard !orderToken.isEmpty, orderToken.count <= 64,
+            orderToken.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+        else {
+            throw CheckoutError(
+                code: "invalid_order_token", message: "an order token is 1–64 letters, digits and _ (ot_…)",
+                param: "order_token")
+        }
     }
 
     /// The path with an order token shortened (`/v1/sessions/ot_9aK3…/pay`).

@@ -63,6 +63,31 @@ struct ContextTests {
         #expect(read.json["payment_id"] as? String == paid.paymentID)
     }
 
+    @Test("the app builds the payment request from the order token alone (GET /v1/sessions/{order_token})")
+    func requestFromOrderToken() async throws {
+        let gateway = try LiveGateway()
+        let created = try await gateway.createSession(amount: "75.50", outTradeNo: "trade-read")
+        let orderToken = try #require(created.json["order_token"] as? String)
+        let session = try await client(gateway).session(orderToken: orderToken)
+        #expect(session.amount == (try Money("75.50", currency: .twd)))
+        #expect(session.status == "open")
+        #expect(session.outTradeNo == "trade-read")
+        let request = ApplePayContext.paymentRequest(session: session)
+        #expect(request.merchantIdentifier == gateway.merchantIdentifier)
+        #expect(request.total.label == session.merchantName)
+        #expect(!request.total.label.isEmpty)
+        #expect(request.supportedNetworks.contains(.visa))
+        let (recorder, context, _) = await present(
+            gateway, request, orderToken: orderToken, steps: [.authorize], sdk: client(gateway))
+        #expect(recorder.outcomes.current.map(\.0) == [.success])
+        #expect(context.sessionPayment?.amount == dec("75.50"))
+        let error = await #expect(throws: CheckoutError.self) {
+            try await client(gateway).session(orderToken: "ot_doesNotExist")
+        }
+        #expect(error?.code == "session_not_found")
+        #expect(error?.httpStatus == 404)
+    }
+
     @Test("a retry after a lost answer is answered from the idempotency store: one charge")
     func lostAnswerChargesOnce() async throws {
         let gateway = try LiveGateway()
