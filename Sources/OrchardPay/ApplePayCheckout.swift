@@ -127,6 +127,10 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
     public var consumer: Consumer { state.withLock { $0.consumer } }
     /// The payment request the sheet shows now.
     public var paymentRequest: PaymentRequest { state.withLock { $0.request } }
+    /// The prime and card information once `didReceivePrime` was called.
+    public var prime: PrimeResult? { state.withLock { $0.prime } }
+    /// The outcome once `didSucceed` or `didFail` was called.
+    public var result: TransactionResult? { state.withLock { $0.outcome } }
 
     /// Opens the sheet (TapPay's `startPayment`). A checkout runs once: a second call does nothing.
     public func start() {

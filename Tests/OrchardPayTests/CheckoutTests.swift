@@ -75,6 +75,9 @@ struct CheckoutTests {
         #expect(result.paymentMethod?.network == .visa)
         #expect(checkout.consumer.shippingContact?.emailAddress == "mei@example.com")
         #expect(checkout.consumer.paymentMethod?.type == .credit)
+        #expect(checkout.prime?.prime == prime.prime)
+        #expect(checkout.prime?.totalAmount == dec("100.00"))
+        #expect(checkout.result == result)
         #expect(authorizationResults(sheet).map(\.status) == [.success])
         #expect(sheet.events.last == .finished)
         // The prime is one-time: paying it again is refused.
