@@ -38,7 +38,8 @@ final class DemoStore: ObservableObject {
 
     func payOrderSession() async {
         do {
-            let session = try await server.createSession(amount: "250.00", outTradeNo: "demo-\(UUID().uuidString.prefix(8))")
+            let session = try await server.createSession(
+                amount: "250.00", outTradeNo: "demo-\(UUID().uuidString.prefix(8))")
             var request = ApplePayContext.paymentRequest(
                 merchantIdentifier: session.merchantIdentifier, country: session.country, currency: session.currency)
             request.total = SummaryItem(
@@ -99,7 +100,9 @@ final class SessionDelegate: ApplePayContextDelegate, @unchecked Sendable {
         self.store = store
     }
 
-    func applePayContext(_ c: ApplePayContext, didCreatePaymentMethod m: PaymentMethod, payment: Payment) async throws
+    func applePayContext(
+        _ c: ApplePayContext, didCreatePaymentMethod m: PaymentMethod, payment: Payment
+    ) async throws
         -> String
     {
         orderToken

@@ -14,13 +14,16 @@ struct MerchantServer {
     func createSession(amount: String, outTradeNo: String) async throws -> Session {
         let json = try await post(
             "/v1/sessions",
-            ["out_trade_no": outTradeNo, "amount": amount, "currency": "TWD", "country": "TW", "subject": "Tea",
-             "user_id": "demo-user"])
+            [
+                "out_trade_no": outTradeNo, "amount": amount, "currency": "TWD", "country": "TW", "subject": "Tea",
+                "user_id": "demo-user",
+            ])
         guard let token = json["order_token"] as? String, let merchant = json["merchant_identifier"] as? String,
             let country = json["country"] as? String, let currency = json["currency"] as? String,
             let amount = json["amount"] as? String
         else { throw URLError(.badServerResponse) }
-        return Session(orderToken: token, merchantIdentifier: merchant, country: country, currency: currency, amount: amount)
+        return Session(
+            orderToken: token, merchantIdentifier: merchant, country: country, currency: currency, amount: amount)
     }
 
     /// `POST /v1/payments` (pay by prime); true when captured.
