@@ -80,6 +80,12 @@ struct CheckoutTests {
         #expect(checkout.result == result)
         #expect(authorizationResults(sheet).map(\.status) == [.success])
         #expect(sheet.events.last == .finished)
+        // A checkout runs once: a second start or result changes nothing, and didFinish stays single.
+        checkout.start()
+        checkout.showPaymentResult(false)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(recorder.events.current.filter { $0 == "didFinish" }.count == 1)
+        #expect(recorder.events.current.count == 7)
         // The prime is one-time: paying it again is refused.
         let again = try await gateway.payPrime(prime.prime, amount: "100.00")
         #expect(again.status != 200)
