@@ -7,7 +7,7 @@ import OrchardCrypto
 public struct MintRequest: Sendable {
     /// The sandbox's default card number: a Visa test DPAN (BIN 476112, last four 0492) that the sandbox
     /// acquirer approves.
-    public static let sandboxVisaPAN = "4761120010000492"
+    public static let sandboxVisaPAN = SandboxTestCard.visaCredit.pan
 
     /// EC_v1 (the merchant certificate must hold a P-256 key) or RSA_v1 (an RSA key).
     public var version: PaymentTokenVersion = .ecV1

@@ -1,3 +1,4 @@
+import ApplePaySandbox
 import Foundation
 import OrchardCrypto
 
@@ -465,6 +466,16 @@ public struct SandboxSetup: Sendable {
 }
 
 extension MerchantRegistry {
+    /// The sandbox merchant's BIN table: a row for each ``SandboxTestCard``, so its `card_info` is complete.
+    public static var sandboxBINEntries: [BINEntry] {
+        SandboxTestCard.all.map { card in
+            BINEntry(
+                prefix: card.binPrefix, issuer: card.issuer, bankID: card.bankID, level: card.level,
+                country: card.country, countryCode: card.countryCode,
+                funding: CardInfo.fundingNumber(methodType: card.type))
+        }
+    }
+
     /// The setting under which the sealed sandbox PKI is kept.
     public static let sandboxPKISetting = "sandbox_pki"
 
@@ -499,6 +510,9 @@ extension MerchantRegistry {
         }
         try addProcessingKey(
             merchantID: merchant.id, privateKeyPEM: key.privateKeyPEM, certificatePEM: key.certificatePEM, id: keyID)
+        try gatewayThrowing {
+            try store.write { try $0.replaceBINTable(merchantID: merchant.id, entries: Self.sandboxBINEntries) }
+        }
         return SandboxSetup(pki: pki, trustAnchorPEM: anchor, merchant: merchant, newCredentials: credentials)
     }
 }

@@ -25,19 +25,24 @@ public final class GatewayAPI: Sendable {
     public let metrics: MetricsRegistry
     /// Extra readiness checks by name (e.g. `webhook_dispatcher`), each true when healthy.
     let readinessChecks: [String: @Sendable () -> Bool]
+    /// The sandbox token minter: given only when the gateway runs in the sandbox, it mounts the sandbox-only
+    /// routes (`POST /v1/sandbox/wallet/tokens`); without it they are absent (404).
+    public let sandboxWallet: SandboxWallet?
     private let draining = Mutex(false)
 
     /// The body cap of `PUT /v1/bin-table` (8 MiB); other routes use the server's (64 KiB by default).
     public static let binTableMaxBytes = 8 << 20
 
-    /// An API over `gateway`, registering the payments and webhook backlog gauges in `metrics`.
+    /// An API over `gateway`, registering the payments and webhook backlog gauges in `metrics`; the sandbox-only
+    /// routes are mounted when `sandboxWallet` is given.
     public init(
         gateway: GatewayService, metrics: MetricsRegistry = MetricsRegistry(),
-        readinessChecks: [String: @Sendable () -> Bool] = [:]
+        readinessChecks: [String: @Sendable () -> Bool] = [:], sandboxWallet: SandboxWallet? = nil
     ) {
         self.gateway = gateway
         self.metrics = metrics
         self.readinessChecks = readinessChecks
+        self.sandboxWallet = sandboxWallet
         metrics.gauge("orchard_payments", help: "Payments in each status.", labels: ["status"]) { [gateway] in
             let counts = (try? gateway.paymentCountsByStatus()) ?? [:]
             return PaymentStatus.allCases.map { ([$0.rawValue], Double(counts[$0] ?? 0)) }

@@ -158,7 +158,7 @@ public enum ServeCommand {
         }
         let api = GatewayAPI(
             gateway: runtime.gateway, metrics: metrics,
-            readinessChecks: ["webhook_dispatcher": { dispatcher.isRunning }])
+            readinessChecks: ["webhook_dispatcher": { dispatcher.isRunning }], sandboxWallet: runtime.sandboxWallet)
         let application = api.application(configuration: configuration) { line in
             switch logLevel {
             case "info": io.out(line)

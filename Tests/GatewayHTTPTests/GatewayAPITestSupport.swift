@@ -34,7 +34,9 @@ final class APIHarness: @unchecked Sendable {
         configuration.perIPConnectionLimit = 0
         configuration.shutdownTimeoutSeconds = 20
         configure(&configuration)
-        api = GatewayAPI(gateway: runtime.gateway, readinessChecks: ["webhook_dispatcher": { true }])
+        api = GatewayAPI(
+            gateway: runtime.gateway, readinessChecks: ["webhook_dispatcher": { true }],
+            sandboxWallet: runtime.sandboxWallet)
         let logs = self.logs
         let application = api.application(configuration: configuration) { logs.append($0) }
         server = HTTPServer(
