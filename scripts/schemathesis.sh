@@ -59,15 +59,31 @@ bearer = "\${ORCHARD_FUZZ_SECRET_KEY}"
 # spec allowed what the code refuses, and fails.
 [checks.positive_data_acceptance]
 expected-statuses = ["2xx", "401", "402", "403", "404", "409", "422", "429"]
+
+# Two rules no JSON schema states: the amount filters of listPayments need its currency filter, and a
+# wallet token's amount has the currency's decimals. The hooks in schemathesis_hooks.py keep generated
+# requests within them; the coverage phase combines the spec's examples without hooks, so these two
+# operations may also answer 400 there.
+[[operations]]
+include-operation-id = "listPayments"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "402", "403", "404", "409", "422", "429"]
+
+[[operations]]
+include-operation-id = "createSandboxWalletToken"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "402", "403", "404", "409", "422", "429"]
 TOML
 
 echo "API fuzz: schemathesis against $url, $examples examples per operation"
 status=0
-schemathesis --config-file "$work/schemathesis.toml" run openapi.yaml --url "$url" \
+SCHEMATHESIS_HOOKS=schemathesis_hooks PYTHONPATH="$PWD/scripts${PYTHONPATH:+:$PYTHONPATH}" \
+    schemathesis --config-file "$work/schemathesis.toml" run openapi.yaml --url "$url" \
     --max-examples "$examples" --seed 20261201 --workers 2 --request-timeout 10 \
     --phases examples,coverage,fuzzing,stateful \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,positive_data_acceptance \
-    --report junit --report-junit-path "$work/junit.xml" || status=$?
+    --report junit --report-junit-path "$work/junit.xml" 2>&1 | tee "$work/run.log" || status=$?
+status=${PIPESTATUS[0]}
+cases=$(grep -Eo '[0-9]+ generated' "$work/run.log" | tail -n 1 | grep -Eo '[0-9]+' || echo 0)
+echo "API fuzz: $cases generated cases"
 if [[ -f "$work/junit.xml" ]]; then
     python3 - "$work/junit.xml" <<'PY'
 import sys, xml.etree.ElementTree as ET
@@ -75,7 +91,7 @@ root = ET.parse(sys.argv[1]).getroot()
 suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
 tests = sum(int(s.get("tests", 0)) for s in suites)
 failures = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
-print(f"API fuzz: {tests - failures} passed, {failures} failed")
+print(f"API fuzz operations: {tests - failures} passed, {failures} failed")
 PY
 fi
 exit "$status"
