@@ -25,6 +25,9 @@ public final class GatewayAPI: Sendable {
     public let metrics: MetricsRegistry
     /// Extra readiness checks by name (e.g. `webhook_dispatcher`), each true when healthy.
     let readinessChecks: [String: @Sendable () -> Bool]
+    /// Merchant validation for Apple Pay on the Web; without it `POST /v1/apple-pay/merchant-sessions` answers
+    /// `502 apple_pay_validation_failed`.
+    public let merchantValidation: MerchantValidationService?
     private let draining = Mutex(false)
 
     /// The body cap of `PUT /v1/bin-table` (8 MiB); other routes use the server's (64 KiB by default).
@@ -33,11 +36,12 @@ public final class GatewayAPI: Sendable {
     /// An API over `gateway`, registering the payments and webhook backlog gauges in `metrics`.
     public init(
         gateway: GatewayService, metrics: MetricsRegistry = MetricsRegistry(),
-        readinessChecks: [String: @Sendable () -> Bool] = [:]
+        readinessChecks: [String: @Sendable () -> Bool] = [:], merchantValidation: MerchantValidationService? = nil
     ) {
         self.gateway = gateway
         self.metrics = metrics
         self.readinessChecks = readinessChecks
+        self.merchantValidation = merchantValidation
         metrics.gauge("orchard_payments", help: "Payments in each status.", labels: ["status"]) { [gateway] in
             let counts = (try? gateway.paymentCountsByStatus()) ?? [:]
             return PaymentStatus.allCases.map { ([$0.rawValue], Double(counts[$0] ?? 0)) }
