@@ -190,8 +190,9 @@ public enum ServeCommand {
         return Running(runtime: runtime, api: api, server: server, dispatcher: dispatcher, reconciler: reconciler)
     }
 
-    /// The merchant validation settings; production refuses the two sandbox-only ones (`sandbox_only_setting`).
-    static func merchantValidation(
+    /// The merchant validation settings (`apple-pay-extra-validation-host`, `apple-pay-ca-file`) for
+    /// `environment`; production refuses both (`sandbox_only_setting`).
+    public static func merchantValidation(
         settings: ResolvedSettings, environment: GatewayEnvironment
     ) throws(ConfigurationError) -> (configuration: MerchantValidationConfiguration, caFile: String?) {
         var configuration = MerchantValidationConfiguration()
