@@ -45,8 +45,19 @@ final class ServedGateway: @unchecked Sendable {
             payload = try JSONSerialization.data(withJSONObject: json)
             if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
         }
-        return try client.request(
+        let response = try client.request(
             method, "http://127.0.0.1:\(running.server.port)" + path, headers: headers, body: payload)
+        exchanges.withLock { $0.append((method, path, response)) }
+        return response
+    }
+
+    /// Every request made through ``call(_:_:headers:json:body:)`` with its answer.
+    let exchanges = ExchangeLog()
+
+    /// Checks every answer so far against `openapi.yaml` (status documented, JSON body matching its schema).
+    func checkAnswersAgainstSpecification() throws {
+        let checker = try OpenAPIChecker.load()
+        for exchange in exchanges.withLock({ $0 }) { checker.check(exchange) }
     }
 
     /// A call with the secret key.
@@ -126,6 +137,7 @@ struct MerchantValidationTests {
         // The display name defaults to the merchant's name.
         let named = try gateway.merchantSession(apple.validationURL)
         #expect(named.json["displayName"] as? String == "Orchard Sandbox Store")
+        try gateway.checkAnswersAgainstSpecification()
 
         // Nothing of the session reaches the log; the key is sealed in the database.
         let identifier = try #require(session.json["merchantSessionIdentifier"] as? String)
@@ -154,6 +166,7 @@ struct MerchantValidationTests {
         #expect(failed.errorCode == "apple_pay_validation_failed")
         #expect(failed.error["apple_status"] as? Int == 400)
         #expect(failed.error["type"] as? String == "api_error")
+        try gateway.checkAnswersAgainstSpecification()
     }
 
     @Test("a server the CA file does not trust, or an identity its CA did not issue, fails the handshake: 502")
@@ -246,6 +259,7 @@ struct MerchantValidationTests {
         #expect(secretKey.status == 403)
         #expect(secretKey.errorCode == "forbidden")
         #expect(apple.answers().isEmpty)
+        try gateway.checkAnswersAgainstSpecification()
     }
 
     @Test("identity: an RSA 2048 CSR; a certificate for another key, junk, or before any CSR is refused; expiry shown")
@@ -297,6 +311,7 @@ struct MerchantValidationTests {
             "POST", "/v1/merchant-identity/csr",
             headers: ["X-Orchard-App-Id": gateway.credentials.appID, "X-Orchard-App-Key": gateway.credentials.appKey])
         #expect(appKey.status == 403)
+        try gateway.checkAnswersAgainstSpecification()
     }
 
     @Test("domains and the association file: served only for a registered Host")
@@ -356,6 +371,7 @@ struct MerchantValidationTests {
             try gateway.server("PUT", "/v1/apple-pay/domains", json: ["domains": []]).json["domains"] as? [String] == []
         )
         #expect(try gateway.call("GET", path, headers: ["Host": "shop.test"]).status == 404)
+        try gateway.checkAnswersAgainstSpecification()
     }
 }
 
