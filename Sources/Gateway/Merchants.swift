@@ -321,12 +321,12 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// The Merchant Identity certificate and key, when set.
-    public func identity(
-        merchantID: String
-    ) throws(GatewayError) -> (certificatePEM: String, privateKeyPEM: SecureBytes)? {
+    public func identity(merchantID: String) throws(GatewayError) -> MerchantIdentityMaterial? {
         let record = try record(merchantID)
         guard let certificate = record.identityCertificatePEM, let sealed = record.identityKeySealed else { return nil }
-        return (certificate, try cipher.open(sealed, context: SealingContext.identityKey(merchantID: merchantID)))
+        return MerchantIdentityMaterial(
+            certificatePEM: certificate,
+            privateKeyPEM: try cipher.open(sealed, context: SealingContext.identityKey(merchantID: merchantID)))
     }
 
     /// The largest BIN table CSV accepted (8 MiB).
