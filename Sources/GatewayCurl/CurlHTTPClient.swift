@@ -269,8 +269,8 @@ final class CurlEasyHandle {
         let timeoutMilliseconds = Self.milliseconds(request.timeout)
         let connectMilliseconds = min(Self.milliseconds(configuration.connectTimeout), timeoutMilliseconds)
         let protocols = configuration.httpsOnly ? "https" : "http,https"
-        // libcurl reads the identity's certificate and key from these buffers (not copied); they are zeroed and
-        // freed when this call returns, after the handle has forgotten them.
+        // libcurl reads the identity's certificate and key from these buffers (not copied); the handle forgets
+        // them before they are released, when this call returns, so no pointer to a key outlives the request.
         let certificate = CurlBlobBuffer()
         let key = CurlBlobBuffer()
         defer {
@@ -350,9 +350,8 @@ final class CurlEasyHandle {
             var status = 0
             _ = orchard_curl_getinfo_long(pointer, CURLINFO_RESPONSE_CODE, &status)
             let failure = code == CURLE_OK || cutShort ? nil : error(for: code)
-            // Never keep the key's passphrase, nor pointers to the identity's buffers, in the handle between
-            // requests.
-            if configuration.clientKeyPassword != nil || request.clientIdentity != nil { reset() }
+            // Never keep the key's passphrase in the handle between requests.
+            if configuration.clientKeyPassword != nil { reset() }
             if let failure { throw failure }
             return CurlHTTPClient.Response(
                 status: status, headers: transfer.headers, body: transfer.body, bodyTruncated: transfer.bodyTruncated)
