@@ -12,6 +12,8 @@ public struct Merchant: Sendable, Hashable, Codable {
     public var allowedCurrencies: [String]
     public var allowedNetworks: [String]
     public var webOrigins: [String]
+    /// The domains registered for Apple Pay on the Web (`PUT /v1/apple-pay/domains`).
+    public var applePayDomains: [String]
     public var webhookURL: String?
     /// Whether deliveries to ``webhookURL`` go out; while false its events stay pending.
     public var webhookEnabled: Bool
@@ -27,6 +29,7 @@ public struct Merchant: Sendable, Hashable, Codable {
         allowedCurrencies = record.allowedCurrencies
         allowedNetworks = record.allowedNetworks
         webOrigins = record.webOrigins
+        applePayDomains = record.applePayDomains ?? []
         webhookURL = record.webhookURL
         webhookEnabled = record.webhookEnabled
         appID = record.appID
@@ -319,12 +322,12 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// The Merchant Identity certificate and key, when set.
-    public func identity(
-        merchantID: String
-    ) throws(GatewayError) -> (certificatePEM: String, privateKeyPEM: SecureBytes)? {
+    public func identity(merchantID: String) throws(GatewayError) -> MerchantIdentityMaterial? {
         let record = try record(merchantID)
         guard let certificate = record.identityCertificatePEM, let sealed = record.identityKeySealed else { return nil }
-        return (certificate, try cipher.open(sealed, context: SealingContext.identityKey(merchantID: merchantID)))
+        return MerchantIdentityMaterial(
+            certificatePEM: certificate,
+            privateKeyPEM: try cipher.open(sealed, context: SealingContext.identityKey(merchantID: merchantID)))
     }
 
     /// The BIN table's columns and the longest value each takes (openapi.yaml's putBinTable).

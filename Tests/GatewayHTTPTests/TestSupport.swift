@@ -120,6 +120,21 @@ final class CurlClient {
     }
 }
 
+extension CurlClient {
+    /// A request to `base + path` with a JSON body (`Content-Type: application/json` unless given) or a raw one.
+    func call(
+        _ method: String, _ base: String, _ path: String, headers: [String: String], json: Any?, body: Data?
+    ) throws -> ClientResponse {
+        var headers = headers
+        var payload = body
+        if let json {
+            payload = try JSONSerialization.data(withJSONObject: json)
+            if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
+        }
+        return try request(method, base + path, headers: headers, body: payload)
+    }
+}
+
 /// A raw TCP connection to the server, for clients libcurl will not imitate (partial headers, lying lengths).
 final class RawConnection {
     private let socketFD: Int32
