@@ -65,7 +65,8 @@ final class ConnectionGuard: @unchecked Sendable {
             let reserved =
                 configuration.reservedConnectionPercent > 0
                 ? max(1, limit * configuration.reservedConnectionPercent / 100) : 0
-            heldLimit = reserved > 0 ? max(0, limit - reserved) : Int.max
+            // At least one connection may always be held, or a tiny limit would close every connection at once.
+            heldLimit = reserved > 0 ? max(1, limit - reserved) : Int.max
         }
     }
 

@@ -11,16 +11,16 @@ import Testing
 /// in force, so that an attack can be sized to fit.
 func raiseDescriptorLimit(to wanted: Int) -> Int {
     var limit = rlimit()
-    guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 else { return 1_024 }
+    guard getrlimit(openFilesResource, &limit) == 0 else { return 1_024 }
     if limit.rlim_cur < rlim_t(wanted) {
         var raised = limit
         raised.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
-        if setrlimit(RLIMIT_NOFILE_VALUE, &raised) == 0 { limit = raised }
+        if setrlimit(openFilesResource, &raised) == 0 { limit = raised }
     }
     return Int(limit.rlim_cur)
 }
 
-private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+private let openFilesResource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
 
 /// Many slow connections from several loopback addresses, kept up by one thread in rounds: a connection the
 /// server closes is opened again at the next round, as a determined attacker would.
@@ -343,18 +343,27 @@ struct SlowClientTests {
         var base: String { "http://127.0.0.1:\(server.port)" }
     }
 
-    /// Seconds until the server closes `connection` while `feed` sends a piece every `every` seconds; nil if it
-    /// is still open after `limit` seconds.
-    static func secondsUntilClosed(
-        _ connection: RawConnection, every: Double, limit: Double, feed: (Int) -> Bool
-    ) -> Double? {
+    /// Opens a connection, sends `opening`, then `piece(step)` every `every` seconds, and expects the server to
+    /// close it for `reason` about 2 s in (the deadline each test sets), though it is never inactive for long.
+    static func expectClosedAtDeadline(
+        _ plain: Plain, opening: String, every: Double, reason: ConnectionShedReason,
+        afterOpening: (RawConnection) -> Void = { _ in }, piece: (Int) -> Data
+    ) throws {
+        let connection = try RawConnection(port: plain.port)
+        connection.send(opening)
+        afterOpening(connection)
         let start = Date()
         var step = 0
-        while Date().timeIntervalSince(start) < limit {
+        var closedAfter: Double?
+        while closedAfter == nil && Date().timeIntervalSince(start) < 8 {
             step += 1
-            if !feed(step) || connection.isClosed(waiting: every) { return Date().timeIntervalSince(start) }
+            if !connection.send(piece(step)) || connection.isClosed(waiting: every) {
+                closedAfter = Date().timeIntervalSince(start)
+            }
         }
-        return nil
+        let seconds = try #require(closedAfter, "the connection was never closed")
+        #expect(seconds >= 1.5 && seconds < 3.5, "closed after \(seconds) s")
+        #expect(plain.server.shedConnections[reason] == 1)
     }
 
     @Test("a request head sent one line every 0.4 s is closed at the head deadline, not kept alive by its activity")
@@ -363,14 +372,9 @@ struct SlowClientTests {
             $0.connectionTimeoutSeconds = 30
             $0.requestHeadTimeoutSeconds = 2
         }
-        let connection = try RawConnection(port: plain.port)
-        connection.send("GET /healthz HTTP/1.1\r\nHost: test\r\n")
-        let closedAfter = Self.secondsUntilClosed(connection, every: 0.4, limit: 8) { step in
-            connection.send(Data("X-Line-\(step): \(step)\r\n".utf8))
-        }
-        let seconds = try #require(closedAfter, "the trickling head was never closed")
-        #expect(seconds >= 1.5 && seconds < 3.5, "closed after \(seconds) s")
-        #expect(plain.server.shedConnections[.headTimeout] == 1)
+        try Self.expectClosedAtDeadline(
+            plain, opening: "GET /healthz HTTP/1.1\r\nHost: test\r\n", every: 0.4, reason: .headTimeout
+        ) { Data("X-Line-\($0): \($0)\r\n".utf8) }
         #expect(try CurlClient().request("GET", plain.base + "/healthz").status == 200)
     }
 
@@ -380,16 +384,12 @@ struct SlowClientTests {
             $0.connectionTimeoutSeconds = 30
             $0.requestBodyTimeoutSeconds = 2
         }
-        let connection = try RawConnection(port: plain.port)
-        connection.send("POST /v1/echo HTTP/1.1\r\nHost: test\r\nContent-Length: 30\r\n\r\n")
         // 30 bytes at one per 0.3 s would take 9 s; the last one would complete the body and run the handler.
-        let closedAfter = Self.secondsUntilClosed(connection, every: 0.3, limit: 10) { _ in
-            connection.send(Data("7".utf8))
-        }
-        let seconds = try #require(closedAfter, "the trickling body was never closed")
-        #expect(seconds >= 1.5 && seconds < 3.5, "closed after \(seconds) s")
+        try Self.expectClosedAtDeadline(
+            plain, opening: "POST /v1/echo HTTP/1.1\r\nHost: test\r\nContent-Length: 30\r\n\r\n", every: 0.3,
+            reason: .bodyTimeout
+        ) { _ in Data("7".utf8) }
         #expect(plain.handled.value == nil, "the handler must not run for a body past its deadline")
-        #expect(plain.server.shedConnections[.bodyTimeout] == 1)
         let echoed = try CurlClient().request("POST", plain.base + "/v1/echo", body: Data("fast".utf8))
         #expect(echoed.status == 200 && echoed.text == "fast")
     }
@@ -398,17 +398,26 @@ struct SlowClientTests {
         "a keep-alive connection trickling its next request line is closed connection-timeout seconds after its answer")
     func idleDeadline() throws {
         let plain = try Plain { $0.connectionTimeoutSeconds = 2 }
-        let connection = try RawConnection(port: plain.port)
-        connection.send("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
-        #expect(connection.readResponse().hasPrefix("HTTP/1.1 200"))
         // One byte every 0.3 s never leaves the connection inactive for 2 s; the request line would take 7 s.
         let line = Array("GET /healthz HTTP/1.1\r\nHost: test\r\nX-Slow: 1\r\n".utf8)
-        let closedAfter = Self.secondsUntilClosed(connection, every: 0.3, limit: 6) { step in
-            connection.send(Data([line[(step - 1) % line.count]]))
+        try Self.expectClosedAtDeadline(
+            plain, opening: "GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n", every: 0.3, reason: .idleTimeout,
+            afterOpening: { #expect($0.readResponse().hasPrefix("HTTP/1.1 200")) }
+        ) { Data([line[($0 - 1) % line.count]]) }
+    }
+
+    /// `count` connections opened one after the other (a few milliseconds apart, so their ages differ), each sent
+    /// `request` and then passed to `then`.
+    static func connect(
+        _ count: Int, to port: Int, sending request: String, then: (RawConnection) -> Void = { _ in }
+    ) throws -> [RawConnection] {
+        try (0..<count).map { _ in
+            let connection = try RawConnection(port: port)
+            connection.send(request)
+            then(connection)
+            usleep(10_000)
+            return connection
         }
-        let seconds = try #require(closedAfter, "the trickling keep-alive connection was never closed")
-        #expect(seconds >= 1.5 && seconds < 3.5, "closed after \(seconds) s")
-        #expect(plain.server.shedConnections[.idleTimeout] == 1)
     }
 
     @Test("above the trim threshold, idle keep-alive connections are closed oldest first")
@@ -418,13 +427,8 @@ struct SlowClientTests {
             $0.keepAliveTrimPercent = 50
             $0.reservedConnectionPercent = 0
         }
-        var connections: [RawConnection] = []
-        for _ in 0..<30 {
-            let connection = try RawConnection(port: plain.port)
-            connection.send("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
-            #expect(connection.readResponse().hasPrefix("HTTP/1.1 200"))
-            connections.append(connection)
-            usleep(5_000)
+        let connections = try Self.connect(30, to: plain.port, sending: "GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n") {
+            #expect($0.readResponse().hasPrefix("HTTP/1.1 200"))
         }
         var open = plain.server.openConnections
         for _ in 0..<50 where open > 20 {
@@ -446,13 +450,7 @@ struct SlowClientTests {
             $0.reservedConnectionPercent = 25
         }
         // 15 slow connections may be held; the 16th, 17th and 18th each push out the oldest.
-        var connections: [RawConnection] = []
-        for _ in 0..<18 {
-            let connection = try RawConnection(port: plain.port)
-            connection.send("GET /healthz HTTP/1.1\r\nHost: test\r\n")
-            connections.append(connection)
-            usleep(20_000)
-        }
+        let connections = try Self.connect(18, to: plain.port, sending: "GET /healthz HTTP/1.1\r\nHost: test\r\n")
         usleep(500_000)
         let closed = connections.map { $0.isClosed(waiting: 0) }
         #expect(closed == Array(repeating: true, count: 3) + Array(repeating: false, count: 15), "\(closed)")
