@@ -126,18 +126,18 @@ public final class HTTPServer: @unchecked Sendable {
     /// Registers gauges for this server in `registry`: `orchard_http_requests_in_flight`,
     /// `orchard_http_open_connections` and `orchard_http_connections_shed` (by `reason`).
     public func registerMetrics(in registry: MetricsRegistry) {
+        registry.gauge("orchard_http_requests_in_flight", help: "HTTP requests being handled.") { [weak self] in
+            Double(self?.requestsInFlight ?? 0)
+        }
+        registry.gauge("orchard_http_open_connections", help: "Open HTTP connections.") { [weak self] in
+            Double(self?.openConnections ?? 0)
+        }
         registry.gauge(
             "orchard_http_connections_shed", help: "Connections closed to protect the server, by reason, since start.",
             labels: ["reason"]
         ) { [weak self] in
             let counts = self?.shedConnections ?? [:]
             return ConnectionShedReason.allCases.map { ([$0.rawValue], Double(counts[$0] ?? 0)) }
-        }
-        registry.gauge("orchard_http_requests_in_flight", help: "HTTP requests being handled.") { [weak self] in
-            Double(self?.requestsInFlight ?? 0)
-        }
-        registry.gauge("orchard_http_open_connections", help: "Open HTTP connections.") { [weak self] in
-            Double(self?.openConnections ?? 0)
         }
     }
 

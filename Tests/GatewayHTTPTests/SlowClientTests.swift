@@ -440,6 +440,9 @@ struct SlowClientTests {
         let closed = connections.map { $0.isClosed(waiting: 0) }
         #expect(closed == Array(repeating: true, count: 10) + Array(repeating: false, count: 20), "\(closed)")
         #expect(plain.server.shedConnections[.keepAliveTrim] == 10)
+        let registry = MetricsRegistry()
+        plain.server.registerMetrics(in: registry)
+        #expect(registry.render().contains("orchard_http_connections_shed{reason=\"keep_alive_trim\"} 10\n"))
     }
 
     @Test("when slow connections would take the reserved slots, the oldest is closed and a new client is answered")
