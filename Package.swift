@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "GatewaySQLite", targets: ["GatewaySQLite"]),
         .library(name: "GatewayCurl", targets: ["GatewayCurl"]),
         .library(name: "GatewayHTTP", targets: ["GatewayHTTP"]),
+        .library(name: "OrchardPay", targets: ["OrchardPay"]),
         .executable(name: "orchard", targets: ["orchard"]),
     ],
     targets: [
@@ -51,8 +52,10 @@ let package = Package(
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "Gateway", "CMicroHTTPD", "ApplePayModel", "OrchardCrypto",
+                "Gateway", "CMicroHTTPD", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
             ]),
+        // The client SDK for apps: ApplePayModel and Foundation only (it ships inside iOS apps).
+        .target(name: "OrchardPay", dependencies: ["ApplePayModel"]),
         .target(
             name: "OrchardCLI",
             dependencies: [
@@ -85,6 +88,10 @@ let package = Package(
                 "OrchardCLI", "OrchardTestSupport",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI"]),
+        // The client SDK against a real gateway served in-process on loopback.
+        .testTarget(
+            name: "OrchardPayTests",
+            dependencies: ["OrchardPay", "GatewayHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

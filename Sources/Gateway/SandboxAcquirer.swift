@@ -1,3 +1,4 @@
+import ApplePaySandbox
 import Foundation
 import OrchardCrypto
 
@@ -106,9 +107,9 @@ public final class SandboxAcquirer: Processor, @unchecked Sendable {
         public init() {}
     }
 
-    /// Test account numbers that always decline, with their codes.
+    /// Test account numbers that always decline, with their codes (``SandboxTestCard/declined`` among them).
     public static let declinedAccountNumbers: [String: String] = [
-        "4000000000000002": "do_not_honor",
+        SandboxTestCard.declined.pan: "do_not_honor",
         "4000000000009995": "insufficient_funds",
         "4000000000000069": "expired_card",
         "4000000000000119": "processing_error",

@@ -25,19 +25,24 @@ public final class GatewayAPI: Sendable {
     public let metrics: MetricsRegistry
     /// Extra readiness checks by name (e.g. `webhook_dispatcher`), each true when healthy.
     let readinessChecks: [String: @Sendable () -> Bool]
+    /// The sandbox token minter: given only when the gateway runs in the sandbox, it mounts the sandbox-only
+    /// routes (`POST /v1/sandbox/wallet/tokens`); without it they are absent (404).
+    public let sandboxWallet: SandboxWallet?
     private let draining = Mutex(false)
 
     /// The body cap of `PUT /v1/bin-table` (8 MiB); other routes use the server's (64 KiB by default).
     public static let binTableMaxBytes = 8 << 20
 
-    /// An API over `gateway`, registering the payments and webhook backlog gauges in `metrics`.
+    /// An API over `gateway`, registering the payments and webhook backlog gauges in `metrics`; the sandbox-only
+    /// routes are mounted when `sandboxWallet` is given.
     public init(
         gateway: GatewayService, metrics: MetricsRegistry = MetricsRegistry(),
-        readinessChecks: [String: @Sendable () -> Bool] = [:]
+        readinessChecks: [String: @Sendable () -> Bool] = [:], sandboxWallet: SandboxWallet? = nil
     ) {
         self.gateway = gateway
         self.metrics = metrics
         self.readinessChecks = readinessChecks
+        self.sandboxWallet = sandboxWallet
         metrics.gauge("orchard_payments", help: "Payments in each status.", labels: ["status"]) { [gateway] in
             let counts = (try? gateway.paymentCountsByStatus()) ?? [:]
             return PaymentStatus.allCases.map { ([$0.rawValue], Double(counts[$0] ?? 0)) }
@@ -53,21 +58,6 @@ public final class GatewayAPI: Sendable {
     /// The body cap for a request, for ``HTTPServer/init(configuration:responder:bodyLimit:messages:)``.
     @Sendable public static func bodyLimit(_ method: HTTPMethod, _ path: String) -> Int? {
         method == .put && path == "/v1/bin-table" ? binTableMaxBytes : nil
-    }
-
-    /// The spec's limits on top of a server configuration: JSON depth 16 and strings of 16 KiB unless they
-    /// were configured explicitly.
-    public static func defaults(
-        _ configuration: ServerConfiguration, settings: ResolvedSettings? = nil
-    )
-        -> ServerConfiguration
-    {
-        var configuration = configuration
-        if settings?.source("max-json-depth") ?? .defaultValue == .defaultValue { configuration.maxJSONDepth = 16 }
-        if settings?.source("max-string-length") ?? .defaultValue == .defaultValue {
-            configuration.maxStringLength = 16_384
-        }
-        return configuration
     }
 
     // MARK: Application
@@ -163,9 +153,12 @@ public final class GatewayAPI: Sendable {
         var parsedBody: Any?
     }
 
-    /// The body as JSON (any top-level value), or nil when it is empty or not JSON.
-    static func parse(_ body: Data) -> Any? {
-        body.isEmpty ? nil : try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
+    /// The body as JSON (any top-level value), or nil when it is empty or not JSON: the one parse that
+    /// ``JSONLimitsMiddleware`` made, or (for a request that did not pass through it) a strict parse now.
+    static func parse(_ request: HTTPRequest, context: RequestContext) -> Any? {
+        if let parsed = context[ParsedJSONBodyKey.self] { return parsed.value }
+        guard !request.body.isEmpty else { return nil }
+        return try? JSONLimits().parse(request.body).value
     }
 
     /// Wraps an endpoint: merchant from the principal, `Idempotency-Key` validation, replay of a stored answer
@@ -176,7 +169,7 @@ public final class GatewayAPI: Sendable {
     ) -> HTTPHandler {
         { [gateway] request, context in
             guard let merchant = context.principal?.value(as: Merchant.self) else { throw HTTPAPIError.internalError() }
-            let parsedBody = Self.parse(request.body)
+            let parsedBody = Self.parse(request, context: context)
             var key: String?
             var storeKey: String?
             if idempotent {
@@ -207,11 +200,14 @@ public final class GatewayAPI: Sendable {
             }
             var response: HTTPResponse
             var storable: Bool
-            do {
-                response = try body(
+            let (result, replayed) = IdempotentReplay.observe {
+                try body(
                     Call(
                         request: request, context: context, merchant: merchant, idempotencyKey: key,
                         parsedBody: parsedBody))
+            }
+            do {
+                response = try result.get()
                 storable = response.status == .ok
             } catch {
                 let apiError = GatewayAPIError.from(error)
@@ -222,6 +218,8 @@ public final class GatewayAPI: Sendable {
                     [402, 404, 409, 422].contains(apiError.base.status.rawValue)
                     && !["idempotency_in_flight", "idempotency_conflict"].contains(code)
             }
+            // The domain answered from its own stored result: a replay, even before the answer below is stored.
+            if replayed { response.headers["Idempotent-Replayed"] = "true" }
             if let storeKey, storable {
                 try? gateway.storeResponse(
                     StoredResponse(

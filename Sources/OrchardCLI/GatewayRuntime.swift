@@ -39,6 +39,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     public let gateway: GatewayService
     /// The sandbox PKI and merchant (sandbox mode).
     public let sandbox: SandboxSetup?
+    /// The sandbox token minter (sandbox mode): `orchard sandbox mint` and the sandbox wallet route.
+    public let sandboxWallet: SandboxWallet?
     /// A warning for the operator (e.g. a missing Apple root in production), if any.
     public let warnings: [String]
 
@@ -81,6 +83,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         if let sandbox { anchors[.sandbox] = try TrustAnchor(pem: sandbox.trustAnchorPEM) }
         if let productionAnchor { anchors[.production] = productionAnchor }
         self.sandbox = sandbox
+        sandboxWallet = try sandbox.map { try SandboxWallet(setup: $0, merchants: registry) }
         self.warnings = warnings
         gateway = GatewayService(
             configuration: options.configuration, store: store,

@@ -69,28 +69,17 @@ enum SandboxDatabaseMint {
 }
 
 extension GatewayRuntime {
-    /// A token for the sandbox merchant's active processing certificate, signed at `date` by the sandbox PKI.
+    /// A token for the sandbox merchant's active processing certificate, signed at `date` by the sandbox PKI
+    /// (``SandboxWallet``); `pan` defaults to the default test card's.
     public func mintSandboxToken(
         amount: Int64, currency: Currency, pan: String? = nil, network: String = "Visa", type: String = "credit",
         at date: Date = Date()
     ) throws -> Data {
-        let runtime = self
-        guard let sandbox = runtime.sandbox else { throw UsageError("the database has no sandbox PKI") }
-        guard
-            let certificate = try runtime.gateway.merchants.processingCertificates(merchantID: sandbox.merchant.id)
-                .last(where: { $0.active })?.certificatePEM
-        else { throw UsageError("the sandbox merchant has no active processing certificate") }
-        if let pan, !(12...19).contains(pan.count) || !pan.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            throw UsageError("--pan takes 12 to 19 digits")
+        guard let wallet = sandboxWallet, let merchant = sandboxMerchant else {
+            throw UsageError("the database has no sandbox PKI")
         }
-        let pki = try SandboxPKIIssuer.pki(serialized: sandbox.pki)
-        var request = MintRequest(merchantCertificatePEM: certificate, signingTime: date)
-        request.merchantIdentifier = sandbox.merchant.merchantIdentifiers.first
-        request.amount = amount
-        request.currencyCode = currency.numericCode
-        if let pan { request.pan = pan }
-        request.network = network
-        request.type = type
-        return try TokenMinter(pki: pki).mint(request)
+        return try wallet.mintToken(
+            merchant: merchant, amount: amount, currency: currency, pan: pan ?? SandboxTestCard.visaCredit.pan,
+            network: network, type: type, at: date)
     }
 }

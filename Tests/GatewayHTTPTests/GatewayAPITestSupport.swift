@@ -29,12 +29,14 @@ final class APIHarness: @unchecked Sendable {
         runtime = try GatewayRuntime(options, clock: clock)
         merchant = try #require(runtime.sandboxMerchant)
         credentials = try runtime.gateway.merchants.credentials(merchantID: merchant.id)
-        var configuration = GatewayAPI.defaults(ServerConfiguration())
+        var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.perIPConnectionLimit = 0
         configuration.shutdownTimeoutSeconds = 20
         configure(&configuration)
-        api = GatewayAPI(gateway: runtime.gateway, readinessChecks: ["webhook_dispatcher": { true }])
+        api = GatewayAPI(
+            gateway: runtime.gateway, readinessChecks: ["webhook_dispatcher": { true }],
+            sandboxWallet: runtime.sandboxWallet)
         let logs = self.logs
         let application = api.application(configuration: configuration) { logs.append($0) }
         server = HTTPServer(

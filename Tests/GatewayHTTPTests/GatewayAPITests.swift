@@ -14,7 +14,7 @@ struct GatewayAPITests {
         let harness = try APIHarness()
         let routes = Set(harness.api.makeRouter().routeList.map { "\($0.method.rawValue) \($0.template)" })
         let spec = try openAPIOperations()
-        #expect(spec.count == 20)
+        #expect(spec.count == 21)
         #expect(routes.subtracting(spec).isEmpty, "routes not in openapi.yaml: \(routes.subtracting(spec).sorted())")
         #expect(
             spec.subtracting(routes).isEmpty,
@@ -35,7 +35,7 @@ struct GatewayAPITests {
         #expect(card["bin_code"] as? String == "476112")
         #expect(card["last_four"] as? String == "0492")
         #expect(card["type"] as? Int == 1)
-        #expect(card["issuer"] as? String == "")
+        #expect(card["issuer"] as? String == "Sandbox Bank")
         let expiry = try #require(tokenized.json["prime_expiry_millis"] as? Int64)
         #expect(expiry == Int64(h.clock.now().timeIntervalSince1970 * 1000) + 90_000)
 
