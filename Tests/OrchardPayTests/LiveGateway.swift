@@ -32,7 +32,7 @@ final class LiveGateway: @unchecked Sendable {
         appKey = credentials.appKey
         secretKey = credentials.secretKey
         merchantIdentifier = merchant.merchantIdentifiers.first ?? "merchant.dev.orchard.sandbox"
-        var configuration = GatewayAPI.defaults(ServerConfiguration())
+        var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.perIPConnectionLimit = 0
         configuration.shutdownTimeoutSeconds = 5
