@@ -81,7 +81,6 @@ SCHEMATHESIS_HOOKS=schemathesis_hooks PYTHONPATH="$PWD/scripts${PYTHONPATH:+:$PY
     --phases examples,coverage,fuzzing,stateful \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,positive_data_acceptance \
     --report junit --report-junit-path "$work/junit.xml" 2>&1 | tee "$work/run.log" || status=$?
-status=${PIPESTATUS[0]}
 cases=$(grep -Eo '[0-9]+ generated' "$work/run.log" | tail -n 1 | grep -Eo '[0-9]+' || echo 0)
 echo "API fuzz: $cases generated cases"
 if [[ -f "$work/junit.xml" ]]; then
