@@ -1,10 +1,18 @@
 /// A versioned, named schema change. Applied in order, each in its own transaction, recorded in
 /// `schema_migrations`. The SQL sticks to what PostgreSQL also accepts where it can (BIGINT, TEXT, explicit
 /// constraints); amounts are integer minor units and times Unix milliseconds (UTC).
-struct Migration {
+struct Migration: Sendable {
     var version: Int
     var name: String
     var sql: String
+    /// Row conversions SQL alone cannot express, run after `sql` in the same transaction.
+    var convert: (@Sendable (SQLiteConnection) throws -> Void)? = nil
+
+    /// Applies the schema change (inside the migration transaction).
+    func apply(_ connection: SQLiteConnection) throws {
+        try connection.execute(sql)
+        try convert?(connection)
+    }
 }
 
 enum Migrations {
