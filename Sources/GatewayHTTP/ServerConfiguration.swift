@@ -22,8 +22,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var perIPConnectionLimit: Int = 64
     /// Seconds of inactivity after which a connection is closed (slow clients, idle keep-alive). Default 30.
     public var connectionTimeoutSeconds: Int = 30
-    /// Worker threads; handlers run synchronously on them. Default: twice the processor count, at least 4.
-    public var threadPoolSize: Int = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
+    /// Worker threads; handlers run synchronously on them, and a handler waiting for its durable commit holds
+    /// its thread, so the pool is sized for the writes that share one group commit rather than for the
+    /// cores. Default: 16 per processor, at least 32.
+    public var threadPoolSize: Int = max(32, 16 * ProcessInfo.processInfo.activeProcessorCount)
     /// Requests per second allowed per credential on average; 0 disables the rate limit. Default 50.
     public var rateLimitPerSecond: Double = 50
     /// Requests a credential may make at once before the rate applies. Default 100.
