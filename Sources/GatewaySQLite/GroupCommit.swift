@@ -20,28 +20,34 @@ final class GroupCommit: @unchecked Sendable {
 
     /// One queued write.
     private final class Request {
-        let body: (SQLiteConnection) throws -> Any
+        /// The caller's body; dropped once run, before the caller is woken (it must not outlive the call).
+        var body: ((SQLiteConnection) throws -> Any)?
         var result: Result<Any, any Error>?
         var changed = false
         var reportsBatch = false
+        /// Its batch committed (or failed): `result` is final.
         var done = false
+        /// Wakes the caller when `done` is set, or to lead the next batch.
+        let wake = DispatchSemaphore(value: 0)
         init(_ body: @escaping (SQLiteConnection) throws -> Any) { self.body = body }
     }
 
     private let connection: SQLiteConnection
     private let maximumBatch: Int
-    private let condition = NSCondition()
-    /// Writes waiting for a batch, oldest first (guarded by `condition`).
+    private let lock = NSLock()
+    /// Writes waiting for a batch, oldest first (guarded by `lock`).
     private var queue: [Request] = []
-    /// The thread running a batch now, if any (guarded by `condition`).
+    /// Whether a batch is running or handed to its next leader (guarded by `lock`).
+    private var leading = false
+    /// The thread running a batch now, if any (guarded by `lock`): writes from it are nested.
     private var leader: pthread_t?
 
+    /// Called on the leader's thread right after a batch that changed rows committed, before any of its
+    /// callers is woken (crash tests kill the process there: committed, not yet answered).
+    var afterCommit: (@Sendable () -> Void)?
+
     /// Writes queued and not yet taken into a batch.
-    var queuedCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return queue.count
-    }
+    var queuedCount: Int { lock.withLock { queue.count } }
 
     init(connection: SQLiteConnection, maximumBatch: Int) {
         self.connection = connection
@@ -52,38 +58,48 @@ final class GroupCommit: @unchecked Sendable {
     func run<T>(_ body: (SQLiteConnection) throws -> T) throws -> Outcome<T> {
         try withoutActuallyEscaping(body) { body in
             let request = Request { try body($0) }
-            condition.lock()
+            lock.lock()
             if let leader, pthread_equal(leader, pthread_self()) != 0 {
-                condition.unlock()
+                lock.unlock()
                 return try nested(request)
             }
             queue.append(request)
-            while !request.done {
-                if leader == nil {
-                    lead()
-                } else {
-                    condition.wait()
-                }
+            if leading {
+                lock.unlock()
+                // Woken once its batch is done, or to lead the next batch (it is first in the queue then).
+                request.wake.wait()
+                if !request.done { lead(from: request) }
+            } else {
+                leading = true
+                lock.unlock()
+                lead(from: request)
             }
-            condition.unlock()
             // The request is done: the closure is no longer referenced by the queue.
             let value = try request.result!.get() as! T
             return Outcome(value: value, changed: request.changed, batchChanged: request.reportsBatch)
         }
     }
 
-    /// Takes up to `maximumBatch` queued writes and commits them as one transaction. Called with `condition`
-    /// locked; returns with it locked.
-    private func lead() {
+    /// Takes up to `maximumBatch` queued writes (`request`, first in the queue, among them), commits them as
+    /// one transaction, wakes their callers and hands leadership to the oldest write still queued.
+    private func lead(from request: Request) {
+        lock.lock()
         leader = pthread_self()
         let batch = Array(queue.prefix(maximumBatch))
         queue.removeFirst(batch.count)
-        condition.unlock()
+        lock.unlock()
         commit(batch)
-        condition.lock()
-        for request in batch { request.done = true }
+        lock.lock()
+        for member in batch {
+            member.body = nil
+            member.done = true
+        }
         leader = nil
-        condition.broadcast()
+        let next = queue.first
+        if next == nil { leading = false }
+        lock.unlock()
+        for member in batch where member !== request { member.wake.signal() }
+        next?.wake.signal()
     }
 
     private func commit(_ batch: [Request]) {
@@ -107,7 +123,7 @@ final class GroupCommit: @unchecked Sendable {
             let before = sqlite3_total_changes64(db.handle)
             do {
                 try db.execute("SAVEPOINT write")
-                request.result = .success(try request.body(db))
+                request.result = .success(try request.body!(db))
                 try db.execute("RELEASE write")
                 request.changed = sqlite3_total_changes64(db.handle) != before
                 anyChange = anyChange || request.changed
@@ -134,7 +150,10 @@ final class GroupCommit: @unchecked Sendable {
             }
             return
         }
-        if anyChange, let first = batch.first(where: { $0.changed }) { first.reportsBatch = true }
+        if anyChange, let first = batch.first(where: { $0.changed }) {
+            first.reportsBatch = true
+            afterCommit?()
+        }
     }
 
     /// Fails the successful bodies queued before `request` (their transaction was rolled back).
@@ -151,9 +170,10 @@ final class GroupCommit: @unchecked Sendable {
     /// A write started inside a body of the running batch: a nested savepoint of the same transaction.
     private func nested<T>(_ request: Request) throws -> Outcome<T> {
         let db = connection
+        defer { request.body = nil }
         try db.execute("SAVEPOINT nested")
         do {
-            let value = try request.body(db) as! T
+            let value = try request.body!(db) as! T
             try db.execute("RELEASE nested")
             return Outcome(value: value, changed: false, batchChanged: false)
         } catch {

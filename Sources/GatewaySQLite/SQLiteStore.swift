@@ -40,8 +40,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     /// The most write bodies one batch (one SQLite transaction) holds.
     public static let maximumBatch = 256
-    /// Reader connections kept open when idle.
-    static let idleReaders = 8
+    /// Reader connections kept open when idle (opening one parses the schema again and its statement cache
+    /// starts empty, so about as many as there are concurrent requests are kept).
+    static let idleReaders = 64
 
     /// Opens (creating and migrating when needed) the database at `path`. `cipher` opens the webhook secrets
     /// for ``dueWebhooks(now:limit:)``; without it due webhooks carry no secrets.
@@ -141,6 +142,13 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// How many batch commits wrote a change since the store opened: each is one `fdatasync` of the WAL
     /// under `synchronous=FULL`, shared by the write transactions of its batch.
     package var durableBatchCount: Int { countsLock.withLock { counts.batches } }
+
+    /// Runs right after each batch commit that changed rows, before its callers return (set it before the
+    /// store is shared; crash tests use it to stop the process between the commit and the answers).
+    package var afterBatchCommit: (@Sendable () -> Void)? {
+        get { batches.afterCommit }
+        set { batches.afterCommit = newValue }
+    }
 
     /// Writes waiting for the running batch to commit before they form the next one.
     package var queuedWriteCount: Int { batches.queuedCount }
