@@ -173,8 +173,9 @@ public final class GatewayService: Sendable {
             Self.transactionID(of: token) ?? Hex.encode(SHA256.hash([UInt8](token))),
             Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data()))),
         ]
-        return try idempotent(merchant, key: idempotencyKey, operation: "tokenize", fingerprint: parts) {
-            scope throws(GatewayError) in
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "tokenize", fingerprint: parts, claimInFirstWrite: true
+        ) { scope throws(GatewayError) in
             let now = clock.now()
             var terms = PaymentRequestTerms.immediate
             if let paymentRequest {
@@ -245,6 +246,9 @@ public final class GatewayService: Sendable {
             createdAt: now,
             expiresAt: expiresAt, claimedAt: nil, paymentID: nil)
         try write { tx in
+            // A fresh key is claimed in this transaction: the prime, its replay check and the key's result
+            // are one commit.
+            try scope.claim(in: tx)
             guard
                 try tx.recordTransactionID(
                     merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID,
@@ -253,6 +257,7 @@ public final class GatewayService: Sendable {
             try tx.insertPrime(record)
             try scope.complete(result, in: tx)
         }
+        scope.claimCommitted()
         return result
     }
 

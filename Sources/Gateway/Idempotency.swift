@@ -228,6 +228,15 @@ extension GatewayService {
         case .failure(let error) where error.isFinal: finalResult = StoredResult(value: nil, error: error)
         case .failure: finalResult = nil
         }
+        // A result stored by the body's last transaction (the common case) needs no write: a read says so
+        // without waiting for a group commit.
+        if scope.pendingClaim == nil,
+            let stored = try? store.read({
+                try $0.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
+            }), stored.responseSealed != nil
+        {
+            return
+        }
         do {
             try store.write { tx in
                 if var claim = scope.pendingClaim {

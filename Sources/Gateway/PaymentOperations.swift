@@ -32,7 +32,7 @@ extension GatewayService {
     ) throws(GatewayError) -> Payment {
         var payment: Payment
         if let sending {
-            payment = try sendAuthorization(sending.payment, card: .success(sending.card))
+            payment = try sendAuthorization(sending.payment, card: .success(sending.card), completing: scope)
         } else {
             payment = try authorize(paymentID: paymentID)
         }
@@ -91,8 +91,16 @@ extension GatewayService {
     /// Phase 2 and 3 of a payment already marked as sent (its card data out of the database): call the
     /// processor with the card held only in memory, then record the outcome. An unreadable card is declined
     /// `card_data_unreadable` without calling the processor.
+    ///
+    /// With `scope` (a new payment driven by its request) and capture mode now, an approval is captured at the
+    /// processor at once and the authorization, the capture, both events and the request's result are recorded
+    /// in one transaction. The capture's operation id is the one a pending capture gets, so after a crash
+    /// between the processor calls and that commit, reconciliation (or a retry) captures with the same id and
+    /// the processor answers with its first outcome: nothing is captured twice. It is done only when the
+    /// approval came back within ``GatewayConfiguration/authorizationTimeout`` of the send: before that no
+    /// query can have settled the payment as never sent.
     func sendAuthorization(
-        _ payment: Payment, card bytes: Result<SecureBytes, GatewayError>
+        _ payment: Payment, card bytes: Result<SecureBytes, GatewayError>, completing scope: IdempotencyScope? = nil
     ) throws(GatewayError) -> Payment {
         let paymentID = payment.id
         let outcome: AuthorizationOutcome
@@ -110,11 +118,51 @@ extension GatewayService {
         } catch {
             outcome = .declined(code: "card_data_unreadable")
         }
+        var captured = false
+        if let scope, case .approved(let approval) = outcome, payment.captureMode == .now,
+            let sent = payment.authorizationSentAt,
+            clock.now() < sent.addingTimeInterval(configuration.authorizationTimeout)
+        {
+            captured =
+                processor.capture(
+                    reference: approval.reference, amount: payment.amount, currency: payment.currency,
+                    operationID: Self.captureOperationID(paymentID)) == .succeeded
+            return try record(
+                outcome: outcome, paymentID: paymentID, cause: "authorization", captured: captured,
+                completing: captured ? scope : nil)
+        }
         return try record(outcome: outcome, paymentID: paymentID, cause: "authorization")
     }
 
-    /// Records an authorization outcome unless the payment was settled meanwhile.
-    func record(outcome: AuthorizationOutcome, paymentID: String, cause: String) throws(GatewayError) -> Payment {
+    /// The operation id of a payment's (full) capture, the same whether it runs at once or as a pending one.
+    static func captureOperationID(_ paymentID: String) -> String { "capture_\(paymentID)" }
+
+    /// Moves an authorized payment to `captured` for `amount`, with its transition and event.
+    func applyCapture(
+        _ payment: inout Payment, amount: Int64, at now: Date, in tx: any StoreTransaction
+    ) throws {
+        payment.pendingOperation = nil
+        try transition(&payment, to: .captured, cause: "capture of \(amount)", at: now, in: tx)
+        payment.capturedAmount = amount
+        payment.capturedAt = now
+        try tx.updatePayment(payment)
+        try emit(WebhookEventType.paymentCaptured, payment: payment, in: tx, at: now)
+    }
+
+    /// Stores `payment` (with its refunds) as the request's result in `tx`.
+    func complete(_ scope: IdempotencyScope, payment: Payment, in tx: any StoreTransaction) throws {
+        var result = try tx.payment(id: payment.id) ?? payment
+        result.refunds = try tx.refunds(paymentID: payment.id)
+        try scope.complete(result, in: tx)
+    }
+
+    /// Records an authorization outcome unless the payment was settled meanwhile. With `captured`, the
+    /// processor also captured the full amount (capture mode now): the payment goes on to `captured` in the
+    /// same transaction, which stores `scope`'s result too.
+    func record(
+        outcome: AuthorizationOutcome, paymentID: String, cause: String, captured: Bool = false,
+        completing scope: IdempotencyScope? = nil
+    ) throws(GatewayError) -> Payment {
         let now = clock.now()
         var lateApproval: ProcessorApproval?
         let payment: Payment = try write { tx in
@@ -141,7 +189,7 @@ extension GatewayService {
                     // The capture is recorded as pending with the authorization: one commit fewer, and a crash
                     // before it runs leaves it to reconciliation.
                     payment.pendingOperation = PendingOperation(
-                        kind: .capture, operationID: "capture_\(payment.id)", amount: payment.amount)
+                        kind: .capture, operationID: Self.captureOperationID(payment.id), amount: payment.amount)
                 case .afterDays(let days): payment.captureAt = now.addingTimeInterval(Double(days) * 86_400)
                 case .manual: payment.captureAt = nil
                 }
@@ -150,6 +198,10 @@ extension GatewayService {
                     wasUnknown ? WebhookEventType.paymentUnknownResolved : WebhookEventType.paymentSucceeded,
                     payment: payment, in: tx, at: now)
                 try completeSession(of: payment, in: tx, at: now)
+                if captured, payment.captureMode == .now {
+                    try applyCapture(&payment, amount: payment.amount, at: now, in: tx)
+                    if let scope { try complete(scope, payment: payment, in: tx) }
+                }
             case .declined(let code):
                 try fail(&payment, code: code, cause: "\(cause): declined \(code)", at: now, in: tx)
                 if wasUnknown { try emit(WebhookEventType.paymentUnknownResolved, payment: payment, in: tx, at: now) }
@@ -319,26 +371,17 @@ extension GatewayService {
             guard payment.pendingOperation == operation else { return payment }
             switch outcome {
             case .succeeded:
-                payment.pendingOperation = nil
                 if kind == .capture {
-                    try transition(
-                        &payment, to: .captured, cause: "capture of \(operation.amount)", at: settled, in: tx)
-                    payment.capturedAmount = operation.amount
-                    payment.capturedAt = settled
-                    try tx.updatePayment(payment)
-                    try emit(WebhookEventType.paymentCaptured, payment: payment, in: tx, at: settled)
+                    try applyCapture(&payment, amount: operation.amount, at: settled, in: tx)
                 } else {
+                    payment.pendingOperation = nil
                     try transition(&payment, to: .voided, cause: "void", at: settled, in: tx)
                     payment.voidedAt = settled
                     payment.captureAt = nil
                     try tx.updatePayment(payment)
                     try emit(WebhookEventType.paymentVoided, payment: payment, in: tx, at: settled)
                 }
-                if let scope {
-                    var result = try tx.payment(id: paymentID) ?? payment
-                    result.refunds = try tx.refunds(paymentID: paymentID)
-                    try scope.complete(result, in: tx)
-                }
+                if let scope { try complete(scope, payment: payment, in: tx) }
                 return payment
             case .declined(let code):
                 payment.pendingOperation = nil

@@ -120,12 +120,19 @@ public final class SandboxAcquirer: Processor, @unchecked Sendable {
     private let ledger: any SandboxAcquirerLedger
     private let clock: any GatewayClock
     private let configuration: Configuration
-    private let lock = NSLock()
+    /// Serializes the books of one payment (its merchant reference): a query's status update and a capture's
+    /// amounts never overwrite each other, and an operation id is applied once. Payments on different stripes
+    /// proceed in parallel, so one payment's durable write does not hold up the others'.
+    private let locks = (0..<64).map { _ in NSLock() }
 
     public init(ledger: any SandboxAcquirerLedger, clock: any GatewayClock, configuration: Configuration = .init()) {
         self.ledger = ledger
         self.clock = clock
         self.configuration = configuration
+    }
+
+    private func lock(_ merchantReference: String) -> NSLock {
+        locks[Int(UInt(bitPattern: merchantReference.hashValue) % UInt(locks.count))]
     }
 
     private func wait(_ seconds: TimeInterval) {
@@ -165,7 +172,7 @@ public final class SandboxAcquirer: Processor, @unchecked Sendable {
             authCode: Self.authCode(), capturedAmount: 0, refundedAmount: 0, voided: false, createdAt: now,
             resolvesAt: pending ? now.addingTimeInterval(configuration.unknownResolutionDelay) : nil)
         do {
-            try lock.withLock { try ledger.insertAcquirerAuthorization(authorization) }
+            try lock(request.merchantReference).withLock { try ledger.insertAcquirerAuthorization(authorization) }
         } catch {
             return .unknown
         }
@@ -176,7 +183,7 @@ public final class SandboxAcquirer: Processor, @unchecked Sendable {
 
     public func query(merchantReference: String) -> ProcessorQueryResult {
         wait(configuration.latency)
-        return lock.withLock {
+        return lock(merchantReference).withLock {
             guard let all = try? ledger.acquirerAuthorizations(merchantReference: merchantReference),
                 var latest = all.last
             else { return .notFound }
@@ -239,7 +246,9 @@ public final class SandboxAcquirer: Processor, @unchecked Sendable {
         check: (inout SandboxAuthorization) -> String?
     ) -> ProcessorOperationOutcome {
         wait(configuration.latency)
-        return lock.withLock {
+        // The authorization's payment names the stripe (read again under the lock).
+        let stripe = (try? ledger.acquirerAuthorization(reference: reference))?.merchantReference ?? reference
+        return lock(stripe).withLock {
             do {
                 if let previous = try ledger.acquirerOperation(id: id) {
                     return previous.succeeded ? .succeeded : .declined(code: previous.declineCode ?? "declined")

@@ -37,8 +37,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// request head or body) may not take: when they would, the oldest idle one is closed, else the oldest slow
     /// one, so that new clients always find a slot. 0 for no reserve. Default 10.
     public var reservedConnectionPercent: Int = 10
-    /// Worker threads; handlers run synchronously on them. Default: twice the processor count, at least 4.
-    public var threadPoolSize: Int = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
+    /// Worker threads; handlers run synchronously on them, and a handler waiting for its durable commit holds
+    /// its thread, so the pool is sized for the writes that share one group commit rather than for the
+    /// cores. Default: 16 per processor, at least 32.
+    public var threadPoolSize: Int = max(32, 16 * ProcessInfo.processInfo.activeProcessorCount)
     /// Requests per second allowed per credential on average; 0 disables the rate limit. Default 50.
     public var rateLimitPerSecond: Double = 50
     /// Requests a credential may make at once before the rate applies. Default 100.

@@ -1,10 +1,18 @@
 /// A versioned, named schema change. Applied in order, each in its own transaction, recorded in
 /// `schema_migrations`. The SQL sticks to what PostgreSQL also accepts where it can (BIGINT, TEXT, explicit
 /// constraints); amounts are integer minor units and times Unix milliseconds (UTC).
-struct Migration {
+struct Migration: Sendable {
     var version: Int
     var name: String
     var sql: String
+    /// Row conversions SQL alone cannot express, run after `sql` in the same transaction.
+    var convert: (@Sendable (SQLiteConnection) throws -> Void)? = nil
+
+    /// Applies the schema change (inside the migration transaction).
+    func apply(_ connection: SQLiteConnection) throws {
+        try connection.execute(sql)
+        try convert?(connection)
+    }
 }
 
 enum Migrations {
@@ -215,5 +223,41 @@ enum Migrations {
                     WHERE name LIKE 'response:%';
                 DELETE FROM settings WHERE name LIKE 'response:%';
                 """),
+        // A prime's card information moves from a JSON text (decoded on every payment) into columns; rows
+        // written before are converted in place from their JSON.
+        Migration(
+            version: 4, name: "prime_card_columns",
+            sql: """
+                ALTER TABLE primes ADD COLUMN card_bin_code TEXT NOT NULL DEFAULT '';
+                ALTER TABLE primes ADD COLUMN card_last_four TEXT NOT NULL DEFAULT '';
+                ALTER TABLE primes ADD COLUMN card_type INTEGER NOT NULL DEFAULT -1;
+                ALTER TABLE primes ADD COLUMN card_funding INTEGER NOT NULL DEFAULT -1;
+                ALTER TABLE primes ADD COLUMN card_network TEXT;
+                ALTER TABLE primes ADD COLUMN card_issuer TEXT;
+                ALTER TABLE primes ADD COLUMN card_bank_id TEXT;
+                ALTER TABLE primes ADD COLUMN card_level TEXT;
+                ALTER TABLE primes ADD COLUMN card_country TEXT;
+                ALTER TABLE primes ADD COLUMN card_country_code TEXT;
+                UPDATE primes SET
+                    card_bin_code = COALESCE(json_extract(card_info, '$.binCode'), ''),
+                    card_last_four = COALESCE(json_extract(card_info, '$.lastFour'), ''),
+                    card_type = COALESCE(json_extract(card_info, '$.type'), -1),
+                    card_funding = COALESCE(json_extract(card_info, '$.funding'), -1),
+                    card_network = json_extract(card_info, '$.network'),
+                    card_issuer = json_extract(card_info, '$.issuer'),
+                    card_bank_id = json_extract(card_info, '$.bankID'),
+                    card_level = json_extract(card_info, '$.level'),
+                    card_country = json_extract(card_info, '$.country'),
+                    card_country_code = json_extract(card_info, '$.countryCode');
+                ALTER TABLE primes DROP COLUMN card_info;
+                """),
     ]
+}
+
+/// Runs a SQL script on a database file outside any store (upgrade tests build old-schema databases with it).
+package enum SQLiteScript {
+    /// Executes `sql` (several statements allowed) on the database at `path`, creating the file when needed.
+    package static func run(_ sql: String, databasePath path: String) throws {
+        try SQLiteConnection(path: path).execute(sql)
+    }
 }

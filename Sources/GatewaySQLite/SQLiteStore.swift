@@ -4,19 +4,28 @@ import Gateway
 
 /// The embedded default ``Store``: one SQLite file in WAL mode with foreign keys, `synchronous=FULL`
 /// (a committed payment survives power loss), a busy timeout for other processes, and versioned migrations.
-/// Writers are serialized (`BEGIN IMMEDIATE`); processor calls happen outside transactions.
+///
+/// Writes use group commit: concurrent ``write(_:)`` calls join one SQLite transaction (one `fdatasync` of
+/// the WAL), each body in its own `SAVEPOINT`, so a body that throws rolls back only its own changes. Every
+/// caller returns only after its batch's `COMMIT` is durable. Reads run on a small pool of reader connections
+/// (WAL snapshots of committed data) and never wait behind the writer. Processor calls happen outside
+/// transactions.
 public final class SQLiteStore: Store, @unchecked Sendable {
     /// The database file.
     public let path: String
-    /// The writer: every write transaction, serialized by `lock`.
+    /// The writer: only the batch leader of the moment uses it.
     let connection: SQLiteConnection
-    let lock = NSRecursiveLock()
-    /// The reader: read transactions run here (WAL lets them proceed while a write is in progress).
-    let reader: SQLiteConnection
-    let readLock = NSRecursiveLock()
-    /// Write transactions committed with at least one changed row (guarded by `lock`).
-    private var changingCommits = 0
+    /// Queues writes and elects the batch leader (see ``GroupCommit``).
+    private let batches: GroupCommit
+    /// Idle reader connections; read transactions take one (a new one when all are busy, up to a bound).
+    private var idleReaderConnections: [SQLiteConnection] = []
+    private let readersLock = NSLock()
+    /// Write transactions committed with at least one changed row, the batch commits (fsyncs) that held
+    /// them, and how many of the transactions were the sandbox acquirer's books (guarded by `countsLock`).
+    private var counts = (transactions: 0, batches: 0, acquirer: 0)
+    private let countsLock = NSLock()
     let cipher: EnvelopeCipher?
+    private let busyTimeoutMilliseconds: Int32
     let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .millisecondsSince1970
@@ -29,25 +38,39 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         return decoder
     }()
 
+    /// The most write bodies one batch (one SQLite transaction) holds.
+    public static let maximumBatch = 256
+    /// Reader connections kept open when idle (opening one parses the schema again and its statement cache
+    /// starts empty, so about as many as there are concurrent requests are kept).
+    static let idleReaders = 64
+
     /// Opens (creating and migrating when needed) the database at `path`. `cipher` opens the webhook secrets
     /// for ``dueWebhooks(now:limit:)``; without it due webhooks carry no secrets.
     public init(path: String, cipher: EnvelopeCipher?, busyTimeoutMilliseconds: Int32 = 5000) throws {
         self.path = path
         self.cipher = cipher
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         connection = try SQLiteConnection(path: path)
         sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds)
         _ = try connection.query("PRAGMA journal_mode=WAL") { $0.text(0) }
         try connection.execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
         try Self.migrate(connection)
-        reader = try SQLiteConnection(path: path)
+        batches = GroupCommit(connection: connection, maximumBatch: Self.maximumBatch)
+        let first = try openReader()
+        idleReaderConnections.append(first)
+    }
+
+    private func openReader() throws -> SQLiteConnection {
+        let reader = try SQLiteConnection(path: path)
         sqlite3_busy_timeout(reader.handle, busyTimeoutMilliseconds)
         try reader.execute("PRAGMA foreign_keys=ON; PRAGMA query_only=ON;")
+        return reader
     }
 
     /// The versions of the applied migrations.
     public func appliedMigrations() throws -> [Int] {
         try transaction("BEGIN") { tx in
-            try connection.query("SELECT version FROM schema_migrations ORDER BY version") { Int($0.int(0)) }
+            try tx.db.query("SELECT version FROM schema_migrations ORDER BY version") { Int($0.int(0)) }
         }
     }
 
@@ -61,7 +84,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 """)
             let applied = Set(try connection.query("SELECT version FROM schema_migrations") { Int($0.int(0)) })
             for migration in Migrations.all where !applied.contains(migration.version) {
-                try connection.execute(migration.sql)
+                try migration.apply(connection)
                 try connection.run(
                     "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                     [SQLValue(migration.version), .text(migration.name), SQLValue(Date())])
@@ -73,35 +96,67 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
-    /// Runs `body` in a transaction: `BEGIN IMMEDIATE` on the writer, or `BEGIN` on the reader.
+    /// Runs `body` in a transaction: with `BEGIN IMMEDIATE`, as one write of a group-committed batch; with
+    /// `BEGIN`, as a read transaction on a reader connection. `acquirer` marks the sandbox acquirer's writes
+    /// (counted apart: they stand for another system's books).
     @discardableResult
-    func transaction<T>(_ begin: String, _ body: (SQLiteTransaction) throws -> T) throws -> T {
-        let writing = begin != "BEGIN"
-        let connection = writing ? self.connection : reader
-        let lock = writing ? self.lock : readLock
-        lock.lock()
-        defer { lock.unlock() }
-        try connection.execute(begin)
-        let changesBefore = writing ? sqlite3_total_changes(connection.handle) : 0
+    func transaction<T>(_ begin: String, acquirer: Bool = false, _ body: (SQLiteTransaction) throws -> T) throws -> T {
+        begin == "BEGIN" ? try readTransaction(body) : try writeTransaction(acquirer: acquirer, body)
+    }
+
+    private func writeTransaction<T>(acquirer: Bool, _ body: (SQLiteTransaction) throws -> T) throws -> T {
+        let outcome = try batches.run { db in try body(SQLiteTransaction(store: self, db: db)) }
+        if outcome.changed || outcome.batchChanged {
+            countsLock.withLock {
+                if outcome.changed { counts.transactions += 1 }
+                if outcome.changed, acquirer { counts.acquirer += 1 }
+                if outcome.batchChanged { counts.batches += 1 }
+            }
+        }
+        return outcome.value
+    }
+
+    private func readTransaction<T>(_ body: (SQLiteTransaction) throws -> T) throws -> T {
+        let reader = try readersLock.withLock { idleReaderConnections.popLast() } ?? openReader()
+        defer {
+            readersLock.withLock {
+                if idleReaderConnections.count < Self.idleReaders { idleReaderConnections.append(reader) }
+            }
+        }
+        try reader.execute("BEGIN")
         do {
-            let result = try body(SQLiteTransaction(store: self, db: connection))
-            let changed = writing && sqlite3_total_changes(connection.handle) != changesBefore
-            try connection.execute("COMMIT")
-            if changed { changingCommits += 1 }
+            let result = try body(SQLiteTransaction(store: self, db: reader))
+            try reader.execute("COMMIT")
             return result
         } catch {
-            try? connection.execute("ROLLBACK")
+            try? reader.execute("ROLLBACK")
             throw error
         }
     }
 
-    /// How many write transactions committed a change since the store opened: each is one `fdatasync` of
-    /// the WAL under `synchronous=FULL` (a write transaction that changed nothing writes no WAL frame).
-    package var durableCommitCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return changingCommits
+    /// How many write transactions committed a change since the store opened. Each was durable
+    /// (`synchronous=FULL`) before its caller returned; with group commit several share one `fdatasync`
+    /// (``durableBatchCount``). A write transaction that changed nothing writes no WAL frame.
+    package var durableCommitCount: Int { countsLock.withLock { counts.transactions } }
+
+    /// How many batch commits wrote a change since the store opened: each is one `fdatasync` of the WAL
+    /// under `synchronous=FULL`, shared by the write transactions of its batch.
+    package var durableBatchCount: Int { countsLock.withLock { counts.batches } }
+
+    /// Runs right after each batch commit that changed rows, before its callers return (set it before the
+    /// store is shared; crash tests use it to stop the process between the commit and the answers).
+    package var afterBatchCommit: (@Sendable () -> Void)? {
+        get { batches.afterCommit }
+        set { batches.afterCommit = newValue }
     }
+
+    /// Writes waiting for the running batch to commit before they form the next one.
+    package var queuedWriteCount: Int { batches.queuedCount }
+
+    /// Since the store opened, read together: write transactions committed with a change (all of them, the
+    /// sandbox acquirer's included), batch commits (each one `fdatasync`), and the sandbox acquirer's
+    /// transactions among the first.
+    public var commitCounts: (transactions: Int, batches: Int, acquirer: Int) { countsLock.withLock { counts } }
 
     public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         try transaction("BEGIN IMMEDIATE") { try body($0) }
@@ -239,7 +294,7 @@ extension SQLiteStore {
     }
 
     public func insertAcquirerAuthorization(_ a: SandboxAuthorization) throws {
-        try transaction("BEGIN IMMEDIATE") { tx in
+        try transaction("BEGIN IMMEDIATE", acquirer: true) { tx in
             try tx.db.run(
                 "INSERT INTO sandbox_acquirer_authorizations (\(Self.authorizationColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
@@ -252,7 +307,7 @@ extension SQLiteStore {
     }
 
     public func updateAcquirerAuthorization(_ a: SandboxAuthorization) throws {
-        try transaction("BEGIN IMMEDIATE") { tx in try updateAuthorizationRow(a, in: tx) }
+        try transaction("BEGIN IMMEDIATE", acquirer: true) { tx in try updateAuthorizationRow(a, in: tx) }
     }
 
     private func updateAuthorizationRow(_ a: SandboxAuthorization, in tx: SQLiteTransaction) throws {
@@ -298,7 +353,7 @@ extension SQLiteStore {
     }
 
     public func applyAcquirerOperation(_ operation: SandboxOperation, authorization: SandboxAuthorization?) throws {
-        try transaction("BEGIN IMMEDIATE") { tx in
+        try transaction("BEGIN IMMEDIATE", acquirer: true) { tx in
             try tx.db.run(
                 """
                 INSERT INTO sandbox_acquirer_operations (id, reference, kind, amount, succeeded, decline_code, created_at)

@@ -152,33 +152,42 @@ struct SQLiteTransaction: StoreTransaction {
     // MARK: Primes
 
     func insertPrime(_ p: PrimeRecord) throws {
+        let card = p.cardInfo
         try db.run(
             """
-            INSERT INTO primes (hash, merchant_id, environment, amount, currency, deferred, card_info, card_data,
-                created_at, expires_at, claimed_at, payment_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO primes (hash, merchant_id, environment, amount, currency, deferred, card_data, created_at,
+                expires_at, claimed_at, payment_id, card_bin_code, card_last_four, card_type, card_funding,
+                card_network, card_issuer, card_bank_id, card_level, card_country, card_country_code)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(p.hash), .text(p.merchantID), .text(p.environment.rawValue), .integer(p.amount),
-                .text(p.currency),
-                SQLValue(p.isDeferred), .text(try store.json(p.cardInfo)), SQLValue(p.cardDataSealed),
-                SQLValue(p.createdAt), SQLValue(p.expiresAt), SQLValue(p.claimedAt), SQLValue(p.paymentID),
+                .text(p.currency), SQLValue(p.isDeferred), SQLValue(p.cardDataSealed), SQLValue(p.createdAt),
+                SQLValue(p.expiresAt), SQLValue(p.claimedAt), SQLValue(p.paymentID), .text(card.binCode),
+                .text(card.lastFour), SQLValue(card.type), SQLValue(card.funding), SQLValue(card.network),
+                SQLValue(card.issuer), SQLValue(card.bankID), SQLValue(card.level), SQLValue(card.country),
+                SQLValue(card.countryCode),
             ])
     }
 
     func prime(hash: String) throws -> PrimeRecord? {
         try db.query(
             """
-            SELECT hash, merchant_id, environment, amount, currency, deferred, card_info, card_data, created_at,
-                expires_at, claimed_at, payment_id FROM primes WHERE hash = ?
+            SELECT hash, merchant_id, environment, amount, currency, deferred, card_data, created_at, expires_at,
+                claimed_at, payment_id, card_bin_code, card_last_four, card_type, card_funding, card_network,
+                card_issuer, card_bank_id, card_level, card_country, card_country_code FROM primes WHERE hash = ?
             """, [.text(hash)]
         ) { row in
             PrimeRecord(
                 hash: row.text(0), merchantID: row.text(1),
                 environment: GatewayEnvironment(rawValue: row.text(2)) ?? .sandbox, amount: row.int(3),
-                currency: row.text(4), isDeferred: row.bool(5), cardInfo: try store.decode(CardInfo.self, row.text(6)),
-                cardDataSealed: row.blob(7), createdAt: row.date(8), expiresAt: row.date(9),
-                claimedAt: row.optionalDate(10), paymentID: row.optionalText(11))
+                currency: row.text(4), isDeferred: row.bool(5),
+                cardInfo: CardInfo(
+                    binCode: row.text(11), lastFour: row.text(12), type: Int(row.int(13)), funding: Int(row.int(14)),
+                    network: row.optionalText(15), issuer: row.optionalText(16), bankID: row.optionalText(17),
+                    level: row.optionalText(18), country: row.optionalText(19), countryCode: row.optionalText(20)),
+                cardDataSealed: row.blob(6), createdAt: row.date(7), expiresAt: row.date(8),
+                claimedAt: row.optionalDate(9), paymentID: row.optionalText(10))
         }.first
     }
 

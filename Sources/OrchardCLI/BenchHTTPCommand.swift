@@ -3,6 +3,7 @@ import ApplePaySandbox
 import Foundation
 import Gateway
 import GatewayCurl
+import GatewaySQLite
 import Synchronization
 
 /// `orchard bench http`: N concurrent clients each running tokenize + pay-by-prime in a loop against the live
@@ -10,7 +11,7 @@ import Synchronization
 /// from the token benchmark.
 enum BenchHTTPCommand {
     static let usage = """
-        usage: orchard bench http [--clients N] [--duration S | --payments N] [--warmup S]
+        usage: orchard bench http [--clients N | --sweep] [--duration S | --payments N] [--warmup S]
                                   [--url URL --database sqlite:PATH] [--master-key HEX]
                                   [--record FILE] [--check FILE] [--no-bound]
 
@@ -20,19 +21,32 @@ enum BenchHTTPCommand {
         so --duration is at most 200 s. A warm-up (--warmup, default 2 s) is not measured either.
 
         Without --url the benchmark starts `orchard serve` in-process on a free loopback port over a temporary
-        SQLite database (access log to a file there, rate limit lifted). With --url it loads that running
-        server; --database is its database (sandbox merchant keys, token minting); start that server with
-        a rate limit above the load (e.g. --rate-limit-per-second 100000 --rate-limit-burst 100000).
+        SQLite database (access log to a file there) and lifts two limits for it: the rate limit and the
+        per-IP connection limit (every client is 127.0.0.1). With --url it loads that running server;
+        --database is its database (sandbox merchant keys, token minting); start that server with a rate limit
+        above the load (e.g. --rate-limit-per-second 100000 --rate-limit-burst 100000) and
+        --per-ip-connection-limit 0.
 
           --clients N     concurrent clients, each on its own keep-alive connection (default 8)
-          --duration S    measure for S seconds (default 10)
+          --sweep         run 1, 8, 32 and 128 clients in turn against the same server
+          --duration S    measure for S seconds (default 10, per client count)
           --payments N    measure N payments instead
           --record FILE   write each acknowledged payment (200 answer) as "<payment id> <status>", one a line
           --check FILE    no load: read such a file and check over HTTP that every payment in it is there
                           with the status acknowledged (after a crash and restart); exit 0 only then
-          --no-bound      skip the crypto bound (orchard bench token)
+          --no-bound      skip the crypto bound (orchard bench token) and the storage bound
 
-        The last lines are machine-readable: payments_per_second=N, p50_ms=N, p99_ms=N (latency of the pair).
+        Besides throughput and latency it prints the storage bound (single-row synchronous=FULL commits per
+        second in the database's directory, measured in the same run), the durable commits per pair and the
+        fsyncs (batch commits) behind them (in-process server only), the ratios payments_per_second/target and
+        fsyncs_per_second/storage_bound, the load generator's own CPU share, and the process's peak RSS.
+        Targets: 8 clients 1,200 pairs/s; 32 clients 2,000 pairs/s (or payments_per_second /
+        bound_tokens_per_second >= 0.14 on another machine); 128 clients 90 % of the 32-client figure.
+
+        The last lines are machine-readable: payments_per_second=N, p50_ms=N, p99_ms=N (latency of the pair),
+        durable_commits_per_pair=N (the gateway's own, the sandbox acquirer's books apart) and
+        payments_per_fsync=N. With --sweep, clients_N_payments_per_second=, clients_N_p99_ms= … lines come first
+        and the last lines are the 32-client run's.
         Exit status: 0 every request answered as expected, 1 some failed (figures still printed), 2 bad usage.
         """
 
@@ -47,17 +61,26 @@ enum BenchHTTPCommand {
         var record: String?
         var check: String?
         var bound = true
+        var sweep = false
         var help = false
+
+        /// The client counts to run, in order.
+        var clientCounts: [Int] { sweep ? BenchHTTPCommand.sweepClients : [clients] }
     }
+
+    /// The client counts of `--sweep`.
+    static let sweepClients = [1, 8, 32, 128]
 
     static func parse(_ arguments: [String]) throws -> Options {
         let parsed = try Arguments(
             arguments,
             options: ["clients", "duration", "payments", "warmup", "url", "database", "master-key", "record", "check"],
-            flags: ["no-bound", "help"])
+            flags: ["no-bound", "sweep", "help"])
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument \(parsed.positionals[0])") }
         var options = Options()
         options.help = parsed.flag("help")
+        options.sweep = parsed.flag("sweep")
+        if options.sweep, parsed.value("clients") != nil { throw UsageError("give --clients or --sweep, not both") }
         if let text = parsed.value("clients") {
             guard let value = Int(text), (1...256).contains(value) else { throw UsageError("--clients is 1 to 256") }
             options.clients = value
@@ -130,6 +153,10 @@ enum BenchHTTPCommand {
         var runtime: GatewayRuntime
         var credentials: MerchantCredentials
         var stop: @Sendable () -> Void
+        /// The directory of the server's database (the storage bound is measured there).
+        var directory: String
+        /// The server's store when it runs in this process (its commit counts), nil for --url.
+        var store: SQLiteStore?
     }
 
     /// State shared by the client threads.
@@ -150,7 +177,8 @@ enum BenchHTTPCommand {
             }
             return Target(
                 baseURL: url, description: "the server at \(url), database \(path)", runtime: runtime,
-                credentials: try runtime.gateway.merchants.credentials(merchantID: merchant.id), stop: {})
+                credentials: try runtime.gateway.merchants.credentials(merchantID: merchant.id), stop: {},
+                directory: (path as NSString).deletingLastPathComponent, store: nil)
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "orchard-bench-\(UUID().uuidString.prefix(8))")
@@ -163,6 +191,7 @@ enum BenchHTTPCommand {
             arguments: [
                 "--database", "sqlite:\(database)", "--host", "127.0.0.1", "--port", "0",
                 "--rate-limit-per-second", "1000000", "--rate-limit-burst", "1000000",
+                "--per-ip-connection-limit", "0",
             ],
             environment: [:])
         let sink = CLIOutput(out: { log.write(Data($0.utf8)) }, err: { log.write(Data($0.utf8)) })
@@ -180,7 +209,7 @@ enum BenchHTTPCommand {
                 running.stop()
                 try? log.close()
                 try? FileManager.default.removeItem(at: directory)
-            })
+            }, directory: directory.path, store: running.runtime.store)
     }
 
     // MARK: Tokens
@@ -233,6 +262,12 @@ enum BenchHTTPCommand {
         var elapsed: Double = 0
         var ranOutOfTokens = false
         var stoppedClients = 0
+        /// CPU seconds the client threads used (the load generator's own share).
+        var clientCPU: Double = 0
+        /// CPU seconds the whole process used during the load (server and clients when in-process).
+        var processCPU: Double = 0
+        /// The highest resident set size seen during the load, bytes.
+        var peakRSS: Int = 0
 
         mutating func merge(_ other: Measurement) {
             pairs += other.pairs
@@ -241,6 +276,7 @@ enum BenchHTTPCommand {
             for (key, count) in other.errors { errors[key, default: 0] += count }
             acknowledged += other.acknowledged
             stoppedClients += other.stoppedClients
+            clientCPU += other.clientCPU
         }
 
         var errorCount: Int { errors.values.reduce(0, +) }
@@ -261,10 +297,13 @@ enum BenchHTTPCommand {
         let serverHeaders =
             APICaller.secretHeaders(target.credentials.secretKey) + [("Content-Type", "application/json")]
         let amount = benchAmount.decimalString
+        let cpuStart = ProcessUsage.cpuSeconds()
+        let sampler = RSSSampler()
         for _ in 0..<clients {
             group.enter()
             let thread = Thread {
                 defer { group.leave() }
+                let threadCPUStart = ProcessUsage.threadCPUSeconds()
                 var measured = Measurement()
                 let api = APICaller(baseURL: target.baseURL)
                 var consecutiveFailures = 0
@@ -316,14 +355,19 @@ enum BenchHTTPCommand {
                         failed("client \(error)")
                     }
                 }
+                measured.clientCPU = ProcessUsage.threadCPUSeconds() - threadCPUStart
                 shared.total.withLock { $0.merge(measured) }
             }
             thread.stackSize = 1 << 20
             thread.start()
         }
         group.wait()
+        let peakRSS = sampler.stop()
+        let processCPU = ProcessUsage.cpuSeconds() - cpuStart
         return shared.total.withLock { measured in
             var result = measured
+            result.peakRSS = peakRSS
+            result.processCPU = processCPU
             result.elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             if let seconds { result.elapsed = min(result.elapsed, seconds) }
             result.ranOutOfTokens = shared.next.load(ordering: .relaxed) >= tokens.count && seconds != nil
@@ -358,6 +402,30 @@ enum BenchHTTPCommand {
         return (bound, values["tokens_per_second"] ?? 0, text)
     }
 
+    /// One client count's figures, for the sweep summary and the machine-readable lines.
+    struct RunFigures {
+        var clients: Int
+        var paymentsPerSecond: Double
+        var p50: Double
+        var p99: Double
+        var errors: Int
+        var commitsPerPair: Double?
+        var acquirerCommitsPerPair: Double?
+        var paymentsPerFsync: Double?
+        var fsyncsPerSecond: Double?
+        var peakRSS: Int
+    }
+
+    /// The issue's throughput target for a client count (pairs/s), given the 32-client figure for 128.
+    static func targetRate(clients: Int, thirtyTwo: Double?) -> Double? {
+        switch clients {
+        case 8: return 1_200
+        case 32: return 2_000
+        case 128: return thirtyTwo.map { $0 * 0.9 }
+        default: return nil
+        }
+    }
+
     static func bench(_ options: Options, io: CLIOutput) throws -> Int32 {
         io.out("orchard bench http: tokenize + pay-by-prime pairs over HTTP, orchard serve on SQLite")
         #if DEBUG
@@ -373,22 +441,96 @@ enum BenchHTTPCommand {
         defer { target.stop() }
         let health = try APICaller(baseURL: target.baseURL).call(.get, "/healthz")
         guard health.status == 200 else { throw UsageError("GET \(target.baseURL)/healthz answered \(health.status)") }
+        var storageBound: Double?
+        if options.bound {
+            storageBound = try? StorageBound.singleRowCommitsPerSecond(directory: target.directory, seconds: 1)
+        }
         let runID = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let cores = ProcessInfo.processInfo.activeProcessorCount
         io.out("  server       \(target.description)")
-        io.out("  machine      \(cores) cores (server and clients share them)")
+        if options.url == nil {
+            io.out(
+                "  limits       lifted for this server: rate limit (1000000/s) and per-IP connection limit "
+                    + "(none; every client is 127.0.0.1)")
+        }
+        io.out("  machine      \(cores) cores (server and clients share them), load \(ProcessUsage.loadAverage())")
+        if let storageBound {
+            io.out(
+                "  storage      \(Int(storageBound)) single-row synchronous=FULL commits/s in \(target.directory) "
+                    + "(the storage bound, measured now)")
+        }
         io.out(
-            "  clients      \(options.clients) concurrent, each: POST /v1/tokens (app key) then POST /v1/payments "
+            "  clients      each: POST /v1/tokens (app key) then POST /v1/payments "
                 + "(secret key, capture now, Idempotency-Key), \(benchAmount)")
+        var runs: [RunFigures] = []
+        var recorded: [(id: String, status: String)] = []
+        for (index, clients) in options.clientCounts.enumerated() {
+            let figures = try benchRun(
+                clients: clients, options: options, target: target, runID: runID + "c\(index)", cores: cores,
+                storageBound: storageBound, thirtyTwo: runs.first { $0.clients == 32 }?.paymentsPerSecond,
+                recorded: &recorded, io: io)
+            runs.append(figures)
+        }
+        if let file = options.record {
+            let lines = recorded.map { "\($0.id) \($0.status)\n" }.joined()
+            try Data(lines.utf8).write(to: URL(fileURLWithPath: file))
+            io.out("  recorded     \(recorded.count) acknowledged payments (warm-up included) in \(file)")
+        }
+        if let bound {
+            for line in bound.text { io.out("  bound        \(line)") }
+            io.out(
+                "  bound        one core verifies+decrypts \(Int(bound.tokens)) tokens/s in the token benchmark; "
+                    + "the OpenSSL bound is \(Int(bound.bound)) tokens/s")
+        }
+        if options.sweep {
+            io.out("  sweep        clients  pairs/s   p50 ms   p99 ms  errors  commits/pair  pairs/fsync  peak RSS")
+            for run in runs {
+                io.out(
+                    "  sweep        "
+                        + [
+                            String(run.clients).leftPadded(7),
+                            String(format: "%.0f", run.paymentsPerSecond).leftPadded(8),
+                            ms(run.p50).leftPadded(8), ms(run.p99).leftPadded(8), String(run.errors).leftPadded(7),
+                            (run.commitsPerPair.map { String(format: "%.2f", $0) } ?? "n/a").leftPadded(13),
+                            (run.paymentsPerFsync.map { String(format: "%.2f", $0) } ?? "n/a").leftPadded(12),
+                            "\(run.peakRSS >> 20) MiB".leftPadded(9),
+                        ].joined(separator: " "))
+            }
+            for run in runs {
+                io.out("clients_\(run.clients)_payments_per_second=\(String(format: "%.1f", run.paymentsPerSecond))")
+                io.out("clients_\(run.clients)_p50_ms=\(ms(run.p50))")
+                io.out("clients_\(run.clients)_p99_ms=\(ms(run.p99))")
+                io.out("clients_\(run.clients)_errors=\(run.errors)")
+                io.out("clients_\(run.clients)_peak_rss_mib=\(run.peakRSS >> 20)")
+            }
+        }
+        let headline = runs.first { $0.clients == 32 && options.sweep } ?? runs[runs.count - 1]
+        if let bound {
+            io.out("bound_tokens_per_second=\(Int(bound.bound.rounded()))")
+            io.out("bound_ratio=\(String(format: "%.3f", headline.paymentsPerSecond / bound.bound))")
+        }
+        if let storageBound { io.out("storage_bound_commits_per_second=\(Int(storageBound.rounded()))") }
+        io.out("payments_per_second=\(String(format: "%.1f", headline.paymentsPerSecond))")
+        io.out("p50_ms=\(ms(headline.p50))")
+        io.out("p99_ms=\(ms(headline.p99))")
+        io.out("durable_commits_per_pair=\(headline.commitsPerPair.map { String(format: "%.2f", $0) } ?? "n/a")")
+        io.out("payments_per_fsync=\(headline.paymentsPerFsync.map { String(format: "%.2f", $0) } ?? "n/a")")
+        return runs.allSatisfy { $0.errors == 0 && $0.paymentsPerSecond > 0 } ? 0 : 1
+    }
 
+    /// Warms up, mints, loads and prints one client count's figures.
+    static func benchRun(
+        clients: Int, options: Options, target: Target, runID: String, cores: Int, storageBound: Double?,
+        thirtyTwo: Double?, recorded: inout [(id: String, status: String)], io: CLIOutput
+    ) throws -> RunFigures {
+        io.out("  -- \(clients) concurrent clients, each on its own keep-alive connection")
         var warmupRate = 0.0
-        var warmupAcknowledged: [(id: String, status: String)] = []
         if options.warmup > 0 {
-            let tokens = try mintTokens(options.clients * 40, runtime: target.runtime)
+            let tokens = try mintTokens(clients * 40, runtime: target.runtime)
             let warm = load(
-                tokens: tokens, clients: options.clients, seconds: options.warmup, target: target, runID: runID + "w")
+                tokens: tokens, clients: clients, seconds: options.warmup, target: target, runID: runID + "w")
             warmupRate = Double(warm.pairs.count) / max(warm.elapsed, 0.001)
-            warmupAcknowledged = warm.acknowledged
+            recorded += warm.acknowledged
             io.out(
                 "  warm-up      \(String(format: "%.1f", warm.elapsed)) s, \(warm.pairs.count) pairs "
                     + "(~\(Int(warmupRate)) pairs/s), \(warm.errorCount) errors, not measured")
@@ -399,23 +541,23 @@ enum BenchHTTPCommand {
         } else {
             let duration = options.duration ?? 10
             let rate = max(warmupRate, 50)
-            count = min(Int(rate * duration * 1.6) + options.clients * 8, 400_000)
+            count = min(Int(rate * duration * 1.6) + clients * 8, 400_000)
         }
         let mintStart = Date()
         let tokens = try mintTokens(count, runtime: target.runtime)
+        let tokenBytes = tokens.reduce(0) { $0 + $1.count }
         io.out(
             "  tokens       \(tokens.count) minted in \(String(format: "%.1f", Date().timeIntervalSince(mintStart))) s "
-                + "before the timed part (EC_v1, signed by the sandbox PKI)")
-
+                + "before the timed part (EC_v1, signed by the sandbox PKI), \(tokenBytes >> 20) MiB")
+        let countsBefore = target.store?.commitCounts
         let measured = load(
-            tokens: tokens, clients: options.clients, seconds: options.payments == nil ? options.duration : nil,
+            tokens: tokens, clients: clients, seconds: options.payments == nil ? options.duration : nil,
             target: target, runID: runID)
-        if let file = options.record {
-            let lines = (warmupAcknowledged + measured.acknowledged).map { "\($0.id) \($0.status)\n" }.joined()
-            try Data(lines.utf8).write(to: URL(fileURLWithPath: file))
-        }
+        let countsAfter = target.store?.commitCounts
+        recorded += measured.acknowledged
         let pairs = measured.pairs.sorted()
-        let paymentsPerSecond = Double(pairs.count) / max(measured.elapsed, 0.001)
+        let elapsed = max(measured.elapsed, 0.001)
+        let paymentsPerSecond = Double(pairs.count) / elapsed
         let p50 = percentile(pairs, 0.50)
         let p99 = percentile(pairs, 0.99)
         io.out(
@@ -428,11 +570,6 @@ enum BenchHTTPCommand {
         for (key, count) in measured.errors.sorted(by: { $0.value > $1.value }) {
             io.out("  error        \(count) x \(key)")
         }
-        if let file = options.record {
-            io.out(
-                "  recorded     \(warmupAcknowledged.count + measured.acknowledged.count) acknowledged payments "
-                    + "(warm-up included) in \(file)")
-        }
         io.out(
             "  pair         p50 \(ms(p50)) ms, p90 \(ms(percentile(pairs, 0.9))) ms, p99 \(ms(p99)) ms, "
                 + "max \(ms(pairs.last ?? 0)) ms")
@@ -440,18 +577,47 @@ enum BenchHTTPCommand {
         let pay = measured.pay.sorted()
         io.out("  tokenize     p50 \(ms(percentile(tokenize, 0.5))) ms, p99 \(ms(percentile(tokenize, 0.99))) ms")
         io.out("  pay          p50 \(ms(percentile(pay, 0.5))) ms, p99 \(ms(percentile(pay, 0.99))) ms")
-        if let bound {
-            for line in bound.text { io.out("  bound        \(line)") }
+        var figures = RunFigures(
+            clients: clients, paymentsPerSecond: paymentsPerSecond, p50: p50, p99: p99, errors: measured.errorCount,
+            peakRSS: measured.peakRSS)
+        if let before = countsBefore, let after = countsAfter, !pairs.isEmpty {
+            let all = Double(after.transactions - before.transactions)
+            let acquirer = Double(after.acquirer - before.acquirer)
+            let fsyncs = Double(after.batches - before.batches)
+            let n = Double(pairs.count)
+            figures.commitsPerPair = (all - acquirer) / n
+            figures.acquirerCommitsPerPair = acquirer / n
+            figures.paymentsPerFsync = fsyncs > 0 ? n / fsyncs : nil
+            figures.fsyncsPerSecond = fsyncs / elapsed
             io.out(
-                "  bound        one core verifies+decrypts \(Int(bound.tokens)) tokens/s in the token benchmark; "
-                    + "the OpenSSL bound is \(Int(bound.bound)) tokens/s")
-            io.out("bound_tokens_per_second=\(Int(bound.bound.rounded()))")
-            io.out("bound_ratio=\(String(format: "%.3f", paymentsPerSecond / bound.bound))")
+                "  commits      \(String(format: "%.2f", (all - acquirer) / n)) durable commits per pair by the gateway "
+                    + "+ \(String(format: "%.2f", acquirer / n)) by the sandbox acquirer's books, in "
+                    + "\(Int(fsyncs)) batch commits (fsyncs): \(String(format: "%.2f", n / max(fsyncs, 1))) pairs "
+                    + "and \(String(format: "%.1f", all / max(fsyncs, 1))) commits per fsync")
+            if let storageBound {
+                io.out(
+                    "  storage      \(Int(fsyncs / elapsed)) fsyncs/s; fsyncs_per_second/storage_bound = "
+                        + String(format: "%.2f", fsyncs / elapsed / storageBound))
+            }
+        } else {
+            io.out("  commits      n/a (the server is another process)")
         }
-        io.out("payments_per_second=\(String(format: "%.1f", paymentsPerSecond))")
-        io.out("p50_ms=\(ms(p50))")
-        io.out("p99_ms=\(ms(p99))")
-        return measured.errorCount == 0 && !pairs.isEmpty ? 0 : 1
+        if let goal = targetRate(clients: clients, thirtyTwo: thirtyTwo) {
+            io.out(
+                "  target       \(Int(goal)) pairs/s: payments_per_second/target = "
+                    + String(format: "%.2f", paymentsPerSecond / goal))
+        }
+        let share = measured.clientCPU / (elapsed * Double(cores))
+        let processShare = measured.processCPU / (elapsed * Double(cores))
+        io.out(
+            "  cpu          load generator \(String(format: "%.1f", measured.clientCPU)) CPU-s = "
+                + "\(String(format: "%.0f", share * 100)) % of \(cores) cores; the whole process "
+                + "\(String(format: "%.0f", processShare * 100)) % (server + load generator)")
+        io.out(
+            "  memory       peak RSS \(measured.peakRSS >> 20) MiB during the load (one process: server, load "
+                + "generator and its \(tokenBytes >> 20) MiB of pre-minted tokens)"
+                + (clients >= 128 ? "; target <= 256 MiB" : ""))
+        return figures
     }
 
     /// `--check FILE`: every acknowledged payment of a previous run is there, with the status acknowledged

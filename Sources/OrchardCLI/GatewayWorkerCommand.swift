@@ -4,6 +4,7 @@ import Foundation
 import Gateway
 import GatewaySQLite
 import OrchardCrypto
+import Synchronization
 
 /// `orchard gateway-worker`: an internal crash-consistency harness. It provisions the sandbox (PKI and
 /// merchant) on first run, then runs many payments through the whole product path — a token minted by the
@@ -12,6 +13,8 @@ import OrchardCrypto
 /// client would have seen acknowledged. Every step uses a deterministic idempotency key and every token a
 /// deterministic transactionId, so running it again after a SIGKILL resumes (or cleanly fails) the
 /// interrupted request and never charges twice. At the end it reconciles and prints `DONE`.
+/// `--kill-after-commits N` SIGKILLs the worker right after its Nth batch commit (after the setup): the
+/// commit is durable, its answer not printed.
 enum GatewayWorkerCommand {
     static let command = CLI.Command(
         name: "gateway-worker", summary: "internal: run many sandbox payments against a database (crash tests)"
@@ -25,13 +28,20 @@ enum GatewayWorkerCommand {
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
         let path: String
         let count: Int
+        var killAfterCommits: Int?
         do {
-            let parsed = try Arguments(arguments, options: ["database", "count"], flags: [])
+            let parsed = try Arguments(arguments, options: ["database", "count", "kill-after-commits"], flags: [])
             path = try GatewayDatabase.sqlitePath(try parsed.required("database"))
             guard let value = Int(parsed.value("count") ?? "50"), value > 0 else { throw UsageError("--count N") }
             count = value
+            if let text = parsed.value("kill-after-commits") {
+                guard let value = Int(text), value > 0 else { throw UsageError("--kill-after-commits N") }
+                killAfterCommits = value
+            }
         } catch {
-            io.err("orchard gateway-worker: \(error)\nusage: orchard gateway-worker --database sqlite:PATH [--count N]")
+            io.err(
+                "orchard gateway-worker: \(error)\nusage: orchard gateway-worker --database sqlite:PATH [--count N] "
+                    + "[--kill-after-commits N]")
             return 2
         }
         do {
@@ -59,6 +69,13 @@ enum GatewayWorkerCommand {
                 let pki = try SandboxPKIIssuer.storedPKI(store: store, cipher: cipher)
             else { throw GatewayError(.noProcessingKey, "the sandbox merchant has no processing key") }
             let minter = TokenMinter(pki: pki)
+            if let killAfterCommits {
+                // SIGKILL right after the Nth batch commit from here on: durable, not yet answered.
+                let commits = Atomic<Int>(0)
+                store.afterBatchCommit = {
+                    if commits.add(1, ordering: .relaxed).newValue == killAfterCommits { kill(getpid(), SIGKILL) }
+                }
+            }
             for index in 0..<count {
                 let amount = amounts[index % amounts.count]
                 do {

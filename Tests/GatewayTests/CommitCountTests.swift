@@ -17,13 +17,13 @@ struct CommitCountTests {
     }
 
     // Pay by prime commits: (1) the key's claim (with a key), the prime claimed, the payment created and
-    // marked as sent, the recovery point; (2) the acquirer's authorization (its own books); (3) the outcome
-    // with its event and the capture recorded as pending; (4) the acquirer's capture; (5) the capture's
-    // outcome with its event and the key's finished result. Tokenize with a key: the claim, then the prime
-    // with its result.
+    // marked as sent, the recovery point; (2) the acquirer's authorization (its own books); (3) the acquirer's
+    // capture, called at once after the approval; (4) the authorization and capture outcomes with their events
+    // and the key's finished result. The gateway's own commits are (1) and (4), one before the processor calls
+    // and one after. Tokenize: the prime, its replay check, card data and (with a key) the claim and result.
     @Test(
         "tokenize and pay by prime (capture now) make a fixed number of durable commits",
-        arguments: [Case(key: nil, tokenize: 1, pay: 5), Case(key: "order", tokenize: 2, pay: 5)])
+        arguments: [Case(key: nil, tokenize: 1, pay: 4), Case(key: "order", tokenize: 1, pay: 4)])
     func primeFlow(_ c: Case) throws {
         let h = try Harness()
         let start = h.store.durableCommitCount

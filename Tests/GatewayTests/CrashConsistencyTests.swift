@@ -42,10 +42,15 @@ struct CrashConsistencyTests {
     }
 
     /// Starts the worker and reads its output as it comes; kills it at `killPoint` (nil: lets it finish).
-    static func runWorker(_ binary: URL, database: String, count: Int, killPoint: KillPoint?) throws -> Run {
+    /// `killAfterCommits` makes the worker SIGKILL itself right after that many batch commits.
+    static func runWorker(
+        _ binary: URL, database: String, count: Int, killPoint: KillPoint?, killAfterCommits: Int? = nil
+    ) throws -> Run {
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["gateway-worker", "--database", "sqlite:\(database)", "--count", String(count)]
+        process.arguments =
+            ["gateway-worker", "--database", "sqlite:\(database)", "--count", String(count)]
+            + (killAfterCommits.map { ["--kill-after-commits", String($0)] } ?? [])
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
@@ -121,6 +126,61 @@ struct CrashConsistencyTests {
         }
         let orders = Set(payments.compactMap(\.orderNumber))
         #expect(orders.count == payments.count, "one order was paid by two payments")
+    }
+
+    @Test("killed between a batch commit and the answers: retries with the same keys replay the stored results")
+    func killAfterBatchCommit() throws {
+        let binary = try #require(Self.orchardBinary(), "build the orchard executable first (swift build)")
+        let count = 3
+        var replayedUnanswered = 0
+        // Every commit point of the first payments: tokenize, the claim, the acquirer's books, the outcome …
+        for point in 1...10 {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "orchard-commitkill-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let database = directory.appendingPathComponent("kill.db").path
+            let killed = try Self.runWorker(
+                binary, database: database, count: count, killPoint: nil, killAfterCommits: point)
+            #expect(!killed.finished, "the worker was not killed after commit \(point)")
+            // What the killed worker had committed but not answered: finished idempotency results.
+            let store = try SQLiteStore(path: database, cipher: nil)
+            let merchantID = try store.read { try $0.merchants(environment: .sandbox)[0].id }
+            let finishedBefore = try (0..<count).filter { index in
+                try store.read {
+                    try $0.idempotencyRecord(merchantID: merchantID, environment: .sandbox, key: "pay-\(index)")
+                }?.responseSealed != nil
+            }
+            let answeredBefore = Set(killed.acknowledged.keys)
+            let again = try Self.runWorker(binary, database: database, count: count, killPoint: nil)
+            #expect(again.finished, "commit point \(point): the retry run did not finish")
+            #expect(again.errors.isEmpty, "commit point \(point): \(again.errors)")
+            #expect(again.acknowledged.count == count)
+            let payments = try store.read { tx in
+                try tx.payments(
+                    merchantID: merchantID, environment: .sandbox, query: PaymentQuery(limit: 100), after: nil)
+            }
+            // Nothing doubled: one payment per order, each authorized once; the retry answered those payments.
+            #expect(payments.count == count, "commit point \(point): \(payments.count) payments for \(count) orders")
+            #expect(Set(payments.compactMap(\.orderNumber)).count == payments.count)
+            #expect(Set(payments.map(\.id)) == Set(again.acknowledged.keys))
+            let rows = try store.read { try $0.auditRows() }
+            #expect(
+                rows.allSatisfy { $0.processorAuthorizations <= 1 }, "commit point \(point): an authorization twice")
+            let report = try LedgerAudit.run(store: store)
+            #expect(report.findings.isEmpty, "commit point \(point): \(report.findings)")
+            // A result committed by the killed run and never answered is what its retry answers.
+            for index in finishedBefore {
+                let order = "h-\(index)"
+                let payment = try #require(payments.first { $0.orderNumber == order })
+                if !answeredBefore.contains(payment.id) {
+                    replayedUnanswered += 1
+                    #expect(again.acknowledged[payment.id] != nil, "commit point \(point): \(order) not replayed")
+                    if index == 0 { #expect(again.acknowledged[payment.id] == "captured") }
+                }
+            }
+        }
+        #expect(replayedUnanswered > 0, "no kill landed between a payment's final commit and its answer")
     }
 
     @Test("orchard audit exits 0 on a clean ledger and 1 on a broken one")

@@ -19,26 +19,33 @@ struct BenchHTTPCommandTests {
         func path(_ name: String) -> String { url.appendingPathComponent(name).path }
     }
 
-    @Test("in-process: a few payments, every one captured, the last three lines machine-readable")
+    @Test("in-process: a few payments, every one captured, the last five lines machine-readable")
     func inProcess() throws {
         let result = run(["--clients", "2", "--payments", "6", "--warmup", "0", "--no-bound"])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("6 payments captured, 0 errors"))
-        let lines = result.stdout.split(separator: "\n").suffix(3).map(String.init)
-        try #require(lines.count == 3)
+        #expect(result.stdout.contains("per-IP connection limit (none"))
+        #expect(result.stdout.contains("  cpu          load generator "))
+        #expect(result.stdout.contains("  memory       peak RSS "))
+        let lines = result.stdout.split(separator: "\n").suffix(5).map(String.init)
+        try #require(lines.count == 5)
         let patterns = [
             #"^payments_per_second=[0-9]+\.[0-9]$"#, #"^p50_ms=[0-9]+\.[0-9]{2}$"#, #"^p99_ms=[0-9]+\.[0-9]{2}$"#,
+            #"^durable_commits_per_pair=[0-9]+\.[0-9]{2}$"#, #"^payments_per_fsync=[0-9]+\.[0-9]{2}$"#,
         ]
         for (line, pattern) in zip(lines, patterns) {
             #expect(line.range(of: pattern, options: .regularExpression) != nil, "\(line)")
         }
+        // The gateway's own durable commits of a pair: tokenize 1, pay 2, the transport's stored answer 1.
+        let commits = Double(lines[3].dropFirst("durable_commits_per_pair=".count)) ?? 0
+        #expect(commits > 0 && commits <= 4)
     }
 
     @Test(
         "bad usage exits 2",
         arguments: [
             ["--duration", "5", "--payments", "3"], ["--clients", "0"], ["--duration", "500"], ["--payments", "x"],
-            ["--url", "http://127.0.0.1:1"], ["--check", "acknowledged.txt"], ["extra"],
+            ["--url", "http://127.0.0.1:1"], ["--check", "acknowledged.txt"], ["extra"], ["--sweep", "--clients", "3"],
         ])
     func usage(_ arguments: [String]) {
         let result = run(arguments)

@@ -1,0 +1,187 @@
+import CSQLite
+import Foundation
+
+/// Group commit on one SQLite writer connection. Callers queue their write bodies; one of them (the leader)
+/// takes the queue, opens one `BEGIN IMMEDIATE` transaction, runs each body in its own `SAVEPOINT` (a body
+/// that throws is rolled back to it, alone), commits once, and wakes every caller of the batch. While a batch
+/// commits, the next callers queue up and form the next batch, so one `fdatasync` serves them all.
+///
+/// A caller returns only after the `COMMIT` holding its body succeeded (durable under `synchronous=FULL`); a
+/// failed `COMMIT` fails every body of the batch (nothing of it was written). A write started from inside a
+/// body (same thread) runs inline in a nested savepoint.
+final class GroupCommit: @unchecked Sendable {
+    /// What a write did: its value, whether its savepoint changed rows, and whether it was the one to report
+    /// its batch's commit (so each batch is counted once).
+    struct Outcome<T> {
+        var value: T
+        var changed: Bool
+        var batchChanged: Bool
+    }
+
+    /// One queued write.
+    private final class Request {
+        /// The caller's body; dropped once run, before the caller is woken (it must not outlive the call).
+        var body: ((SQLiteConnection) throws -> Any)?
+        var result: Result<Any, any Error>?
+        var changed = false
+        var reportsBatch = false
+        /// Its batch committed (or failed): `result` is final.
+        var done = false
+        /// Wakes the caller when `done` is set, or to lead the next batch.
+        let wake = DispatchSemaphore(value: 0)
+        init(_ body: @escaping (SQLiteConnection) throws -> Any) { self.body = body }
+    }
+
+    private let connection: SQLiteConnection
+    private let maximumBatch: Int
+    private let lock = NSLock()
+    /// Writes waiting for a batch, oldest first (guarded by `lock`).
+    private var queue: [Request] = []
+    /// Whether a batch is running or handed to its next leader (guarded by `lock`).
+    private var leading = false
+    /// The thread running a batch now, if any (guarded by `lock`): writes from it are nested.
+    private var leader: pthread_t?
+
+    /// Called on the leader's thread right after a batch that changed rows committed, before any of its
+    /// callers is woken (crash tests kill the process there: committed, not yet answered).
+    var afterCommit: (@Sendable () -> Void)?
+
+    /// Writes queued and not yet taken into a batch.
+    var queuedCount: Int { lock.withLock { queue.count } }
+
+    init(connection: SQLiteConnection, maximumBatch: Int) {
+        self.connection = connection
+        self.maximumBatch = maximumBatch
+    }
+
+    /// Runs `body` as one write of a batch and returns once the batch is durable.
+    func run<T>(_ body: (SQLiteConnection) throws -> T) throws -> Outcome<T> {
+        try withoutActuallyEscaping(body) { body in
+            let request = Request { try body($0) }
+            lock.lock()
+            if let leader, pthread_equal(leader, pthread_self()) != 0 {
+                lock.unlock()
+                return try nested(request)
+            }
+            queue.append(request)
+            if leading {
+                lock.unlock()
+                // Woken once its batch is done, or to lead the next batch (it is first in the queue then).
+                request.wake.wait()
+                if !request.done { lead(from: request) }
+            } else {
+                leading = true
+                lock.unlock()
+                lead(from: request)
+            }
+            // The request is done: the closure is no longer referenced by the queue.
+            let value = try request.result!.get() as! T
+            return Outcome(value: value, changed: request.changed, batchChanged: request.reportsBatch)
+        }
+    }
+
+    /// Takes up to `maximumBatch` queued writes (`request`, first in the queue, among them), commits them as
+    /// one transaction, wakes their callers and hands leadership to the oldest write still queued.
+    private func lead(from request: Request) {
+        lock.lock()
+        leader = pthread_self()
+        let batch = Array(queue.prefix(maximumBatch))
+        queue.removeFirst(batch.count)
+        lock.unlock()
+        commit(batch)
+        lock.lock()
+        for member in batch {
+            member.body = nil
+            member.done = true
+        }
+        leader = nil
+        let next = queue.first
+        if next == nil { leading = false }
+        lock.unlock()
+        for member in batch where member !== request { member.wake.signal() }
+        next?.wake.signal()
+    }
+
+    private func commit(_ batch: [Request]) {
+        let db = connection
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+        } catch {
+            for request in batch { request.result = .failure(error) }
+            return
+        }
+        var anyChange = false
+        for request in batch {
+            if sqlite3_get_autocommit(db.handle) != 0 {
+                // An earlier statement ended the transaction (SQLite rolls back on some errors, e.g. a full
+                // disk): open a new one for the rest; the bodies before it already failed with that error.
+                do { try db.execute("BEGIN IMMEDIATE") } catch {
+                    request.result = .failure(error)
+                    continue
+                }
+            }
+            let before = sqlite3_total_changes64(db.handle)
+            do {
+                try db.execute("SAVEPOINT write")
+                request.result = .success(try request.body!(db))
+                try db.execute("RELEASE write")
+                request.changed = sqlite3_total_changes64(db.handle) != before
+                anyChange = anyChange || request.changed
+            } catch {
+                request.result = .failure(error)
+                if sqlite3_get_autocommit(db.handle) == 0 {
+                    try? db.execute("ROLLBACK TO write")
+                    try? db.execute("RELEASE write")
+                } else {
+                    // The whole transaction is gone: so are the earlier bodies' changes.
+                    failEarlier(batch, before: request, with: error)
+                    anyChange = false
+                }
+            }
+        }
+        guard sqlite3_get_autocommit(db.handle) == 0 else { return }
+        do {
+            try db.execute("COMMIT")
+        } catch {
+            try? db.execute("ROLLBACK")
+            for request in batch {
+                if case .success = request.result { request.result = .failure(error) }
+                request.changed = false
+            }
+            return
+        }
+        if anyChange, let first = batch.first(where: { $0.changed }) {
+            first.reportsBatch = true
+            afterCommit?()
+        }
+    }
+
+    /// Fails the successful bodies queued before `request` (their transaction was rolled back).
+    private func failEarlier(_ batch: [Request], before request: Request, with error: any Error) {
+        for earlier in batch {
+            if earlier === request { break }
+            if case .success = earlier.result {
+                earlier.result = .failure(error)
+                earlier.changed = false
+            }
+        }
+    }
+
+    /// A write started inside a body of the running batch: a nested savepoint of the same transaction.
+    private func nested<T>(_ request: Request) throws -> Outcome<T> {
+        let db = connection
+        defer { request.body = nil }
+        try db.execute("SAVEPOINT nested")
+        do {
+            let value = try request.body!(db) as! T
+            try db.execute("RELEASE nested")
+            return Outcome(value: value, changed: false, batchChanged: false)
+        } catch {
+            if sqlite3_get_autocommit(db.handle) == 0 {
+                try? db.execute("ROLLBACK TO nested")
+                try? db.execute("RELEASE nested")
+            }
+            throw error
+        }
+    }
+}

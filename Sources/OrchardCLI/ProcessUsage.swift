@@ -1,0 +1,70 @@
+import Foundation
+import Synchronization
+
+/// CPU time, memory and load of this process, as the benchmarks report them (Linux `/proc`).
+enum ProcessUsage {
+    /// CPU seconds (user + system) the process used so far.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// CPU seconds the calling thread used so far.
+    static func threadCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// The resident set size now, bytes (`VmRSS` of `/proc/self/status`), 0 when unknown.
+    static func residentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let digits = line.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: " ").first
+            return (digits.flatMap { Int($0) } ?? 0) * 1024
+        }
+        return 0
+    }
+
+    /// The 1, 5 and 15 minute load averages (`/proc/loadavg`), or "unknown".
+    static func loadAverage() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "unknown" }
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
+    private static func seconds(_ value: timeval) -> Double { Double(value.tv_sec) + Double(value.tv_usec) / 1e6 }
+}
+
+/// Samples the resident set size every 50 ms on a thread of its own until stopped; keeps the highest.
+final class RSSSampler: Sendable {
+    private let peak = Atomic<Int>(0)
+    private let running = Atomic<Bool>(true)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init() {
+        peak.store(ProcessUsage.residentBytes(), ordering: .relaxed)
+        Thread { [self] in
+            while running.load(ordering: .relaxed) {
+                let now = ProcessUsage.residentBytes()
+                if now > peak.load(ordering: .relaxed) { peak.store(now, ordering: .relaxed) }
+                usleep(50_000)
+            }
+            finished.signal()
+        }.start()
+    }
+
+    /// Stops sampling and returns the highest resident set size seen, bytes.
+    func stop() -> Int {
+        running.store(false, ordering: .relaxed)
+        finished.wait()
+        return max(peak.load(ordering: .relaxed), ProcessUsage.residentBytes())
+    }
+}
+
+extension String {
+    /// The string right-aligned in `width` columns.
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

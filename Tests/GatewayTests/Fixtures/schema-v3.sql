@@ -1,0 +1,207 @@
+-- The gateway's SQLite schema at version 3 (migrations 1 to 3 as they shipped), kept as a fixture: the
+-- upgrade tests build an old database from it, add rows as that version wrote them, and open it with the
+-- current code.
+
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL);
+
+-- 1 initial_gateway_schema
+CREATE TABLE settings (
+    name TEXT PRIMARY KEY,
+    value BLOB NOT NULL
+);
+CREATE TABLE merchants (
+    id TEXT PRIMARY KEY,
+    environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+    app_id TEXT NOT NULL UNIQUE,
+    secret_key_id TEXT NOT NULL UNIQUE,
+    webhook_url TEXT,
+    created_at BIGINT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TABLE processing_keys (
+    id TEXT PRIMARY KEY,
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    active INTEGER NOT NULL,
+    private_key BLOB NOT NULL,
+    certificate_pem TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX processing_keys_merchant ON processing_keys (merchant_id, created_at);
+CREATE TABLE bin_entries (
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    prefix TEXT NOT NULL,
+    issuer TEXT, bank_id TEXT, level TEXT, country TEXT, country_code TEXT, funding INTEGER,
+    PRIMARY KEY (merchant_id, prefix)
+);
+CREATE TABLE cobrand_ranges (
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    low BIGINT NOT NULL,
+    high BIGINT NOT NULL,
+    code TEXT NOT NULL
+);
+CREATE INDEX cobrand_ranges_merchant ON cobrand_ranges (merchant_id, low);
+CREATE TABLE seen_transactions (
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    environment TEXT NOT NULL,
+    transaction_id TEXT NOT NULL,
+    seen_at BIGINT NOT NULL,
+    PRIMARY KEY (merchant_id, environment, transaction_id)
+);
+CREATE TABLE primes (
+    hash TEXT PRIMARY KEY,
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    environment TEXT NOT NULL,
+    amount BIGINT NOT NULL,
+    currency TEXT NOT NULL,
+    deferred INTEGER NOT NULL,
+    card_info TEXT NOT NULL,
+    card_data BLOB,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    claimed_at BIGINT,
+    payment_id TEXT
+);
+CREATE INDEX primes_expiry ON primes (expires_at) WHERE card_data IS NOT NULL;
+CREATE TABLE order_sessions (
+    id TEXT PRIMARY KEY,
+    order_token TEXT NOT NULL UNIQUE,
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    environment TEXT NOT NULL,
+    out_trade_no TEXT NOT NULL,
+    status TEXT NOT NULL,
+    payment_id TEXT,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    body TEXT NOT NULL,
+    UNIQUE (merchant_id, environment, out_trade_no)
+);
+CREATE TABLE payments (
+    id TEXT PRIMARY KEY,
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    environment TEXT NOT NULL,
+    status TEXT NOT NULL,
+    amount BIGINT NOT NULL CHECK (amount > 0),
+    currency TEXT NOT NULL,
+    captured_amount BIGINT NOT NULL,
+    refunded_amount BIGINT NOT NULL CHECK (refunded_amount <= captured_amount),
+    order_number TEXT,
+    out_trade_no TEXT,
+    session_id TEXT REFERENCES order_sessions (id),
+    pending_operation INTEGER NOT NULL,
+    capture_at BIGINT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX payments_listing ON payments (merchant_id, environment, created_at, id);
+CREATE INDEX payments_status ON payments (status, updated_at);
+CREATE INDEX payments_capture ON payments (capture_at) WHERE capture_at IS NOT NULL;
+CREATE TABLE payment_card_data (
+    payment_id TEXT PRIMARY KEY REFERENCES payments (id),
+    sealed BLOB NOT NULL
+);
+CREATE TABLE payment_transitions (
+    seq INTEGER PRIMARY KEY,
+    payment_id TEXT NOT NULL REFERENCES payments (id),
+    from_status TEXT,
+    to_status TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    cause TEXT NOT NULL
+);
+CREATE INDEX payment_transitions_payment ON payment_transitions (payment_id, seq);
+CREATE TABLE refunds (
+    id TEXT PRIMARY KEY,
+    payment_id TEXT NOT NULL REFERENCES payments (id),
+    amount BIGINT NOT NULL CHECK (amount > 0),
+    currency TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,
+    decline_code TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX refunds_payment ON refunds (payment_id, created_at);
+CREATE INDEX refunds_pending ON refunds (status) WHERE status = 'pending';
+CREATE TABLE webhook_events (
+    id TEXT PRIMARY KEY,
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    object_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    created_at BIGINT NOT NULL,
+    delivery_url TEXT,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    next_attempt_at BIGINT
+);
+CREATE INDEX webhook_events_due ON webhook_events (state, next_attempt_at);
+CREATE INDEX webhook_events_merchant ON webhook_events (merchant_id, created_at);
+CREATE INDEX webhook_events_object ON webhook_events (object_id);
+CREATE TABLE webhook_attempts (
+    seq INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL REFERENCES webhook_events (id),
+    attempted_at BIGINT NOT NULL,
+    http_status INTEGER,
+    error TEXT,
+    state TEXT NOT NULL
+);
+CREATE INDEX webhook_attempts_event ON webhook_attempts (event_id, seq);
+CREATE TABLE idempotency_keys (
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    environment TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    recovery_point TEXT NOT NULL,
+    locked_at BIGINT,
+    response BLOB,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (merchant_id, environment, idempotency_key)
+);
+CREATE TABLE sandbox_acquirer_authorizations (
+    reference TEXT PRIMARY KEY,
+    merchant_reference TEXT NOT NULL,
+    merchant_id TEXT NOT NULL,
+    amount BIGINT NOT NULL,
+    currency TEXT NOT NULL,
+    last_four TEXT NOT NULL,
+    status TEXT NOT NULL,
+    decline_code TEXT,
+    auth_code TEXT NOT NULL,
+    captured_amount BIGINT NOT NULL,
+    refunded_amount BIGINT NOT NULL,
+    voided INTEGER NOT NULL,
+    created_at BIGINT NOT NULL,
+    resolves_at BIGINT
+);
+CREATE INDEX sandbox_acquirer_by_merchant_reference
+    ON sandbox_acquirer_authorizations (merchant_reference, created_at);
+CREATE TABLE sandbox_acquirer_operations (
+    id TEXT PRIMARY KEY,
+    reference TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    amount BIGINT NOT NULL,
+    succeeded INTEGER NOT NULL,
+    decline_code TEXT,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX sandbox_acquirer_operations_reference ON sandbox_acquirer_operations (reference);
+INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, 'initial_gateway_schema', 1800000000000);
+
+-- 2 webhook_endpoint_enabled
+ALTER TABLE merchants ADD COLUMN webhook_enabled INTEGER NOT NULL DEFAULT 1;
+INSERT INTO schema_migrations (version, name, applied_at) VALUES (2, 'webhook_endpoint_enabled', 1800000000000);
+
+-- 3 stored_responses
+CREATE TABLE stored_responses (
+    name TEXT PRIMARY KEY,
+    created_at BIGINT NOT NULL,
+    value BLOB NOT NULL
+);
+CREATE INDEX stored_responses_created ON stored_responses (created_at);
+INSERT INTO stored_responses (name, created_at, value)
+    SELECT name, CAST(strftime('%s', 'now') AS INTEGER) * 1000, value FROM settings
+    WHERE name LIKE 'response:%';
+DELETE FROM settings WHERE name LIKE 'response:%';
+INSERT INTO schema_migrations (version, name, applied_at) VALUES (3, 'stored_responses', 1800000000000);
