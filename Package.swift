@@ -52,7 +52,9 @@ let package = Package(
             name: "GatewayHTTP",
             dependencies: [
                 "Gateway", "CMicroHTTPD", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
-            ]),
+            ],
+            // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
+            resources: [.copy("Web")]),
         .target(
             name: "OrchardCLI",
             dependencies: [

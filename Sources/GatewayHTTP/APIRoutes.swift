@@ -44,6 +44,7 @@ extension GatewayAPI {
         router.put(
             "/v1/bin-table", scope: .server, accepts: ["text/csv"], summary: "putBinTable",
             handler: endpoint(putBinTable))
+        mountWebRoutes(&router)
         mountSandboxRoutes(&router)
         // Operations.
         router.get("/healthz", summary: "healthz", handler: health)
