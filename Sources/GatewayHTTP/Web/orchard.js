@@ -746,7 +746,7 @@
         });
       }
       return settle(callback, work.then(function (result) {
-        result.browserSupportPaymentRequest = !!state.path;
+        result.browserSupportPaymentRequest = !!state.path || paymentRequestApi.checkAvailability();
         result.canMakePaymentWithActiveCard = !!state.path && state.canPay;
         if (!result.errors) result.errors = [];
         if (result.status === 0 && !state.path) {
