@@ -1,7 +1,7 @@
 # Orchard's two everyday commands:
 #   make run    the main job: orchard serve in the background, then orchard demo against it (scripts/run.sh)
 #   make stop   stops the server make run left running
-#   make test   every test
+#   make test   every test (scripts/test.sh: Swift tests, PostgreSQL, browser and API-fuzz stages)
 # Both install the Debian packages they need when missing.
 
 SWIFT ?= swift
@@ -24,9 +24,8 @@ run: build
 stop:
 	@./scripts/run.sh stop
 
-test: deps
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+test:
+	@SWIFT=$(SWIFT) ./scripts/test.sh
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests

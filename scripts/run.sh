@@ -86,10 +86,12 @@ if ! healthy; then
     exit 1
 fi
 echo "Ready: GET $url/healthz answers 200"
-# On the database's first run the server prints the sandbox merchant's keys once; pass them on.
+# On the database's first run the server provisions the sandbox merchant. Its log has the keys masked; show
+# them once here, on the terminal (`orchard merchant show` shows them again).
 if grep -q "Sandbox merchant created" "$log"; then
     echo
-    grep -A5 "Sandbox merchant created" "$log"
+    echo "Sandbox merchant created. Its keys (again with: $bin merchant show --database sqlite:$database):"
+    "$bin" merchant show --database "sqlite:$database" | sed -e '/^processing_certificate_pem/,$d' -e 's/^/  /'
 fi
 echo
 

@@ -82,6 +82,26 @@ package final class IdempotencyScope {
     }
 }
 
+/// Tells a transport whether an idempotent operation answered from its stored result rather than running, so
+/// that every answer which is not the original execution can say so (`Idempotent-Replayed: true`), also when
+/// the transport's own stored answer was not written yet.
+public enum IdempotentReplay {
+    /// Collects the replays of one observed call.
+    final class Observer: @unchecked Sendable {  // set and read on the observing thread only
+        var replayed = false
+    }
+
+    @TaskLocal static var observer: Observer?
+
+    /// Runs `body` and reports whether an idempotent operation inside it replayed a stored result (a value or
+    /// a final error).
+    public static func observe<T>(_ body: () throws -> T) -> (result: Result<T, any Error>, replayed: Bool) {
+        let observer = Observer()
+        let result = $observer.withValue(observer) { Result { try body() } }
+        return (result, observer.replayed)
+    }
+}
+
 /// How a request holds its idempotency key.
 private enum IdempotencyClaim {
     case fresh
@@ -168,6 +188,7 @@ extension GatewayService {
         let scope: IdempotencyScope
         switch claim {
         case .replay(let sealed):
+            IdempotentReplay.observer?.replayed = true
             let bytes = try cipher.open(sealed, context: context)
             let stored = try gatewayThrowing {
                 try JSONDecoder().decode(StoredResult<T>.self, from: Data(bytes.copyBytes()))

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Masks a credential for descriptions: its prefix up to the last `_` and its last four characters.
-func maskedCredential(_ value: String) -> String {
+package func maskedCredential(_ value: String) -> String {
     let prefix = value.lastIndex(of: "_").map { String(value[...$0]) } ?? ""
     return prefix + "…" + String(value.suffix(4))
 }

@@ -60,21 +60,6 @@ public final class GatewayAPI: Sendable {
         method == .put && path == "/v1/bin-table" ? binTableMaxBytes : nil
     }
 
-    /// The spec's limits on top of a server configuration: JSON depth 16 and strings of 16 KiB unless they
-    /// were configured explicitly.
-    public static func defaults(
-        _ configuration: ServerConfiguration, settings: ResolvedSettings? = nil
-    )
-        -> ServerConfiguration
-    {
-        var configuration = configuration
-        if settings?.source("max-json-depth") ?? .defaultValue == .defaultValue { configuration.maxJSONDepth = 16 }
-        if settings?.source("max-string-length") ?? .defaultValue == .defaultValue {
-            configuration.maxStringLength = 16_384
-        }
-        return configuration
-    }
-
     // MARK: Application
 
     /// The application: the router behind access log, metrics, CORS, authentication, origin check, rate limit,
@@ -168,9 +153,12 @@ public final class GatewayAPI: Sendable {
         var parsedBody: Any?
     }
 
-    /// The body as JSON (any top-level value), or nil when it is empty or not JSON.
-    static func parse(_ body: Data) -> Any? {
-        body.isEmpty ? nil : try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
+    /// The body as JSON (any top-level value), or nil when it is empty or not JSON: the one parse that
+    /// ``JSONLimitsMiddleware`` made, or (for a request that did not pass through it) a strict parse now.
+    static func parse(_ request: HTTPRequest, context: RequestContext) -> Any? {
+        if let parsed = context[ParsedJSONBodyKey.self] { return parsed.value }
+        guard !request.body.isEmpty else { return nil }
+        return try? JSONLimits().parse(request.body).value
     }
 
     /// Wraps an endpoint: merchant from the principal, `Idempotency-Key` validation, replay of a stored answer
@@ -181,7 +169,7 @@ public final class GatewayAPI: Sendable {
     ) -> HTTPHandler {
         { [gateway] request, context in
             guard let merchant = context.principal?.value(as: Merchant.self) else { throw HTTPAPIError.internalError() }
-            let parsedBody = Self.parse(request.body)
+            let parsedBody = Self.parse(request, context: context)
             var key: String?
             var storeKey: String?
             if idempotent {
@@ -212,11 +200,14 @@ public final class GatewayAPI: Sendable {
             }
             var response: HTTPResponse
             var storable: Bool
-            do {
-                response = try body(
+            let (result, replayed) = IdempotentReplay.observe {
+                try body(
                     Call(
                         request: request, context: context, merchant: merchant, idempotencyKey: key,
                         parsedBody: parsedBody))
+            }
+            do {
+                response = try result.get()
                 storable = response.status == .ok
             } catch {
                 let apiError = GatewayAPIError.from(error)
@@ -227,6 +218,8 @@ public final class GatewayAPI: Sendable {
                     [402, 404, 409, 422].contains(apiError.base.status.rawValue)
                     && !["idempotency_in_flight", "idempotency_conflict"].contains(code)
             }
+            // The domain answered from its own stored result: a replay, even before the answer below is stored.
+            if replayed { response.headers["Idempotent-Replayed"] = "true" }
             if let storeKey, storable {
                 try? gateway.storeResponse(
                     StoredResponse(

@@ -1,39 +1,61 @@
 import Foundation
 import OrchardCrypto
 
-/// Bounds on a JSON body, checked by a validating scan before any decoding.
+/// Bounds on a JSON body, enforced by the one strict parse every JSON request body gets.
 public struct JSONLimits: Sendable, Equatable {
     /// The deepest nesting of objects and arrays allowed (a top-level object is depth 1).
     public var maxDepth: Int
     /// The longest string (or object key, or number) allowed, in UTF-8 bytes after unescaping.
     public var maxStringLength: Int
 
-    /// Limits; the defaults are depth 32 and 8 KiB strings.
-    public init(maxDepth: Int = 32, maxStringLength: Int = 8_192) {
+    /// Limits; the defaults are those `orchard serve` enforces: depth 16 and 16 KiB strings.
+    public init(maxDepth: Int = 16, maxStringLength: Int = 16_384) {
         self.maxDepth = maxDepth
         self.maxStringLength = maxStringLength
     }
 
     /// Checks that `body` is one well-formed JSON value within the limits.
     ///
-    /// - Throws: ``HTTPAPIError`` `invalid_json`, `json_too_deep` or `string_too_long` (400), naming the byte
-    ///   offset but never quoting the body.
+    /// - Throws: as ``parse(_:)``.
     public func validate(_ body: Data) throws(HTTPAPIError) {
-        let result: HTTPAPIError? = body.withUnsafeBytes { raw -> HTTPAPIError? in
-            var scanner = JSONScanner(bytes: raw.bindMemory(to: UInt8.self), limits: self)
-            do {
-                try scanner.scanDocument()
-                return nil
+        _ = try parse(body)
+    }
+
+    /// Parses `body` as one JSON value (RFC 8259), strictly and within the limits: duplicate object keys are
+    /// refused, `true`/`false` are the only booleans, and a number must fit a 64-bit integer or a finite double.
+    ///
+    /// Values come back as `[String: Any]`, `[Any]`, `String`, `Int64` (integers), `Double` (other numbers),
+    /// `Bool` and `NSNull`.
+    ///
+    /// - Throws: ``HTTPAPIError`` `invalid_json`, `json_too_deep` or `string_too_long` (400), naming the byte
+    ///   offset but never quoting a value of the body.
+    public func parse(_ body: Data) throws(HTTPAPIError) -> JSONBody {
+        let result: Result<Any, HTTPAPIError> = body.withUnsafeBytes { raw in
+            var parser = JSONBodyParser(bytes: raw.bindMemory(to: UInt8.self), limits: self)
+            do throws(HTTPAPIError) {
+                return .success(try parser.parseDocument())
             } catch {
-                return error as? HTTPAPIError ?? .invalidJSON("the request body is not valid JSON")
+                return .failure(error)
             }
         }
-        if let result { throw result }
+        return JSONBody(value: try result.get())
     }
 }
 
-/// A recursive-descent JSON syntax checker (RFC 8259) that stops at the first violation or exceeded limit.
-private struct JSONScanner {
+/// A request body parsed by ``JSONLimits/parse(_:)``, kept in the ``RequestContext`` so that a request is
+/// parsed once (``ParsedJSONBodyKey``).
+public struct JSONBody: @unchecked Sendable {  // an immutable tree of value types and NSNull, read on one thread
+    /// The parsed value (see ``JSONLimits/parse(_:)`` for the types).
+    public let value: Any
+}
+
+/// The key under which ``JSONLimitsMiddleware`` keeps the parsed body.
+public enum ParsedJSONBodyKey: RequestContextKey {
+    public typealias Value = JSONBody
+}
+
+/// A strict recursive-descent JSON parser (RFC 8259) that stops at the first violation or exceeded limit.
+private struct JSONBodyParser {
     let bytes: UnsafeBufferPointer<UInt8>
     let limits: JSONLimits
     var index = 0
@@ -43,11 +65,12 @@ private struct JSONScanner {
         self.limits = limits
     }
 
-    mutating func scanDocument() throws(HTTPAPIError) {
+    mutating func parseDocument() throws(HTTPAPIError) -> Any {
         skipWhitespace()
-        try scanValue(depth: 0)
+        let value = try parseValue(depth: 0)
         skipWhitespace()
         guard index == bytes.count else { throw invalid("unexpected data after the JSON value") }
+        return value
     }
 
     private func invalid(_ what: String) -> HTTPAPIError {
@@ -60,16 +83,22 @@ private struct JSONScanner {
         while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
     }
 
-    private mutating func scanValue(depth: Int) throws(HTTPAPIError) {
+    private mutating func parseValue(depth: Int) throws(HTTPAPIError) -> Any {
         guard let byte = current else { throw invalid("unexpected end of input") }
         switch byte {
-        case UInt8(ascii: "{"): try scanObject(depth: depth + 1)
-        case UInt8(ascii: "["): try scanArray(depth: depth + 1)
-        case UInt8(ascii: "\""): try scanString()
-        case UInt8(ascii: "t"): try scanLiteral("true")
-        case UInt8(ascii: "f"): try scanLiteral("false")
-        case UInt8(ascii: "n"): try scanLiteral("null")
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try scanNumber()
+        case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+        case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+        case UInt8(ascii: "\""): return try parseString()
+        case UInt8(ascii: "t"):
+            try parseLiteral("true")
+            return true
+        case UInt8(ascii: "f"):
+            try parseLiteral("false")
+            return false
+        case UInt8(ascii: "n"):
+            try parseLiteral("null")
+            return NSNull()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw invalid("unexpected character")
         }
     }
@@ -82,22 +111,28 @@ private struct JSONScanner {
         }
     }
 
-    private mutating func scanObject(depth: Int) throws(HTTPAPIError) {
+    private mutating func parseObject(depth: Int) throws(HTTPAPIError) -> [String: Any] {
         try checkDepth(depth)
         index += 1
         skipWhitespace()
+        var object: [String: Any] = [:]
         if current == UInt8(ascii: "}") {
             index += 1
-            return
+            return object
         }
         while true {
             guard current == UInt8(ascii: "\"") else { throw invalid("expected a string key") }
-            try scanString()
+            let keyStart = index
+            let key = try parseString()
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { throw invalid("expected ':'") }
             index += 1
             skipWhitespace()
-            try scanValue(depth: depth)
+            let value = try parseValue(depth: depth)
+            guard object.updateValue(value, forKey: key) == nil else {
+                index = keyStart
+                throw invalid("a duplicate key")
+            }
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","):
@@ -105,22 +140,23 @@ private struct JSONScanner {
                 skipWhitespace()
             case UInt8(ascii: "}"):
                 index += 1
-                return
+                return object
             default: throw invalid("expected ',' or '}'")
             }
         }
     }
 
-    private mutating func scanArray(depth: Int) throws(HTTPAPIError) {
+    private mutating func parseArray(depth: Int) throws(HTTPAPIError) -> [Any] {
         try checkDepth(depth)
         index += 1
         skipWhitespace()
+        var array: [Any] = []
         if current == UInt8(ascii: "]") {
             index += 1
-            return
+            return array
         }
         while true {
-            try scanValue(depth: depth)
+            array.append(try parseValue(depth: depth))
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","):
@@ -128,7 +164,7 @@ private struct JSONScanner {
                 skipWhitespace()
             case UInt8(ascii: "]"):
                 index += 1
-                return
+                return array
             default: throw invalid("expected ',' or ']'")
             }
         }
@@ -140,59 +176,77 @@ private struct JSONScanner {
             message: "a JSON string in the body is longer than \(limits.maxStringLength) bytes (at byte \(start))")
     }
 
-    private mutating func scanString() throws(HTTPAPIError) {
+    private mutating func hexQuad() throws(HTTPAPIError) -> UInt32 {
+        var code: UInt32 = 0
+        for _ in 0..<4 {
+            guard let digit = current.flatMap({ Hex.digit($0) }) else { throw invalid("bad \\u escape") }
+            code = code << 4 | UInt32(digit)
+            index += 1
+        }
+        return code
+    }
+
+    private mutating func parseString() throws(HTTPAPIError) -> String {
         let start = index
         index += 1
-        var length = 0
+        var utf8: [UInt8] = []
         while true {
             guard let byte = current else { throw invalid("unterminated string") }
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                return
+                guard let text = String(validating: utf8, as: UTF8.self) else {
+                    index = start
+                    throw invalid("a string that is not UTF-8")
+                }
+                return text
             case UInt8(ascii: "\\"):
                 index += 1
                 guard let escape = current else { throw invalid("unterminated string") }
-                switch escape {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                if escape == UInt8(ascii: "u") {
                     index += 1
-                    length += 1
-                case UInt8(ascii: "u"):
-                    index += 1
-                    var code: UInt32 = 0
-                    for _ in 0..<4 {
-                        guard let digit = current.flatMap({ Hex.digit($0) }) else { throw invalid("bad \\u escape") }
-                        code = code << 4 | UInt32(digit)
-                        index += 1
+                    var scalar = try hexQuad()
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        guard current == UInt8(ascii: "\\"), index + 1 < bytes.count,
+                            bytes[index + 1] == UInt8(ascii: "u")
+                        else { throw invalid("a lone surrogate in a \\u escape") }
+                        index += 2
+                        let low = try hexQuad()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw invalid("a lone surrogate in a \\u escape") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        throw invalid("a lone surrogate in a \\u escape")
                     }
-                    // UTF-8 length of the escaped code unit; a surrogate pair counts 2 + 2 = 4.
-                    length += code < 0x80 ? 1 : code < 0x800 || (0xD800...0xDFFF).contains(code) ? 2 : 3
-                default: throw invalid("bad escape")
+                    utf8.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+                } else {
+                    guard let unescaped = JSONEscape.single(escape) else { throw invalid("bad escape") }
+                    utf8.append(unescaped)
+                    index += 1
                 }
             case 0x00..<0x20:
                 throw invalid("control character in string")
             default:
                 index += 1
-                length += 1
+                utf8.append(byte)
             }
-            if length > limits.maxStringLength { throw tooLong(start) }
+            if utf8.count > limits.maxStringLength { throw tooLong(start) }
         }
     }
 
-    private mutating func scanLiteral(_ literal: String) throws(HTTPAPIError) {
-        let expected = Array(literal.utf8)
-        let count = expected.count
+    private mutating func parseLiteral(_ literal: StaticString) throws(HTTPAPIError) {
+        let count = literal.utf8CodeUnitCount
         guard index + count <= bytes.count else { throw invalid("unexpected end of input") }
+        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: count)
         for offset in 0..<count where bytes[index + offset] != expected[offset] {
             throw invalid("unexpected character")
         }
         index += count
     }
 
-    private mutating func scanNumber() throws(HTTPAPIError) {
+    private mutating func parseNumber() throws(HTTPAPIError) -> Any {
         let start = index
         func isDigit(_ byte: UInt8?) -> Bool { byte.map { (0x30...0x39).contains($0) } ?? false }
+        var integral = true
         if current == UInt8(ascii: "-") { index += 1 }
         if current == UInt8(ascii: "0") {
             index += 1
@@ -202,16 +256,25 @@ private struct JSONScanner {
             throw invalid("bad number")
         }
         if current == UInt8(ascii: ".") {
+            integral = false
             index += 1
             guard isDigit(current) else { throw invalid("bad number") }
             while isDigit(current) { index += 1 }
         }
         if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            integral = false
             index += 1
             if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
             guard isDigit(current) else { throw invalid("bad number") }
             while isDigit(current) { index += 1 }
         }
         if index - start > limits.maxStringLength { throw tooLong(start) }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        if integral, let integer = Int64(text) { return integer }
+        guard let number = Double(text), number.isFinite else {
+            index = start
+            throw invalid("a number out of range (beyond a 64-bit integer or a double)")
+        }
+        return number
     }
 }

@@ -213,9 +213,10 @@ extension HTTPHeaders {
     }
 }
 
-/// Scans a JSON body before any decoding and refuses it if it is malformed (`invalid_json`), nests deeper than
-/// ``JSONLimits/maxDepth`` (`json_too_deep`) or holds a string longer than ``JSONLimits/maxStringLength``
-/// (`string_too_long`), all 400.
+/// Parses a JSON body once, strictly (``JSONLimits/parse(_:)``), and refuses it if it is malformed, has a
+/// duplicate key or a number out of range (`invalid_json`), nests deeper than ``JSONLimits/maxDepth``
+/// (`json_too_deep`) or holds a string longer than ``JSONLimits/maxStringLength`` (`string_too_long`), all 400.
+/// The parsed body is kept in the context under ``ParsedJSONBodyKey`` for the handler.
 public struct JSONLimitsMiddleware: HTTPMiddleware {
     /// The limits.
     public let limits: JSONLimits
@@ -223,12 +224,12 @@ public struct JSONLimitsMiddleware: HTTPMiddleware {
     /// A middleware enforcing `limits`.
     public init(limits: JSONLimits = JSONLimits()) { self.limits = limits }
 
-    /// Scans JSON bodies, then calls `next`.
+    /// Parses JSON bodies, then calls `next`.
     public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
         if !request.body.isEmpty, let mediaType = request.headers.mediaType,
             mediaType == "application/json" || mediaType.hasSuffix("+json")
         {
-            try limits.validate(request.body)
+            context[ParsedJSONBodyKey.self] = try limits.parse(request.body)
         }
         return next(request, context)
     }

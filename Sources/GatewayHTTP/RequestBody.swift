@@ -70,19 +70,23 @@ struct RequestBody {
         return value
     }
 
-    /// A whole-number field.
+    /// A whole-number field (a JSON integer, or a number with no fraction such as `2.0`).
     func integer(_ key: String) throws(GatewayAPIError) -> Int? {
         guard let value = present(key) else { return nil }
-        guard let number = value as? NSNumber, !(value is Bool), let integer = Int(exactly: number.doubleValue) else {
-            throw invalid(key, "must be a whole number")
+        // The strict parse gives Int64 or Double; Foundation would also cast a Bool (or 0/1) to a number.
+        if let integer = value as? Int64, type(of: value) == Int64.self { return Int(integer) }
+        if let number = value as? Double, type(of: value) == Double.self, let integer = Int(exactly: number) {
+            return integer
         }
-        return integer
+        throw invalid(key, "must be a whole number")
     }
 
-    /// A boolean field.
+    /// A boolean field: JSON `true` or `false` only (never 0 or 1).
     func boolean(_ key: String) throws(GatewayAPIError) -> Bool? {
         guard let value = present(key) else { return nil }
-        guard let flag = value as? Bool else { throw invalid(key, "must be true or false") }
+        guard type(of: value) == Bool.self, let flag = value as? Bool else {
+            throw invalid(key, "must be true or false")
+        }
         return flag
     }
 

@@ -11,10 +11,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The largest request body accepted; larger ones are answered 413 `body_too_large` without being read.
     /// Default 65 536 (64 KiB).
     public var maxBodyBytes: Int = 65_536
-    /// The deepest JSON nesting accepted (400 `json_too_deep`). Default 32.
-    public var maxJSONDepth: Int = 32
-    /// The longest JSON string accepted, in UTF-8 bytes (400 `string_too_long`). Default 8 192.
-    public var maxStringLength: Int = 8_192
+    /// The deepest JSON nesting accepted (400 `json_too_deep`). Default 16, as openapi.yaml says.
+    public var maxJSONDepth: Int = JSONLimits().maxDepth
+    /// The longest JSON string accepted, in UTF-8 bytes (400 `string_too_long`). Default 16 384, as openapi.yaml
+    /// says.
+    public var maxStringLength: Int = JSONLimits().maxStringLength
     /// The most connections open at once. Default 1 000.
     public var connectionLimit: Int = 1_000
     /// The most connections open at once from one IP address; 0 for no limit (behind a proxy every client has

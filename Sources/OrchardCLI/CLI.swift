@@ -64,17 +64,22 @@ public final class CLIOutput: @unchecked Sendable {
     private let writeOut: (String) -> Void
     private let writeErr: (String) -> Void
 
+    /// Whether standard output is a terminal that a person reads (not a file or a pipe): secrets shown once
+    /// are written in full only there.
+    public let outIsTerminal: Bool
+
     /// An output that calls the given functions with each line (a trailing newline included).
-    public init(out: @escaping (String) -> Void, err: @escaping (String) -> Void) {
+    public init(out: @escaping (String) -> Void, err: @escaping (String) -> Void, outIsTerminal: Bool = false) {
         self.writeOut = out
         self.writeErr = err
+        self.outIsTerminal = outIsTerminal
     }
 
     /// The process's standard output and standard error.
     public static var standard: CLIOutput {
         CLIOutput(
             out: { FileHandle.standardOutput.write(Data($0.utf8)) },
-            err: { FileHandle.standardError.write(Data($0.utf8)) })
+            err: { FileHandle.standardError.write(Data($0.utf8)) }, outIsTerminal: isatty(STDOUT_FILENO) == 1)
     }
 
     /// Writes `text` and a newline to standard output.

@@ -121,16 +121,21 @@ public enum ServeCommand {
             parsing: settings.string("webhook-retry-schedule") ?? "1m,5m,30m,2h,6h,12h,24h")
         let logLevel = settings.string("log-level") ?? "info"
         guard ["info", "error", "off"].contains(logLevel) else { throw UsageError("--log-level is info, error or off") }
-        let configuration = GatewayAPI.defaults(try ServerConfiguration(settings: settings), settings: settings)
+        let configuration = try ServerConfiguration(settings: settings)
 
         let runtime = try GatewayRuntime(options)
         for warning in runtime.warnings { io.err("orchard serve: warning: \(warning)") }
         if let credentials = runtime.sandbox?.newCredentials {
-            io.out("Sandbox merchant created. Its keys are shown once here:")
+            // In full on a terminal only: standard output sent to a file (make run's log) gets them masked.
+            let shown = io.outIsTerminal ? { $0 } : maskedCredential
+            io.out(
+                io.outIsTerminal
+                    ? "Sandbox merchant created. Its keys are shown once here:"
+                    : "Sandbox merchant created. Its keys (masked: standard output is not a terminal):")
             io.out("  merchant_id  \(credentials.merchantID)")
             io.out("  app_id       \(credentials.appID)")
-            io.out("  app_key      \(credentials.appKey)")
-            io.out("  secret_key   \(credentials.secretKey)")
+            io.out("  app_key      \(shown(credentials.appKey))")
+            io.out("  secret_key   \(shown(credentials.secretKey))")
             io.out("Show them again with: orchard merchant show --database sqlite:\(database)")
         }
         if let origins = settings.list("web-origins"), let merchant = runtime.sandboxMerchant {

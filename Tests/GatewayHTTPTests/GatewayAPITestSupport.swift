@@ -29,7 +29,7 @@ final class APIHarness: @unchecked Sendable {
         runtime = try GatewayRuntime(options, clock: clock)
         merchant = try #require(runtime.sandboxMerchant)
         credentials = try runtime.gateway.merchants.credentials(merchantID: merchant.id)
-        var configuration = GatewayAPI.defaults(ServerConfiguration())
+        var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.perIPConnectionLimit = 0
         configuration.shutdownTimeoutSeconds = 20

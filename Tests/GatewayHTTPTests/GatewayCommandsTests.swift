@@ -55,6 +55,12 @@ struct GatewayCommandsTests {
         #expect((merchant["processing_certificate_pem"] as? String)?.contains("BEGIN CERTIFICATE") == true)
         let appID = try #require(merchant["app_id"] as? String)
         #expect(first.stdout.contains(appID))
+        // Standard output here is not a terminal (as make run's log file is not): the keys are masked there.
+        for field in ["app_key", "secret_key"] {
+            let key = try #require(merchant[field] as? String)
+            #expect(!first.stdout.contains(key), "\(field) in full on a non-terminal")
+            #expect(first.stdout.contains("…" + key.suffix(4)), "\(field) masked to its last four")
+        }
 
         let minted = CapturedOutput()
         #expect(

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Every test: `make test` runs this, and CI (.ci/run) runs `make test`.
+#   1. installs what the tests need when missing (scripts/install-deps.sh --test);
+#   2. starts a throwaway PostgreSQL cluster on loopback (scripts/pg-cluster.sh) and exports its
+#      superuser URL as ORCHARD_TEST_POSTGRES_URL for the PostgreSQL tests;
+#   3. builds and runs the Swift tests;
+#   4. runs the browser tests (Tests/Browser, pytest + selenium + headless Chromium) against the built
+#      `orchard`, and the API fuzz against openapi.yaml (scripts/schemathesis.sh), when present.
+# Locally a missing service or tool skips its tests with a message; with CI=true it is a failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${SWIFT:-swift}
+
+./scripts/install-deps.sh --test
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/orchard-test.XXXXXX")
+chmod 755 "$work"
+cleanup() {
+    ./scripts/pg-cluster.sh stop "$work/pg" || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$SWIFT" build --build-tests
+
+if [[ -z "${ORCHARD_TEST_POSTGRES_URL:-}" ]]; then
+    if url=$(./scripts/pg-cluster.sh start "$work/pg"); then
+        export ORCHARD_TEST_POSTGRES_URL=$url
+        echo "PostgreSQL tests: a throwaway cluster at ${url}"
+    elif [[ "${CI:-}" == "true" ]]; then
+        echo "CI: could not start a PostgreSQL cluster for the tests" >&2
+        exit 1
+    else
+        echo "PostgreSQL tests will be skipped: no PostgreSQL server could be started"
+    fi
+fi
+
+"$SWIFT" test --skip-build
+
+if compgen -G "Tests/Browser/test_*.py" >/dev/null; then
+    "$SWIFT" build --product orchard
+    export ORCHARD_BIN=${ORCHARD_BIN:-$PWD/.build/debug/orchard}
+    python3 -m pytest -q -p no:cacheprovider Tests/Browser
+fi
+
+if [[ -x scripts/schemathesis.sh ]]; then
+    "$SWIFT" build --product orchard
+    ORCHARD_BIN=${ORCHARD_BIN:-$PWD/.build/debug/orchard} ./scripts/schemathesis.sh
+fi
