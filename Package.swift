@@ -47,7 +47,7 @@ let package = Package(
         // The embedded default Store.
         .target(name: "GatewaySQLite", dependencies: ["Gateway", "CSQLite"]),
         // Outbound HTTP (webhook delivery, merchant validation) on libcurl.
-        .target(name: "GatewayCurl", dependencies: ["Gateway", "ApplePayModel", "CCurl"]),
+        .target(name: "GatewayCurl", dependencies: ["Gateway", "ApplePayModel", "OrchardCrypto", "CCurl"]),
         .target(
             name: "GatewayHTTP",
             dependencies: [

@@ -18,6 +18,12 @@ static inline CURLcode orchard_curl_setopt_pointer(CURL *curl, CURLoption option
 static inline CURLcode orchard_curl_setopt_slist(CURL *curl, CURLoption option, struct curl_slist *value) {
     return curl_easy_setopt(curl, option, value);
 }
+/// A blob option (CURLOPT_SSLCERT_BLOB, CURLOPT_SSLKEY_BLOB …) that libcurl does not copy: `data` must stay
+/// valid until the handle is reset or cleaned up.
+static inline CURLcode orchard_curl_setopt_blob_nocopy(CURL *curl, CURLoption option, void *data, size_t length) {
+    struct curl_blob blob = { data, length, CURL_BLOB_NOCOPY };
+    return curl_easy_setopt(curl, option, &blob);
+}
 typedef size_t (*orchard_curl_write_callback)(char *ptr, size_t size, size_t nmemb, void *userdata);
 static inline CURLcode orchard_curl_setopt_write_function(CURL *curl, CURLoption option, orchard_curl_write_callback fn) {
     return curl_easy_setopt(curl, option, fn);

@@ -110,10 +110,12 @@ public struct GatewayError: CodedError, Sendable, Codable {
     public var tokenErrorCode: String?
     /// The payment the error is about, when one was created (a declined payment keeps its record).
     public var paymentID: String?
+    /// The HTTP status another service answered (Apple's, for `apple_pay_validation_failed`).
+    public var upstreamStatus: Int?
 
     public init(
         _ code: Code, _ reason: String = "", param: String? = nil, declineCode: String? = nil,
-        tokenErrorCode: String? = nil, paymentID: String? = nil
+        tokenErrorCode: String? = nil, paymentID: String? = nil, upstreamStatus: Int? = nil
     ) {
         self.code = code
         self.reason = reason
@@ -121,6 +123,7 @@ public struct GatewayError: CodedError, Sendable, Codable {
         self.declineCode = declineCode
         self.tokenErrorCode = tokenErrorCode
         self.paymentID = paymentID
+        self.upstreamStatus = upstreamStatus
     }
 
     public var description: String {

@@ -81,6 +81,10 @@ extension MerchantRegistry {
         try gatewayThrowing {
             try store.write { tx in
                 try tx.setSetting(name, value: sealed)
+                // The newest identity key is the one POST /v1/merchant-identity/certificate attaches to.
+                if purpose == "identity" {
+                    try tx.setSetting(Self.identityKeySetting(merchant.id), value: Data(id.utf8))
+                }
                 try scope?.complete(result, in: tx)
             }
         }

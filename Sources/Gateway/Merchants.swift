@@ -12,6 +12,8 @@ public struct Merchant: Sendable, Hashable, Codable {
     public var allowedCurrencies: [String]
     public var allowedNetworks: [String]
     public var webOrigins: [String]
+    /// The domains registered for Apple Pay on the Web (`PUT /v1/apple-pay/domains`).
+    public var applePayDomains: [String]
     public var webhookURL: String?
     /// Whether deliveries to ``webhookURL`` go out; while false its events stay pending.
     public var webhookEnabled: Bool
@@ -27,6 +29,7 @@ public struct Merchant: Sendable, Hashable, Codable {
         allowedCurrencies = record.allowedCurrencies
         allowedNetworks = record.allowedNetworks
         webOrigins = record.webOrigins
+        applePayDomains = record.applePayDomains ?? []
         webhookURL = record.webhookURL
         webhookEnabled = record.webhookEnabled
         appID = record.appID

@@ -156,6 +156,9 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     /// Merchant Identity certificate (PEM) and its sealed private key, for Apple Pay on the Web.
     public var identityCertificatePEM: String?
     public var identityKeySealed: Data?
+    /// The domains registered for Apple Pay on the Web (lower-case host names); absent in records written before
+    /// they existed.
+    public var applePayDomains: [String]?
     public var createdAt: Date
 
     public init(

@@ -1,6 +1,7 @@
 import ApplePayModel
 import CCurl
 import Foundation
+import OrchardCrypto
 
 /// Why an outbound HTTP request failed, with a stable code.
 ///
@@ -61,6 +62,11 @@ public final class CurlHTTPClient: @unchecked Sendable {
         public var caBundlePath: String?
         /// Refuse plain http (for calls to Apple); by default http and https are allowed.
         public var httpsOnly = false
+        /// Refuse TLS older than 1.2 (for calls to Apple); by default libcurl's minimum applies.
+        public var requiresTLS12 = false
+        /// Close each connection after its request instead of keeping it for reuse (for requests with a
+        /// ``Request/clientIdentity``, so the key does not outlive the request inside an idle TLS connection).
+        public var forbidsConnectionReuse = false
         /// The longest the connection phase may take, in seconds (capped by each request's timeout).
         public var connectTimeout: TimeInterval = 10
         /// The most response body bytes kept; a longer body is cut there and the transfer ends
@@ -93,6 +99,20 @@ public final class CurlHTTPClient: @unchecked Sendable {
         case put = "PUT"
     }
 
+    /// A client certificate and key for one request's mutual TLS, handed to libcurl from memory
+    /// (`CURLOPT_SSLCERT_BLOB`, `CURLOPT_SSLKEY_BLOB`), never through a file.
+    public struct ClientIdentity: Sendable {
+        /// The PEM certificate (and chain).
+        public var certificatePEM: String
+        /// The PEM private key, unencrypted, in secure memory.
+        public var privateKeyPEM: SecureBytes
+
+        public init(certificatePEM: String, privateKeyPEM: SecureBytes) {
+            self.certificatePEM = certificatePEM
+            self.privateKeyPEM = privateKeyPEM
+        }
+    }
+
     /// One request.
     public struct Request: Sendable {
         public var method: Method
@@ -103,15 +123,19 @@ public final class CurlHTTPClient: @unchecked Sendable {
         public var body: Data
         /// The longest the whole request may take, in seconds.
         public var timeout: TimeInterval
+        /// A client certificate for this request, instead of the configuration's files.
+        public var clientIdentity: ClientIdentity?
 
         public init(
-            method: Method, url: String, headers: [(String, String)] = [], body: Data = Data(), timeout: TimeInterval
+            method: Method, url: String, headers: [(String, String)] = [], body: Data = Data(), timeout: TimeInterval,
+            clientIdentity: ClientIdentity? = nil
         ) {
             self.method = method
             self.url = url
             self.headers = headers
             self.body = body
             self.timeout = timeout
+            self.clientIdentity = clientIdentity
         }
     }
 
@@ -257,6 +281,15 @@ final class CurlEasyHandle {
         let timeoutMilliseconds = Self.milliseconds(request.timeout)
         let connectMilliseconds = min(Self.milliseconds(configuration.connectTimeout), timeoutMilliseconds)
         let protocols = configuration.httpsOnly ? "https" : "http,https"
+        // libcurl reads the identity's certificate and key from these buffers (not copied); they are zeroed and
+        // freed when this call returns, after the handle has forgotten them.
+        let certificate = CurlBlobBuffer()
+        let key = CurlBlobBuffer()
+        defer {
+            if request.clientIdentity != nil { reset() }
+            certificate.free()
+            key.free()
+        }
 
         return try withExtendedLifetime((headerList, transfer)) { () throws(CurlError) -> CurlHTTPClient.Response in
             let transferPointer = Unmanaged.passUnretained(transfer).toOpaque()
@@ -294,6 +327,20 @@ final class CurlEasyHandle {
                 try set(CURLOPT_SSLKEYTYPE, string: "PEM")
             }
             if let password = configuration.clientKeyPassword { try set(CURLOPT_KEYPASSWD, string: password) }
+            if let identity = request.clientIdentity {
+                try certificate.fill(SecureBytes(Array(identity.certificatePEM.utf8)))
+                try key.fill(identity.privateKeyPEM)
+                try check(
+                    orchard_curl_setopt_blob_nocopy(pointer, CURLOPT_SSLCERT_BLOB, certificate.base, certificate.count),
+                    "CURLOPT_SSLCERT_BLOB")
+                try set(CURLOPT_SSLCERTTYPE, string: "PEM")
+                try check(
+                    orchard_curl_setopt_blob_nocopy(pointer, CURLOPT_SSLKEY_BLOB, key.base, key.count),
+                    "CURLOPT_SSLKEY_BLOB")
+                try set(CURLOPT_SSLKEYTYPE, string: "PEM")
+            }
+            if configuration.requiresTLS12 { try set(CURLOPT_SSLVERSION, long: Int(CURL_SSLVERSION_TLSv1_2)) }
+            if configuration.forbidsConnectionReuse { try set(CURLOPT_FORBID_REUSE, long: 1) }
             if let path = configuration.caBundlePath { try set(CURLOPT_CAINFO, string: path) }
             try check(
                 orchard_curl_setopt_write_function(pointer, CURLOPT_WRITEFUNCTION) { data, size, count, context in
@@ -315,8 +362,9 @@ final class CurlEasyHandle {
             var status = 0
             _ = orchard_curl_getinfo_long(pointer, CURLINFO_RESPONSE_CODE, &status)
             let failure = code == CURLE_OK || cutShort ? nil : error(for: code)
-            // Never keep the key's passphrase in the handle between requests.
-            if configuration.clientKeyPassword != nil { reset() }
+            // Never keep the key's passphrase, nor pointers to the identity's buffers, in the handle between
+            // requests.
+            if configuration.clientKeyPassword != nil || request.clientIdentity != nil { reset() }
             if let failure { throw failure }
             return CurlHTTPClient.Response(
                 status: status, headers: transfer.headers, body: transfer.body, bodyTruncated: transfer.bodyTruncated)
@@ -368,6 +416,32 @@ final class CurlEasyHandle {
     private static func milliseconds(_ seconds: TimeInterval) -> Int {
         guard seconds.isFinite, seconds > 0 else { return 1 }
         return Int(min((seconds * 1000).rounded(.up), Double(Int32.max)))
+    }
+}
+
+/// Bytes handed to libcurl as a blob it does not copy: the caller's ``SecureBytes`` (whose allocation never moves
+/// and is zeroed when it is freed), kept alive by this object until ``free()``.
+final class CurlBlobBuffer {
+    private var storage: SecureBytes?
+    private(set) var base: UnsafeMutableRawPointer?
+    private(set) var count = 0
+
+    init() {}
+
+    func fill(_ bytes: SecureBytes) throws(CurlError) {
+        guard !bytes.isEmpty else {
+            throw CurlError(code: .invalidRequest, reason: "an empty client certificate or key")
+        }
+        storage = bytes
+        base = bytes.withUnsafeBytes { UnsafeMutableRawPointer(mutating: $0.baseAddress) }
+        count = bytes.count
+    }
+
+    /// Lets go of the bytes (after the handle has forgotten them).
+    func free() {
+        storage = nil
+        base = nil
+        count = 0
     }
 }
 

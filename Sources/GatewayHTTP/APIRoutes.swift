@@ -44,6 +44,8 @@ extension GatewayAPI {
         router.put(
             "/v1/bin-table", scope: .server, accepts: ["text/csv"], summary: "putBinTable",
             handler: endpoint(putBinTable))
+        // Apple Pay on the Web.
+        mountApplePayWeb(on: &router)
         mountWebRoutes(&router)
         mountSandboxRoutes(&router)
         // Operations.
@@ -362,10 +364,7 @@ extension GatewayAPI {
         let purpose = try body.requiredString("purpose", max: 20)
         let csr = try gateway.createKeyCSR(
             merchant: call.merchant, type: type, purpose: purpose, idempotencyKey: call.idempotencyKey)
-        return Wire.response([
-            "id": csr.id, "type": csr.type, "purpose": csr.purpose, "csr_pem": csr.csrPEM,
-            "public_key_hash": csr.publicKeyHash,
-        ])
+        return Wire.response(Self.csrObject(csr))
     }
 
     func uploadCertificate(_ call: Call) throws -> HTTPResponse {
@@ -374,11 +373,7 @@ extension GatewayAPI {
         let key = try gateway.attachCertificate(
             merchant: call.merchant, keyID: try call.context.parameter("id"), certificatePEM: pem,
             idempotencyKey: call.idempotencyKey)
-        return Wire.response([
-            "id": key.id, "type": key.type, "purpose": key.purpose, "public_key_hash": key.publicKeyHash,
-            "merchant_identifier_hash": Wire.value(key.merchantIdentifierHash), "not_before": Wire.time(key.notBefore),
-            "not_after": Wire.time(key.notAfter), "active": key.active,
-        ])
+        return Wire.response(Self.keyStatusObject(key))
     }
 
     func putBinTable(_ call: Call) throws -> HTTPResponse {

@@ -19,11 +19,14 @@ public struct GatewayAPIError: Error, Sendable {
     public var base: HTTPAPIError
     /// Fields added to the error object (`decline_code`, `payment_id`).
     public var extra: [String: String]
+    /// The status Apple answered, added as `apple_status` (`apple_pay_validation_failed`).
+    public var appleStatus: Int?
 
     /// An error from its parts.
-    public init(_ base: HTTPAPIError, extra: [String: String] = [:]) {
+    public init(_ base: HTTPAPIError, extra: [String: String] = [:], appleStatus: Int? = nil) {
         self.base = base
         self.extra = extra
+        self.appleStatus = appleStatus
     }
 
     /// The rendered response (`request_id` in the body).
@@ -33,6 +36,7 @@ public struct GatewayAPIError: Error, Sendable {
             "param": base.param ?? NSNull(), "request_id": requestID,
         ]
         for (key, value) in extra { fields[key] = value }
+        if let appleStatus { fields["apple_status"] = appleStatus }
         var headers = base.headers
         headers["Content-Type"] = JSONCoding.contentType
         return HTTPResponse(status: base.status, headers: headers, body: Wire.data(["error": fields]))
@@ -77,6 +81,11 @@ public struct GatewayAPIError: Error, Sendable {
         "certificate_key_mismatch": (.unprocessableContent, .invalidRequest),
         "bin_table_invalid": (.unprocessableContent, .invalidRequest),
         "payment_request_invalid": (.unprocessableContent, .invalidRequest),
+        "validation_url_not_allowed": (.badRequest, .invalidRequest),
+        "domain_not_registered": (.forbidden, .invalidRequest),
+        "domain_already_registered": (.conflict, .invalidRequest),
+        "merchant_identity_missing": (.conflict, .invalidRequest),
+        "apple_pay_validation_failed": (.badGateway, .api),
     ]
 
     /// The HTTP status and type the API answers for a domain error code, when it has an entry.
@@ -110,6 +119,7 @@ public struct GatewayAPIError: Error, Sendable {
             if let declineCode = error.declineCode { result.extra["decline_code"] = declineCode }
             if let paymentID = error.paymentID { result.extra["payment_id"] = paymentID }
         }
+        if error.code == .applePayValidationFailed { result.appleStatus = error.upstreamStatus }
         return result
     }
 

@@ -28,6 +28,9 @@ public final class GatewayAPI: Sendable {
     /// The sandbox token minter: given only when the gateway runs in the sandbox, it mounts the sandbox-only
     /// routes (`POST /v1/sandbox/wallet/tokens`); without it they are absent (404).
     public let sandboxWallet: SandboxWallet?
+    /// Merchant validation for Apple Pay on the Web; without it `POST /v1/apple-pay/merchant-sessions` answers
+    /// `502 apple_pay_validation_failed`.
+    public let merchantValidation: MerchantValidationService?
     private let draining = Mutex(false)
 
     /// The body cap of `PUT /v1/bin-table` (8 MiB); other routes use the server's (64 KiB by default).
@@ -37,12 +40,14 @@ public final class GatewayAPI: Sendable {
     /// routes are mounted when `sandboxWallet` is given.
     public init(
         gateway: GatewayService, metrics: MetricsRegistry = MetricsRegistry(),
-        readinessChecks: [String: @Sendable () -> Bool] = [:], sandboxWallet: SandboxWallet? = nil
+        readinessChecks: [String: @Sendable () -> Bool] = [:], sandboxWallet: SandboxWallet? = nil,
+        merchantValidation: MerchantValidationService? = nil
     ) {
         self.gateway = gateway
         self.metrics = metrics
         self.readinessChecks = readinessChecks
         self.sandboxWallet = sandboxWallet
+        self.merchantValidation = merchantValidation
         metrics.gauge("orchard_payments", help: "Payments in each status.", labels: ["status"]) { [gateway] in
             let counts = (try? gateway.paymentCountsByStatus()) ?? [:]
             return PaymentStatus.allCases.map { ([$0.rawValue], Double(counts[$0] ?? 0)) }

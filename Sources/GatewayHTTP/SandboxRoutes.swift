@@ -72,7 +72,7 @@ extension GatewayAPI {
         let merchant = try demoMerchant()
         let call = Call(
             request: request, context: context, merchant: merchant, idempotencyKey: nil,
-            parsedBody: Self.parse(request.body))
+            parsedBody: Self.parse(request, context: context))
         let paid: HTTPResponse
         do { paid = try createPayment(call) } catch {
             let apiError = GatewayAPIError.from(error)

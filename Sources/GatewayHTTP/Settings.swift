@@ -116,6 +116,8 @@ public struct ConfigurationError: CodedError, Sendable {
         public static let unknownKey: Code = "unknown_key"
         /// A value of the wrong kind or out of range.
         public static let invalidValue: Code = "invalid_value"
+        /// A sandbox-only setting (a test stand-in) given to a production gateway.
+        public static let sandboxOnly: Code = "sandbox_only_setting"
     }
 
     /// The code.

@@ -51,6 +51,13 @@ public enum ServeCommand {
             Setting(
                 name: "log-level", kind: .string, default: "info",
                 summary: "info (every request), error (5xx only) or off"),
+            Setting(
+                name: "apple-pay-extra-validation-host", kind: .string,
+                summary: "sandbox only: a HOST:PORT accepted as a merchant validation host (a local stand-in for Apple)"
+            ),
+            Setting(
+                name: "apple-pay-ca-file", kind: .path,
+                summary: "sandbox only: PEM CA certificates trusted for merchant validation instead of the system's"),
         ]
         for setting in settings { registry.register(setting) }
         return registry
@@ -122,6 +129,7 @@ public enum ServeCommand {
         let logLevel = settings.string("log-level") ?? "info"
         guard ["info", "error", "off"].contains(logLevel) else { throw UsageError("--log-level is info, error or off") }
         let configuration = try ServerConfiguration(settings: settings)
+        let validation = try merchantValidation(settings: settings, environment: options.environment)
 
         let runtime = try GatewayRuntime(options)
         for warning in runtime.warnings { io.err("orchard serve: warning: \(warning)") }
@@ -158,7 +166,11 @@ public enum ServeCommand {
         }
         let api = GatewayAPI(
             gateway: runtime.gateway, metrics: metrics,
-            readinessChecks: ["webhook_dispatcher": { dispatcher.isRunning }], sandboxWallet: runtime.sandboxWallet)
+            readinessChecks: ["webhook_dispatcher": { dispatcher.isRunning }], sandboxWallet: runtime.sandboxWallet,
+            merchantValidation: MerchantValidationService(
+                merchants: runtime.gateway.merchants,
+                transport: CurlMerchantSessionTransport(caBundlePath: validation.caFile),
+                configuration: validation.configuration))
         let application = api.application(configuration: configuration) { line in
             switch logLevel {
             case "info": io.out(line)
@@ -181,6 +193,37 @@ public enum ServeCommand {
             throw error
         }
         return Running(runtime: runtime, api: api, server: server, dispatcher: dispatcher, reconciler: reconciler)
+    }
+
+    /// The merchant validation settings (`apple-pay-extra-validation-host`, `apple-pay-ca-file`) for
+    /// `environment`; production refuses both (`sandbox_only_setting`).
+    public static func merchantValidation(
+        settings: ResolvedSettings, environment: GatewayEnvironment
+    ) throws(ConfigurationError) -> (configuration: MerchantValidationConfiguration, caFile: String?) {
+        var configuration = MerchantValidationConfiguration()
+        let extraHost = settings.string("apple-pay-extra-validation-host")
+        let caFile = settings.string("apple-pay-ca-file")
+        if environment == .production {
+            for (name, value) in [("apple-pay-extra-validation-host", extraHost), ("apple-pay-ca-file", caFile)]
+            where value != nil {
+                throw ConfigurationError(
+                    .sandboxOnly,
+                    "\(ConfigurationError.Code.sandboxOnly): --\(name) (from \(settings.source(name) ?? .defaultValue)) is "
+                        + "a sandbox-only test setting; production refuses to start with it")
+            }
+        }
+        if let extraHost {
+            let parts = extraHost.lowercased().split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, let port = Int(parts[1]), (1...65_535).contains(port) else {
+                throw ConfigurationError(
+                    .invalidValue, "setting apple-pay-extra-validation-host must be HOST:PORT (got \"\(extraHost)\")")
+            }
+            configuration.extraHosts = ["\(parts[0]):\(port)"]
+        }
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw ConfigurationError(.unreadableFile, "cannot read the apple-pay-ca-file \(caFile)")
+        }
+        return (configuration, caFile)
     }
 
     static func deliveryLine(_ record: WebhookDeliveryLogRecord) -> String {
@@ -207,6 +250,9 @@ public enum ServeCommand {
         do {
             running = try start(settings: settings, io: io)
         } catch let error as UsageError {
+            io.err("orchard serve: \(error)")
+            return 2
+        } catch let error as ConfigurationError {
             io.err("orchard serve: \(error)")
             return 2
         } catch {

@@ -128,22 +128,8 @@ struct OpenAPIConformanceTests {
         var statuses: Set<Int> = []
         var checked = 0
         for exchange in exchanges {
-            let path = String(exchange.path.prefix { $0 != "?" })
-            let status = exchange.response.status
-            statuses.insert(status)
-            let label = "\(exchange.method) \(exchange.path) → \(status)"
-            guard let schema = checker.responseSchema(method: exchange.method, path: path, status: status) else {
-                Issue.record("\(label): status not documented for this operation")
-                continue
-            }
-            guard schema.string != "" else { continue }
-            guard let body = try? JSONSerialization.jsonObject(with: exchange.response.body) else {
-                Issue.record("\(label): body is not JSON: \(exchange.response.text.prefix(200))")
-                continue
-            }
-            checked += 1
-            let problems = checker.problems(body, schema)
-            #expect(problems.isEmpty, "\(label): \(problems)")
+            statuses.insert(exchange.response.status)
+            if checker.check(exchange) { checked += 1 }
         }
         #expect(checked >= exchanges.count - 2, "JSON answers checked: \(checked) of \(exchanges.count)")
         // The webhook bodies as the outbox stores (and delivers) them: the spec's WebhookPayload.
@@ -159,5 +145,28 @@ struct OpenAPIConformanceTests {
             #expect(checker.problems(body, payload).isEmpty, "\(event.type): \(checker.problems(body, payload))")
         }
         #expect(statuses.isSuperset(of: [200, 400, 401, 402, 403, 404, 409, 415, 422]), "\(statuses.sorted())")
+    }
+}
+
+extension OpenAPIChecker {
+    /// Records an issue unless `exchange`'s status is documented for its operation and its JSON body matches the
+    /// schema; returns whether a JSON body was checked.
+    @discardableResult
+    func check(_ exchange: (method: String, path: String, response: ClientResponse)) -> Bool {
+        let path = String(exchange.path.prefix { $0 != "?" })
+        let status = exchange.response.status
+        let label = "\(exchange.method) \(exchange.path) → \(status)"
+        guard let schema = responseSchema(method: exchange.method, path: path, status: status) else {
+            Issue.record("\(label): status not documented for this operation")
+            return false
+        }
+        guard schema.string != "" else { return false }
+        guard let body = try? JSONSerialization.jsonObject(with: exchange.response.body) else {
+            Issue.record("\(label): body is not JSON: \(exchange.response.text.prefix(200))")
+            return false
+        }
+        let problems = problems(body, schema)
+        #expect(problems.isEmpty, "\(label): \(problems)")
+        return true
     }
 }

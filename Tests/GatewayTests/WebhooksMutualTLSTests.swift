@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCurl
+import OrchardTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,58 +10,10 @@ import Testing
 #endif
 
 /// The libcurl client's mutual TLS against `openssl s_server` on loopback, with a throwaway CA made by the
-/// `openssl` command (the test is skipped when the command is absent).
+/// `openssl` command (``TestCertificateAuthority``) (the test is skipped when the command is absent).
 @Suite("libcurl HTTP client: mutual TLS")
 struct WebhooksMutualTLSTests {
-    static let opensslPath = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"]
-        .first { FileManager.default.isExecutableFile(atPath: $0) }
-
-    /// A CA, a server certificate for 127.0.0.1 and a client certificate, in a temporary directory.
-    struct PKI {
-        let directory: URL
-        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
-
-        init(openssl: String) throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "orchard-mtls-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try Data("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n".utf8).write(
-                to: directory.appendingPathComponent("server.ext"))
-            try Data("extendedKeyUsage=clientAuth\n".utf8).write(to: directory.appendingPathComponent("client.ext"))
-            let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
-            try run(
-                openssl,
-                ["req", "-x509"] + key + [
-                    "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Orchard Test CA",
-                ])
-            for name in ["server", "client"] {
-                try run(
-                    openssl, ["req"] + key + ["-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(name)"])
-                try run(
-                    openssl,
-                    [
-                        "x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                        "-out", "\(name).pem", "-days", "2", "-extfile", "\(name).ext",
-                    ])
-            }
-        }
-
-        private func run(_ executable: String, _ arguments: [String]) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-            process.currentDirectoryURL = directory
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw CurlError(code: .curlFailure, reason: "openssl \(arguments.first ?? "") failed")
-            }
-        }
-
-        func remove() { try? FileManager.default.removeItem(at: directory) }
-    }
+    static let opensslPath = TestCertificateAuthority.opensslPath
 
     /// A free loopback port (bound and released; the server binds it right after).
     static func freePort() throws -> UInt16 {
@@ -94,7 +47,8 @@ struct WebhooksMutualTLSTests {
         .enabled(if: opensslPath != nil, "the openssl command is not installed"))
     func mutualTLS() throws {
         let openssl = try #require(Self.opensslPath)
-        let pki = try PKI(openssl: openssl)
+        let pki = try TestCertificateAuthority()
+        try pki.issue("client")
         defer { pki.remove() }
         let port = try Self.freePort()
         let server = Process()
