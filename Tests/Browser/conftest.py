@@ -276,3 +276,67 @@ def wait_for(driver, condition, timeout=20, message="condition"):
             last_error = error
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {message}" + (f" ({last_error})" if last_error else ""))
+
+
+class TestAuthority:
+    """A throwaway certificate authority (the openssl command): a TLS server certificate for 127.0.0.1 and
+    client certificates signed from CSRs, standing in for Apple's."""
+
+    def __init__(self, directory):
+        self.directory = pathlib.Path(directory)
+        self.openssl = shutil.which("openssl")
+        if not self.openssl:
+            missing("the openssl command is not installed")
+        (self.directory / "server.ext").write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+        (self.directory / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
+        self.run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                 "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Orchard Test CA")
+        self.run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "server.key",
+                 "-out", "server.csr", "-subj", "/CN=server")
+        self.run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                 "-out", "server.pem", "-days", "2", "-extfile", "server.ext")
+
+    def path(self, name):
+        return str(self.directory / name)
+
+    def run(self, *arguments):
+        subprocess.run([self.openssl, *arguments], cwd=self.directory, check=True, capture_output=True, timeout=60)
+
+    def sign(self, csr_pem):
+        """A client certificate (PEM) for a CSR (PEM)."""
+        (self.directory / "identity.csr").write_text(csr_pem)
+        self.run("x509", "-req", "-in", "identity.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                 "-out", "identity.pem", "-days", "2", "-extfile", "client.ext")
+        return (self.directory / "identity.pem").read_text()
+
+
+@pytest.fixture
+def apple_pay_standin(tmp_path):
+    """Apple's merchant-session endpoint stood in by Tests/Support/apple-pay-standin.py (mutual TLS), with its
+    authority: `.authority`, `.port`, `.validation_url`, `.gateway_args` (the two sandbox-only settings)."""
+    authority = TestAuthority(tmp_path)
+    process = subprocess.Popen(
+        ["python3", str(ROOT / "Tests" / "Support" / "apple-pay-standin.py"), "--cert", authority.path("server.pem"),
+         "--key", authority.path("server.key"), "--client-ca", authority.path("ca.pem"),
+         "--record", authority.path("record.jsonl")],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    port = int(process.stdout.readline().strip())
+
+    class StandIn:
+        pass
+
+    standin = StandIn()
+    standin.authority = authority
+    standin.port = port
+    standin.validation_url = f"https://127.0.0.1:{port}/paymentservices/startSession"
+    standin.gateway_args = ["--apple-pay-extra-validation-host", f"127.0.0.1:{port}",
+                            "--apple-pay-ca-file", authority.path("ca.pem")]
+    standin.recorded = lambda: [json.loads(line) for line in
+                                pathlib.Path(authority.path("record.jsonl")).read_text().splitlines()] \
+        if os.path.exists(authority.path("record.jsonl")) else []
+    yield standin
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
