@@ -118,6 +118,22 @@ struct WebRoutesTests {
         #expect(notRequest.error["code"] as? String == "payment_request_invalid")
         let missing = try h.client("POST", "/v1/payment-requests/validate", json: ["format": "tappay-web"])
         #expect(missing.status == 400)
+        try Self.expectDocumented(h, paths: ["/v1/payment-requests/validate"])
+    }
+
+    /// Every answer `h` got on `paths` has its status and schema in openapi.yaml.
+    static func expectDocumented(_ h: APIHarness, paths: Set<String>) throws {
+        let checker = try OpenAPIChecker.load()
+        let exchanges = h.exchanges.withLock { $0 }.filter { paths.contains($0.path) }
+        #expect(!exchanges.isEmpty)
+        for exchange in exchanges {
+            let label = "\(exchange.method) \(exchange.path) → \(exchange.response.status)"
+            let schema = try #require(
+                checker.responseSchema(method: exchange.method, path: exchange.path, status: exchange.response.status),
+                "\(label) is not documented")
+            let body = try JSONSerialization.jsonObject(with: exchange.response.body)
+            #expect(checker.problems(body, schema).isEmpty, "\(label): \(checker.problems(body, schema))")
+        }
     }
 
     @Test("a page of the gateway's own origin may call client routes without being listed; others may not")
@@ -162,5 +178,6 @@ struct WebRoutesTests {
             (cards.json["data"] as? [[String: Any]])?.compactMap { $0["card"] as? String }
                 == SandboxTestCard.all.map(\.id))
         #expect(!cards.text.contains(SandboxTestCard.visaCredit.pan))
+        try Self.expectDocumented(h, paths: ["/demo/api/pay", "/v1/sandbox/wallet/cards"])
     }
 }
