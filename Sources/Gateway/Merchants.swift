@@ -371,7 +371,8 @@ public final class MerchantRegistry: Sendable {
                 BINEntry(
                     prefix: bin, issuer: column("issuer", row), bankID: column("bank_id", row),
                     level: column("level", row), country: column("country", row),
-                    countryCode: column("country_code", row), funding: funding))
+                    countryCode: column("country_code", row), funding: funding,
+                    issuerZhTW: column("issuer_zh_tw", row)))
         }
         guard entries.count <= 200_000 else { throw GatewayError(.binTableInvalid, "at most 200000 rows") }
         guard Set(entries.map(\.prefix)).count == entries.count else {
@@ -458,7 +459,7 @@ extension MerchantRegistry {
             BINEntry(
                 prefix: card.binPrefix, issuer: card.issuer, bankID: card.bankID, level: card.level,
                 country: card.country, countryCode: card.countryCode,
-                funding: CardInfo.fundingNumber(methodType: card.type))
+                funding: CardInfo.fundingNumber(methodType: card.type), issuerZhTW: card.issuerZhTW)
         }
     }
 

@@ -215,5 +215,11 @@ enum Migrations {
                     WHERE name LIKE 'response:%';
                 DELETE FROM settings WHERE name LIKE 'response:%';
                 """),
+        // TapPay's card_info carries the issuer's name in Traditional Chinese.
+        Migration(
+            version: 4, name: "bin_entries_issuer_zh_tw",
+            sql: """
+                ALTER TABLE bin_entries ADD COLUMN issuer_zh_tw TEXT;
+                """),
     ]
 }

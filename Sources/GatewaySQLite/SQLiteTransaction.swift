@@ -89,15 +89,17 @@ struct SQLiteTransaction: StoreTransaction {
         for e in entries {
             try db.run(
                 """
-                INSERT INTO bin_entries (merchant_id, prefix, issuer, bank_id, level, country, country_code, funding)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO bin_entries (merchant_id, prefix, issuer, bank_id, level, country, country_code, funding,
+                    issuer_zh_tw)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (merchant_id, prefix) DO UPDATE SET issuer = excluded.issuer, bank_id = excluded.bank_id,
                     level = excluded.level, country = excluded.country, country_code = excluded.country_code,
-                    funding = excluded.funding
+                    funding = excluded.funding, issuer_zh_tw = excluded.issuer_zh_tw
                 """,
                 [
                     .text(merchantID), .text(e.prefix), SQLValue(e.issuer), SQLValue(e.bankID), SQLValue(e.level),
                     SQLValue(e.country), SQLValue(e.countryCode), SQLValue(e.funding.map(Int64.init)),
+                    SQLValue(e.issuerZhTW),
                 ])
         }
     }
@@ -107,7 +109,7 @@ struct SQLiteTransaction: StoreTransaction {
         let marks = Array(repeating: "?", count: prefixes.count).joined(separator: ", ")
         return try db.query(
             """
-            SELECT prefix, issuer, bank_id, level, country, country_code, funding FROM bin_entries
+            SELECT prefix, issuer, bank_id, level, country, country_code, funding, issuer_zh_tw FROM bin_entries
             WHERE merchant_id = ? AND prefix IN (\(marks))
             """, [.text(merchantID)] + prefixes.map { .text($0) }
         ) { row in
@@ -115,7 +117,7 @@ struct SQLiteTransaction: StoreTransaction {
                 prefix: row.text(0), issuer: row.optionalText(1), bankID: row.optionalText(2),
                 level: row.optionalText(3),
                 country: row.optionalText(4), countryCode: row.optionalText(5),
-                funding: row.optionalInt(6).map(Int.init))
+                funding: row.optionalInt(6).map(Int.init), issuerZhTW: row.optionalText(7))
         }
     }
 

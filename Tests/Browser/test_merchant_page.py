@@ -89,6 +89,7 @@ def test_listed_origin_gets_a_prime_cross_origin(orchard_server, second_origin, 
     info = outcome["card_info"]
     assert info["bincode"] == "356999" and info["lastfour"] == "0017"
     assert info["issuer"] == "Sandbox Bank" and info["bank_id"] == "999" and info["level"] == "GOLD"
+    assert info["issuer_zh_tw"] == "沙盒銀行"
     assert info["country"] == "TAIWAN" and info["countrycode"] == "TW"
     assert outcome["merchant_reference_info"] == {"affiliate_codes": []}
     assert outcome["prime_expiry_millis"] > 0

@@ -33,6 +33,7 @@ struct SandboxWalletTests {
         #expect(info["bin_code"] as? String == String(card.pan.prefix(6)))
         #expect(info["last_four"] as? String == String(card.pan.suffix(4)))
         #expect(info["issuer"] as? String == card.issuer)
+        #expect(info["issuer_zh_tw"] as? String == card.issuerZhTW)
         #expect(info["bank_id"] as? String == card.bankID)
         #expect(info["level"] as? String == card.level)
         #expect(info["country"] as? String == "TAIWAN")
@@ -87,6 +88,27 @@ struct SandboxWalletTests {
             let body = try JSONSerialization.jsonObject(with: exchange.response.body)
             #expect(checker.problems(body, schema).isEmpty, "\(checker.problems(body, schema))")
         }
+    }
+
+    @Test("PUT /v1/bin-table takes an optional issuer_zh_tw column, which card_info carries")
+    func chineseIssuerName() throws {
+        let h = try APIHarness()
+        let csv =
+            "bin_prefix,issuer,bank_id,funding,level,country,country_code,issuer_zh_tw\n"
+            + "476112,Orchard Bank,812,credit,PLATINUM,TAIWAN,TW,果園銀行\n"
+        let loaded = try h.call(
+            "PUT", "/v1/bin-table", headers: h.serverHeaders.merging(["Content-Type": "text/csv"]) { $1 },
+            body: Data(csv.utf8))
+        #expect(loaded.status == 200, "\(loaded.text)")
+        let minted = try h.client("POST", "/v1/sandbox/wallet/tokens", json: ["amount": "5.00", "currency": "TWD"])
+        let tokenized = try h.client("POST", "/v1/tokens", json: ["token": try #require(minted.json["token"])])
+        let info = try #require(tokenized.json["card_info"] as? [String: Any])
+        #expect(info["issuer"] as? String == "Orchard Bank")
+        #expect(info["issuer_zh_tw"] as? String == "果園銀行")
+        let wrong = try h.call(
+            "PUT", "/v1/bin-table", headers: h.serverHeaders.merging(["Content-Type": "text/csv"]) { $1 },
+            body: Data("bin_prefix,issuer_zh_tw\n476112,x\n".utf8))
+        #expect(wrong.status == 422)
     }
 
     @Test("a cross-origin page gets CORS on the wallet route when its origin is listed, 403 when not")
