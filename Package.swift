@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "GatewaySQLite", targets: ["GatewaySQLite"]),
         .library(name: "GatewayCurl", targets: ["GatewayCurl"]),
         .library(name: "GatewayHTTP", targets: ["GatewayHTTP"]),
+        .library(name: "OrchardPay", targets: ["OrchardPay"]),
         .executable(name: "orchard", targets: ["orchard"]),
     ],
     targets: [
@@ -55,6 +56,8 @@ let package = Package(
             ],
             // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
             resources: [.copy("Web")]),
+        // The client SDK for apps: ApplePayModel and Foundation only (it ships inside iOS apps).
+        .target(name: "OrchardPay", dependencies: ["ApplePayModel"]),
         .target(
             name: "OrchardCLI",
             dependencies: [
@@ -87,6 +90,10 @@ let package = Package(
                 "OrchardCLI", "OrchardTestSupport",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI"]),
+        // The client SDK against a real gateway served in-process on loopback.
+        .testTarget(
+            name: "OrchardPayTests",
+            dependencies: ["OrchardPay", "GatewayHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -30,6 +30,9 @@ public struct SandboxPKI: Sendable {
         public var intermediateMarker = true
         /// The leaf's validity, when it should differ from the PKI's.
         public var leafValidity: ClosedRange<Date>?
+        /// The leaf's keyUsage bits in OpenSSL's configuration syntax. Apple's leaf has `digitalSignature`;
+        /// anything else (e.g. `"keyAgreement"`) makes a test-only leaf that may not sign.
+        public var leafKeyUsage = "digitalSignature"
         /// The defaults: a PKI like Apple's.
         public init() {}
     }
@@ -94,7 +97,7 @@ public struct SandboxPKI: Sendable {
             publicKey: leafKey, issuer: intermediate, issuerKey: intermediateKey,
             notBefore: options.leafValidity?.lowerBound ?? notBefore,
             notAfter: options.leafValidity?.upperBound ?? notAfter,
-            isCA: false, keyUsage: "digitalSignature",
+            isCA: false, keyUsage: options.leafKeyUsage,
             extensions: options.leafMarker
                 ? [.init(oid: "1.2.840.113635.100.6.29", value: CertificateIssuer.asn1Null)] : [])
         return SandboxPKI(

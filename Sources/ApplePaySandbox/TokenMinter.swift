@@ -56,8 +56,18 @@ public struct MintRequest: Sendable {
     public var forceLeadingZeroSharedSecret = false
     /// Encrypts these bytes instead of the payment data JSON (e.g. non-JSON plaintext).
     public var plaintextOverride: [UInt8]?
+    /// How the SignerInfo names the signing leaf.
+    public var signerIdentifier: SignerIdentifier = .issuerAndSerialNumber
     /// A deliberate defect, for rejection tests.
     public var tamper: Tamper = .none
+
+    /// How a SignerInfo names its signer (RFC 5652 §5.3).
+    public enum SignerIdentifier: Sendable, Hashable {
+        /// The leaf's issuer and serial number, in a version-1 SignerInfo, as Apple signs.
+        case issuerAndSerialNumber
+        /// The leaf's subjectKeyIdentifier, in a version-3 SignerInfo: valid CMS, which Apple does not use.
+        case subjectKeyIdentifier
+    }
 
     /// Deliberate defects of a minted token.
     public enum Tamper: Sendable, Hashable {
@@ -71,6 +81,17 @@ public struct MintRequest: Sendable {
         case foreignSigner
         /// Encodes the ephemeral public key with a point that is not on P-256.
         case offCurveEphemeralKey
+        /// Encodes the ephemeral public key with explicit P-256 parameters instead of the named curve (the
+        /// same point and curve, spelt out; RFC 5480 §2.1.1 allows only the name).
+        case explicitCurveEphemeralKey
+        /// Signs with the leaf over a SHA-1 digest (digestAlgorithm sha1, ecdsa-with-SHA1) instead of SHA-256.
+        case sha1Digest
+        /// Signs a contentType attribute of id-ct-TSTInfo while the eContentType stays id-data (RFC 5652 §11.1
+        /// requires them equal).
+        case mismatchedContentTypeAttribute
+        /// Names the signer by the intermediate's subjectKeyIdentifier (a version-3 SignerInfo) while the leaf
+        /// signs; the identifier is not covered by the signature.
+        case signerKeyIdentifierOfIntermediate
     }
 
     /// A request with defaults for everything but the merchant certificate and the signing time.
@@ -127,6 +148,12 @@ public struct TokenMinter: Sendable {
             SecureBytes.zero(&secret)
             defer { SecureBytes.zero(&key) }
             ciphertext = try AESGCM.seal(plaintext, key: key, nonce: [UInt8](repeating: 0, count: 16))
+            if request.tamper == .explicitCurveEphemeralKey {
+                guard
+                    EVP_PKEY_set_utf8_string_param(
+                        ephemeral.pointer, OSSL_PKEY_PARAM_EC_ENCODING, OSSL_PKEY_EC_ENCODING_EXPLICIT) == 1
+                else { throw CryptoError.openSSL("explicit curve encoding") }
+            }
             keyMaterial = ephemeral.publicKeyDER
             if request.tamper == .offCurveEphemeralKey {
                 // Change the point's y-coordinate: the encoding stays well-formed, the point leaves the curve.
@@ -157,7 +184,8 @@ public struct TokenMinter: Sendable {
             applicationBytes = bytes
         }
         let signedContent = keyMaterial + ciphertext + transactionBytes + applicationBytes
-        let signature = try sign(signedContent, at: request.signingTime, foreign: request.tamper == .foreignSigner)
+        let signature = try sign(
+            signedContent, at: request.signingTime, signerIdentifier: request.signerIdentifier, tamper: request.tamper)
         if request.tamper == .flipCiphertextAfterSigning { ciphertext[0] ^= 0x01 }
 
         header.append(
@@ -238,8 +266,11 @@ public struct TokenMinter: Sendable {
     }
 
     /// A detached CMS SignedData over `content` by the PKI's leaf, with signingTime `time` and the
-    /// leaf and intermediate certificates; DER.
-    func sign(_ content: [UInt8], at time: Date, foreign: Bool) throws -> [UInt8] {
+    /// leaf and intermediate certificates; DER. `tamper` applies the signature's defects.
+    func sign(
+        _ content: [UInt8], at time: Date, signerIdentifier: MintRequest.SignerIdentifier, tamper: MintRequest.Tamper
+    ) throws -> [UInt8] {
+        let foreign = tamper == .foreignSigner
         var signerKey = pki.leafKey
         var signerCertificate = pki.leaf
         if foreign {
@@ -250,12 +281,21 @@ public struct TokenMinter: Sendable {
                 keyUsage: "digitalSignature")
         }
         let flags = UInt32(CMS_DETACHED | CMS_BINARY | CMS_PARTIAL | CMS_NOSMIMECAP)
+        let keyIdentifier = signerIdentifier == .subjectKeyIdentifier || tamper == .signerKeyIdentifierOfIntermediate
         guard let cms = CMS_sign(nil, nil, nil, nil, flags) else { throw CryptoError.openSSL("CMS_sign") }
         defer { CMS_ContentInfo_free(cms) }
         if foreign { CMS_add1_cert(cms, pki.leaf.pointer) }
-        guard let signerInfo = CMS_add1_signer(cms, signerCertificate.pointer, signerKey.pointer, EVP_sha256(), flags)
+        guard
+            let signerInfo = CMS_add1_signer(
+                cms, signerCertificate.pointer, signerKey.pointer, tamper == .sha1Digest ? EVP_sha1() : EVP_sha256(),
+                flags | (keyIdentifier ? UInt32(CMS_USE_KEYID) : 0))
         else {
             throw CryptoError.openSSL("CMS_add1_signer")
+        }
+        // OpenSSL signs the eContentType as the contentType attribute: sign another type, then restore id-data.
+        let mismatchedContentType = tamper == .mismatchedContentTypeAttribute
+        if mismatchedContentType, CMS_set1_eContentType(cms, OBJ_nid2obj(NID_id_smime_ct_TSTInfo)) != 1 {
+            throw CryptoError.openSSL("CMS_set1_eContentType")
         }
         guard let signingTime = ASN1_TIME_set(nil, time_t(time.timeIntervalSince1970)) else {
             throw CryptoError.openSSL("ASN1_TIME_set")
@@ -272,6 +312,17 @@ public struct TokenMinter: Sendable {
             return CMS_final(cms, bio, nil, flags)
         }
         guard finished == 1 else { throw CryptoError.openSSL("CMS_final") }
+        if mismatchedContentType, CMS_set1_eContentType(cms, OBJ_nid2obj(NID_pkcs7_data)) != 1 {
+            throw CryptoError.openSSL("CMS_set1_eContentType")
+        }
+        if tamper == .signerKeyIdentifierOfIntermediate {
+            var keyID: UnsafeMutablePointer<ASN1_OCTET_STRING>?
+            guard CMS_SignerInfo_get0_signer_id(signerInfo, &keyID, nil, nil) == 1, let keyID,
+                let intermediateKeyID = X509_get0_subject_key_id(pki.intermediate.pointer),
+                ASN1_STRING_set(keyID, ASN1_STRING_get0_data(intermediateKeyID), ASN1_STRING_length(intermediateKeyID))
+                    == 1
+            else { throw CryptoError.openSSL("signer key identifier") }
+        }
         var output: UnsafeMutablePointer<UInt8>?
         let length = i2d_CMS_ContentInfo(cms, &output)
         guard length > 0, let output else { throw CryptoError.openSSL("i2d_CMS_ContentInfo") }

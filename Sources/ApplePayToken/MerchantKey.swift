@@ -30,7 +30,7 @@ public final class MerchantKey: Sendable {
 
     package let publicKeyHashBytes: [UInt8]
     package let partyV: [UInt8]
-    /// For EC keys: the SubjectPublicKeyInfo bytes before the 65-byte uncompressed point.
+    /// For EC keys on a named curve: the SubjectPublicKeyInfo bytes before the 65-byte uncompressed point.
     package let ecPublicKeyHeader: [UInt8]?
     /// For EC keys: reusable ECDH contexts.
     let ecdhPool: ECDHPool?
@@ -93,9 +93,12 @@ public final class MerchantKey: Sendable {
         self.ecdhPool = privateKey.kind == .ec ? ECDHPool(privateKey: privateKey) : nil
     }
 
+    /// The SubjectPublicKeyInfo bytes before the point, for a key on a named curve only: an ephemeral key
+    /// starting with them is then on the named curve too, and takes the pooled ECDH path.
     private static func header(of key: EVPKey) -> [UInt8]? {
+        guard key.kind == .ec, PaymentTokenDecryptor.hasNamedCurve(key) else { return nil }
         let spki = key.publicKeyDER
-        guard key.kind == .ec, spki.count > 65, spki[spki.count - 65] == 0x04 else { return nil }
+        guard spki.count > 65, spki[spki.count - 65] == 0x04 else { return nil }
         return Array(spki.prefix(spki.count - 65))
     }
 

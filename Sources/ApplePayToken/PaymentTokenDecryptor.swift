@@ -42,9 +42,12 @@ public struct TokenVerification: Sendable, Hashable {
 ///
 /// Verification, in order: the signature is a detached CMS SignedData with exactly one SignerInfo; the
 /// certificates include one leaf marked 1.2.840.113635.100.6.29 and one intermediate marked
-/// 1.2.840.113635.100.6.2.14; the SignerInfo names that leaf; the signingTime lies in the window around
-/// `now`; leaf → intermediate → anchor is a valid chain at the signing time (and nothing else); the
-/// signature verifies over ephemeralPublicKey/wrappedKey ‖ data ‖ transactionId ‖ applicationData.
+/// 1.2.840.113635.100.6.2.14; the SignerInfo names that leaf (by issuer and serial number or by
+/// subjectKeyIdentifier); the signingTime lies in the window around `now`; leaf → intermediate → anchor is a
+/// valid chain at the signing time (and nothing else) and the leaf's keyUsage allows digitalSignature; the
+/// SignerInfo digests with SHA-256 and signs a contentType equal to the eContentType; the signature verifies
+/// over ephemeralPublicKey/wrappedKey ‖ data ‖ transactionId ‖ applicationData. An EC_v1 ephemeral key must
+/// name its curve (P-256), not spell out explicit parameters.
 ///
 /// Build one decryptor and reuse it: keys and the trust store are parsed once, and validated chains
 /// are cached by the certificates' bytes (their validity is re-checked at every signing time).
@@ -141,8 +144,9 @@ public struct PaymentTokenDecryptor: Sendable {
     /// ECDH P-256 between the merchant key and the ephemeral key (DER SubjectPublicKeyInfo): the 32-byte x-coordinate.
     ///
     /// When `peerSPKI` carries the same algorithm header as the merchant key's own SubjectPublicKeyInfo
-    /// (`spkiHeader`, P-256 with an uncompressed point), the point is set on a copy of the merchant key's
-    /// parameters directly (OpenSSL checks it lies on the curve); anything else goes through d2i_PUBKEY.
+    /// (`spkiHeader`, the named curve P-256 with an uncompressed point, as ``MerchantKey/ecPublicKeyHeader``),
+    /// the point is set on a copy of the merchant key's parameters directly (OpenSSL checks it lies on the
+    /// curve); anything else goes through d2i_PUBKEY, and explicit curve parameters are refused (`malformed_token`).
     package static func ecdh(
         privateKey: EVPKey, peerSPKI: [UInt8], spkiHeader: [UInt8]? = nil
     ) throws(PaymentTokenError)
@@ -166,6 +170,11 @@ public struct PaymentTokenDecryptor: Sendable {
             } catch {
                 OpenSSLErrorQueue.clear()
                 throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a valid EC point")
+            }
+            guard peer.kind != .ec || hasNamedCurve(peer) else {
+                throw PaymentTokenError(
+                    .malformedToken, "the ephemeral public key has explicit curve parameters, not the named curve P-256"
+                )
             }
         }
         guard peer.kind == .ec else { throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not EC") }
@@ -192,6 +201,22 @@ public struct PaymentTokenDecryptor: Sendable {
             throw PaymentTokenError(.decryptionFailed, "ECDH: \(OpenSSLErrorQueue.drain())")
         }
         return secret
+    }
+
+    /// Whether an EC key's parameters are encoded as a named curve (RFC 5480 §2.1.1), not spelt out as explicit
+    /// parameters; OpenSSL names a curve given explicitly too when it recognises it, so the encoding is asked.
+    package static func hasNamedCurve(_ key: EVPKey) -> Bool {
+        var encoding = [CChar](repeating: 0, count: 16)
+        var length = 0
+        guard
+            EVP_PKEY_get_utf8_string_param(
+                key.pointer, OSSL_PKEY_PARAM_EC_ENCODING, &encoding, encoding.count, &length) == 1
+        else {
+            OpenSSLErrorQueue.clear()
+            return false
+        }
+        return String(decoding: encoding.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            == OSSL_PKEY_EC_ENCODING_GROUP
     }
 
     /// RSA-OAEP (SHA-256, MGF1-SHA-256) unwrapping of the 16-byte AES-128 key.
@@ -286,23 +311,33 @@ public struct PaymentTokenDecryptor: Sendable {
             throw PaymentTokenError(
                 .certificateUntrusted, "no certificate carries the intermediate marker 1.2.840.113635.100.6.2.14")
         }
-        // The SignerInfo must name that very leaf.
-        guard CMS_SignerInfo_cert_cmp(signerInfo, leaf.pointer) == 0 else {
+        // The SignerInfo must name that very leaf, as parsed in the default library context (the validated
+        // chain's when the pair is known): in the context without key decoders OpenSSL cannot compute a
+        // certificate's extension cache (it includes a SHA-1 fingerprint), so a signer named by
+        // subjectKeyIdentifier would never match the leaf parsed there.
+        let chainKey = leaf.der + intermediate.der
+        let known = cache.entry(for: chainKey)
+        let signingLeaf: X509Certificate
+        if let known { signingLeaf = known.leaf } else { signingLeaf = try Self.parsedAfresh(leaf) }
+        guard CMS_SignerInfo_cert_cmp(signerInfo, signingLeaf.pointer) == 0 else {
             throw PaymentTokenError(.signatureInvalid, "the signer is not the Apple Pay signing leaf")
         }
         let signingSeconds = try checkSigningTime(signerInfo, at: now)
 
-        // The chain, at the signing time; yields the leaf as parsed and validated on its own.
-        let chain = try validateChain(leaf: leaf, intermediate: intermediate, at: signingSeconds)
+        // The chain, at the signing time.
+        let chain = try validateChain(
+            key: chainKey, known: known, leaf: signingLeaf, intermediate: intermediate, at: signingSeconds)
         if let certificatesElement { certificateSets.insert(chain, for: certificatesElement) }
         return try checkSigner(
-            signerInfo, of: cms, chain: chain, token: token, at: now, details: details, signerMatched: false,
+            signerInfo, of: cms, chain: chain, token: token, at: now, details: details, signerMatched: true,
             definitive: true)!
     }
 
     /// The checks that involve the SignerInfo: it names the chain's leaf (already established when
-    /// `signerMatched`), its signing time lies in the window and in the chain's validity, and the CMS signature
-    /// holds (`cmsVerify`). When not `definitive`, a failing signature check returns nil instead of throwing.
+    /// `signerMatched`), its signing time lies in the window and in the chain's validity, its digest algorithm
+    /// and contentType attribute are acceptable (`checkAlgorithms`), and the CMS signature holds (`cmsVerify`).
+    /// When not `definitive`, a failing signature check returns nil instead of throwing. The order is the full
+    /// path's, so that a token is refused with the same code whether its certificates were seen before or not.
     private func checkSigner(
         _ signerInfo: OpaquePointer, of cms: CMSSignedData, chain: ValidatedChain, token: PaymentToken, at now: Date,
         details: Bool, signerMatched: Bool, definitive: Bool
@@ -315,6 +350,7 @@ public struct PaymentTokenDecryptor: Sendable {
             throw PaymentTokenError(
                 .certificateUntrusted, "a certificate of the chain is not valid at the signing time")
         }
+        try Self.checkAlgorithms(signerInfo, of: cms)
         var content = token.signedContent
         if !Self.cmsVerify(cms, signerInfo: signerInfo, signer: chain.leaf, content: &content) {
             guard definitive else { return nil }
@@ -338,6 +374,32 @@ public struct PaymentTokenDecryptor: Sendable {
             version: token.version, signingTime: signingTime, signerSubject: chain.leaf.subject,
             signerSerialNumber: chain.leaf.serialNumberHex, intermediateSubject: chain.intermediate.subject,
             rootSubject: trustAnchor.certificate.subject, rootFingerprint: trustAnchor.sha256Fingerprint)
+    }
+
+    /// The SignerInfo's digest algorithm is SHA-256, the one Apple signs with (anything else, SHA-1 included,
+    /// is refused), and its signed contentType attribute, which RFC 5652 §11.1 requires whenever there are
+    /// signed attributes, is exactly one value equal to the eContentType.
+    private static func checkAlgorithms(_ signerInfo: OpaquePointer, of cms: CMSSignedData) throws(PaymentTokenError) {
+        var digestAlgorithm: UnsafeMutablePointer<X509_ALGOR>?
+        CMS_SignerInfo_get0_algs(signerInfo, nil, nil, &digestAlgorithm, nil)
+        let digest = digestAlgorithm.map { OBJ_obj2nid($0.pointee.algorithm) } ?? NID_undef
+        guard digest == NID_sha256 else {
+            let name = OBJ_nid2sn(digest).map { String(cString: $0) } ?? "unknown"
+            throw PaymentTokenError(
+                .signatureInvalid, "the SignerInfo's digest algorithm is \(name); only SHA-256 is accepted")
+        }
+        guard
+            let attribute = CMS_signed_get0_data_by_OBJ(
+                signerInfo, OBJ_nid2obj(NID_pkcs9_contentType), -3, V_ASN1_OBJECT)
+        else {
+            OpenSSLErrorQueue.clear()
+            throw PaymentTokenError(.signatureInvalid, "the signature has no single contentType attribute")
+        }
+        guard let contentType = CMS_get0_eContentType(cms.pointer), OBJ_cmp(OpaquePointer(attribute), contentType) == 0
+        else {
+            throw PaymentTokenError(
+                .signatureInvalid, "the signed contentType attribute differs from the eContentType")
+        }
     }
 
     /// The SignerInfo's signing time (seconds since 1970), checked against the window around `now`.
@@ -414,33 +476,33 @@ public struct PaymentTokenDecryptor: Sendable {
         return seconds
     }
 
+    /// The chain leaf → intermediate → anchor at `time`: the `known` chain validated before for the same
+    /// certificates (`key`, their DER), re-checked at `time`, or a validation now, cached. `leaf` is parsed in
+    /// the default library context; the intermediate is parsed afresh in it too.
     private func validateChain(
-        leaf: X509Certificate, intermediate: X509Certificate, at time: Int
+        key: [UInt8], known: ValidatedChain?, leaf: X509Certificate, intermediate: X509Certificate, at time: Int
     )
         throws(PaymentTokenError) -> ValidatedChain
     {
-        let leafDER = leaf.der
-        let intermediateDER = intermediate.der
-        let cacheKey = leafDER + intermediateDER
-        if let entry = cache.entry(for: cacheKey) {
-            guard time >= entry.notBefore, time < entry.notAfter else {
+        if let known {
+            guard time >= known.notBefore, time < known.notAfter else {
                 throw PaymentTokenError(
                     .certificateUntrusted, "a certificate of the chain is not valid at the signing time")
             }
-            return entry
+            return known
         }
-        // Parse both certificates afresh in the default library context for validation and signing.
-        let parsedLeaf: X509Certificate
-        let parsedIntermediate: X509Certificate
+        let entry = try store.validate(leaf: leaf, intermediate: try Self.parsedAfresh(intermediate), at: time)
+        cache.insert(entry, for: key)
+        return entry
+    }
+
+    /// `certificate` parsed again in the default library context, for validation and signing.
+    private static func parsedAfresh(_ certificate: X509Certificate) throws(PaymentTokenError) -> X509Certificate {
         do {
-            parsedLeaf = try X509Certificate(der: leafDER)
-            parsedIntermediate = try X509Certificate(der: intermediateDER)
+            return try X509Certificate(der: certificate.der)
         } catch {
             throw PaymentTokenError(.certificateUntrusted, "unreadable certificate: \(error)")
         }
-        let entry = try store.validate(leaf: parsedLeaf, intermediate: parsedIntermediate, at: time)
-        cache.insert(entry, for: cacheKey)
-        return entry
     }
 }
 
@@ -575,6 +637,13 @@ final class TrustStore: @unchecked Sendable {
         orchard_sk_X509_push(untrusted, intermediate.pointer)
         guard X509_STORE_CTX_init(context, pointer, leaf.pointer, untrusted) == 1 else {
             throw PaymentTokenError(.certificateUntrusted, "X509_STORE_CTX_init: \(OpenSSLErrorQueue.drain())")
+        }
+        // The leaf signs, so its keyUsage must allow digitalSignature (RFC 5280 §4.2.1.3); OpenSSL reports all
+        // bits when the extension is absent, which restricts nothing. The chain verification does not check it.
+        guard X509_get_key_usage(leaf.pointer) & UInt32(KU_DIGITAL_SIGNATURE) != 0 else {
+            OpenSSLErrorQueue.clear()
+            throw PaymentTokenError(
+                .certificateUntrusted, "the signing leaf's keyUsage does not allow digitalSignature")
         }
         X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(context), time_t(time))
         guard X509_verify_cert(context) == 1 else {

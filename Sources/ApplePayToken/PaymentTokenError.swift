@@ -16,14 +16,15 @@ public struct PaymentTokenError: CodedError, Sendable {
         public var description: String { rawValue }
 
         /// The input is not a payment token: bad JSON, a missing or oversized field, bad base64 or hex,
-        /// a signature that is not DER/BER CMS.
+        /// a signature that is not DER/BER CMS, an ephemeral public key with explicit curve parameters.
         public static let malformedToken = Code(rawValue: "malformed_token")
         /// The token's `version` is neither `EC_v1` nor `RSA_v1`.
         public static let unsupportedVersion = Code(rawValue: "unsupported_version")
-        /// The CMS signature does not verify over the token's content, or its signer is not the leaf.
+        /// The CMS signature does not verify over the token's content, or its signer is not the leaf, or its
+        /// digest algorithm is not SHA-256, or its signed contentType attribute differs from the eContentType.
         public static let signatureInvalid = Code(rawValue: "signature_invalid")
         /// The certificates do not form a valid chain to the trust anchor at the signing time, or lack
-        /// Apple's marker extensions.
+        /// Apple's marker extensions, or the leaf's keyUsage does not allow digitalSignature.
         public static let certificateUntrusted = Code(rawValue: "certificate_untrusted")
         /// The signing time is too old or too far in the future.
         public static let signingTimeOutOfWindow = Code(rawValue: "signing_time_out_of_window")

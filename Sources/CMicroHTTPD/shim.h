@@ -92,6 +92,30 @@ static inline const struct sockaddr *orchard_mhd_connection_client_address(struc
     return info == NULL ? NULL : info->client_addr;
 }
 
+/// MHD_OPTION_NOTIFY_CONNECTION: the callback (cast to intptr_t) and its closure; called when a connection starts
+/// (before any request on it) and when it closes (before libmicrohttpd closes its socket).
+static inline struct MHD_OptionItem orchard_mhd_option_notify_connection(MHD_NotifyConnectionCallback callback,
+                                                                         void *cls) {
+    struct MHD_OptionItem item = { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)callback, cls };
+    return item;
+}
+
+/// The URI log callback's type: called once the request line has arrived, before the headers; its result becomes
+/// the request's initial context pointer.
+typedef void *(*orchard_mhd_uri_log_function)(void *cls, const char *uri, struct MHD_Connection *connection);
+
+/// MHD_OPTION_URI_LOG_CALLBACK: the callback (cast to intptr_t) and its closure.
+static inline struct MHD_OptionItem orchard_mhd_option_uri_log(orchard_mhd_uri_log_function callback, void *cls) {
+    struct MHD_OptionItem item = { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)callback, cls };
+    return item;
+}
+
+/// MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD): the connection's socket or -1.
+static inline int orchard_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
 /// MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT): the port the daemon listens on, 0 if unknown.
 static inline uint16_t orchard_mhd_daemon_bind_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);

@@ -334,10 +334,7 @@ public final class MerchantValidationService: Sendable {
         let answer: (status: Int, body: Data)
         do {
             answer = try transport.postMerchantSession(
-                url: url, body: body,
-                identity: MerchantIdentityMaterial(
-                    certificatePEM: identity.certificatePEM, privateKeyPEM: identity.privateKeyPEM),
-                timeout: configuration.timeout)
+                url: url, body: body, identity: identity, timeout: configuration.timeout)
         } catch {
             throw GatewayError(.applePayValidationFailed, "Apple could not be reached (\(error.code))")
         }

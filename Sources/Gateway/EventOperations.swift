@@ -30,36 +30,13 @@ public struct EventRecord: Sendable, Hashable {
 }
 
 /// A position in the newest-first event listing (creation time, then id).
-public struct EventCursor: Sendable, Hashable {
+public struct EventCursor: Sendable, Hashable, ListingCursor {
     public var createdAt: Date
     public var id: String
 
     public init(createdAt: Date, id: String) {
         self.createdAt = createdAt
         self.id = id
-    }
-
-    /// The opaque text form (`cur_…`).
-    public var text: String {
-        "cur_"
-            + Data("e\(createdAt.unixMilliseconds):\(id)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-    }
-
-    /// Parses the text form; nil when it was not made by ``text``.
-    public init?(text: String) {
-        guard text.hasPrefix("cur_"), text.count <= 200 else { return nil }
-        var base64 = String(text.dropFirst(4)).replacingOccurrences(of: "-", with: "+")
-            .replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64), let string = String(data: data, encoding: .utf8),
-            string.hasPrefix("e"), let colon = string.firstIndex(of: ":"),
-            let millis = Int64(string[string.index(after: string.startIndex)..<colon])
-        else { return nil }
-        createdAt = Date(unixMilliseconds: millis)
-        id = String(string[string.index(after: colon)...])
-        guard !id.isEmpty else { return nil }
     }
 }
 

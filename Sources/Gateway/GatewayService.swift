@@ -1,3 +1,4 @@
+import ApplePayModel
 import Foundation
 import OrchardCrypto
 
@@ -134,11 +135,15 @@ public final class GatewayService: Sendable {
     }
 
     func validateAmount(_ amount: Int64, currency: String, merchant: Merchant) throws(GatewayError) {
-        guard amount > 0, amount <= 1_000_000_000_000 else {
-            throw .invalid("amount", "a positive number of minor units")
-        }
-        guard currency.count == 3, currencies.numericCode(alphabetic: currency) != nil else {
+        guard currency.count == 3, let known = try? Currency(code: currency),
+            currencies.numericCode(alphabetic: currency) != nil
+        else {
             throw GatewayError(.unknownCurrency, "not an ISO 4217 currency code", param: "currency")
+        }
+        guard AmountRules.contains(amount, currency: known) else {
+            throw .invalid(
+                "amount",
+                "more than zero, with at most \(AmountRules.maximumIntegerDigits) digits before the decimal point")
         }
         guard merchant.accepts(currency: currency) else {
             throw GatewayError(.currencyNotAllowed, "the merchant does not accept \(currency)", param: "currency")
@@ -278,14 +283,18 @@ public final class GatewayService: Sendable {
         guard request.prime.hasPrefix("prm_"), request.prime.count <= 100 else {
             throw GatewayError(.primeNotFound, "no such prime", param: "prime")
         }
-        if let details = request.details, details.count > 100 { throw .invalid("details", "at most 100 characters") }
-        if let number = request.orderNumber, number.isEmpty || number.count > 64 {
-            throw .invalid("order_number", "1 to 64 characters")
+        if let details = request.details, details.unicodeScalars.count > PayByPrimeRequest.detailsLimit {
+            throw .invalid("details", "at most \(PayByPrimeRequest.detailsLimit) characters")
+        }
+        if let number = request.orderNumber,
+            number.isEmpty || number.unicodeScalars.count > PayByPrimeRequest.orderNumberLimit
+        {
+            throw .invalid("order_number", "1 to \(PayByPrimeRequest.orderNumberLimit) characters")
         }
         try validate(cardholder: request.cardholder)
         try validate(metadata: request.metadata)
         if case .afterDays(let days) = request.captureMode, !(1...configuration.maxCaptureDelayDays).contains(days) {
-            throw .invalid("capture_mode", "after 1 to \(configuration.maxCaptureDelayDays) days")
+            throw .invalid("capture.delay_days", "1 to \(configuration.maxCaptureDelayDays)")
         }
         let primeHash = Identifiers.sha256Hex(request.prime)
         let fingerprint = try gatewayThrowing {
@@ -347,14 +356,38 @@ public final class GatewayService: Sendable {
 
     func validate(cardholder: Cardholder?) throws(GatewayError) {
         guard let cardholder else { return }
-        let fields: [(String, String?, Int)] = [
-            ("cardholder.name", cardholder.name, 100), ("cardholder.email", cardholder.email, 254),
-            ("cardholder.phone_number", cardholder.phoneNumber, 32), ("cardholder.zip_code", cardholder.zipCode, 16),
-            ("cardholder.address", cardholder.address, 256), ("cardholder.national_id", cardholder.nationalID, 32),
+        let fields: [(String, String?)] = [
+            ("name", cardholder.name), ("email", cardholder.email), ("phone_number", cardholder.phoneNumber),
+            ("zip_code", cardholder.zipCode), ("address", cardholder.address), ("national_id", cardholder.nationalID),
         ]
-        for (name, value, limit) in fields where (value?.count ?? 0) > limit {
-            throw .invalid(name, "at most \(limit) characters")
+        for (name, value) in fields {
+            let limit = Cardholder.fieldLimits[name] ?? 0
+            if let value, value.unicodeScalars.count > limit {
+                throw .invalid("cardholder." + name, "at most \(limit) characters")
+            }
         }
+        if let email = cardholder.email, !Self.isEmailAddress(email) {
+            throw .invalid("cardholder.email", "an email address (local@domain.example)")
+        }
+    }
+
+    /// An addr-spec's shape (openapi.yaml's `format: email`): one `@` between a non-empty local part and a
+    /// domain of dot-separated labels, with no spaces, control characters, quotes or brackets.
+    static func isEmailAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, let local = parts.first, let domain = parts.last, !local.isEmpty,
+            !local.hasPrefix("."), !local.hasSuffix("."), !local.contains("..")
+        else { return false }
+        let allowedLocal = Set("!#$%&'*+-/=?^_`{|}~.")
+        guard local.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || allowedLocal.contains($0)) }) else {
+            return false
+        }
+        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count >= 2
+            && labels.allSatisfy { label in
+                (1...63).contains(label.count) && !label.hasPrefix("-") && !label.hasSuffix("-")
+                    && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+            }
     }
 
     func validate(metadata: [String: String]) throws(GatewayError) {

@@ -116,6 +116,12 @@ struct StoredResult<T: Codable>: Codable {
 }
 
 extension GatewayService {
+    /// The one rule for an idempotency key (the `Idempotency-Key` header, or a key derived from a request):
+    /// 1 to 255 printable ASCII characters, no spaces.
+    public static func isValidIdempotencyKey(_ key: String) -> Bool {
+        (1...255).contains(key.utf8.count) && key.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
     /// Runs `body` at most once per (merchant, environment, key): a finished result (success or final
     /// error) is replayed for the retention period; different parameters are `idempotency_conflict`; a
     /// request holding the key is `idempotency_in_flight`; a request whose holder died (stale lock) is
@@ -128,7 +134,7 @@ extension GatewayService {
         claimInFirstWrite: Bool = false, _ body: (IdempotencyScope) throws(GatewayError) -> T
     ) throws(GatewayError) -> T {
         guard let key else { return try body(IdempotencyScope(merchant: merchant, key: nil, resumePoint: nil)) }
-        guard (1...255).contains(key.utf8.count), key.allSatisfy({ $0.isASCII && !$0.isNewline }) else {
+        guard Self.isValidIdempotencyKey(key) else {
             throw GatewayError(
                 .idempotencyKeyInvalid, "1 to 255 printable ASCII characters", param: "idempotency_key")
         }

@@ -322,13 +322,19 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// The Merchant Identity certificate and key, when set.
-    public func identity(
-        merchantID: String
-    ) throws(GatewayError) -> (certificatePEM: String, privateKeyPEM: SecureBytes)? {
+    public func identity(merchantID: String) throws(GatewayError) -> MerchantIdentityMaterial? {
         let record = try record(merchantID)
         guard let certificate = record.identityCertificatePEM, let sealed = record.identityKeySealed else { return nil }
-        return (certificate, try cipher.open(sealed, context: SealingContext.identityKey(merchantID: merchantID)))
+        return MerchantIdentityMaterial(
+            certificatePEM: certificate,
+            privateKeyPEM: try cipher.open(sealed, context: SealingContext.identityKey(merchantID: merchantID)))
     }
+
+    /// The BIN table's columns and the longest value each takes (openapi.yaml's putBinTable).
+    public static let binTableColumnLimits: [String: Int] = [
+        "bin_prefix": 11, "issuer": 100, "bank_id": 20, "funding": 7, "level": 40, "country": 60, "country_code": 2,
+        "issuer_zh_tw": 100,
+    ]
 
     /// The largest BIN table CSV accepted (8 MiB).
     public static let maximumBINTableBytes = 8 << 20
@@ -348,18 +354,29 @@ public final class MerchantRegistry: Sendable {
         guard let header = rows.first?.map({ $0.lowercased().trimmingCharacters(in: .whitespaces) }),
             let binColumn = header.firstIndex(of: "bin_prefix") ?? header.firstIndex(of: "bin")
         else { throw GatewayError(.binTableInvalid, "line 1: a header with a bin_prefix column") }
-        func column(_ name: String, _ row: [String]) -> String? {
+        guard header.count <= Self.binTableColumnLimits.count else {
+            throw GatewayError(.binTableInvalid, "line 1: at most \(Self.binTableColumnLimits.count) columns")
+        }
+        func column(_ name: String, _ row: [String], line: Int) throws(GatewayError) -> String? {
             guard let index = header.firstIndex(of: name), index < row.count else { return nil }
             let value = row[index].trimmingCharacters(in: .whitespaces)
-            return value.isEmpty ? nil : String(value.prefix(100))
+            if let limit = Self.binTableColumnLimits[name], value.count > limit {
+                throw GatewayError(.binTableInvalid, "line \(line): \(name) is longer than \(limit) characters")
+            }
+            return value.isEmpty ? nil : value
         }
         var entries: [BINEntry] = []
         for (number, row) in rows.dropFirst().enumerated() where !(row.count == 1 && row[0].isEmpty) {
+            guard row.count <= header.count else {
+                throw GatewayError(
+                    .binTableInvalid, "line \(number + 2): more columns than the header's \(header.count)")
+            }
             let bin = binColumn < row.count ? row[binColumn].trimmingCharacters(in: .whitespaces) : ""
             guard (4...11).contains(bin.count), bin.allSatisfy(\.isASCII), bin.allSatisfy(\.isNumber) else {
                 throw GatewayError(.binTableInvalid, "line \(number + 2): bin_prefix must be 4 to 11 digits")
             }
-            let funding = column("funding", row).map { value -> Int in
+            let line = number + 2
+            let funding = try column("funding", row, line: line).map { value -> Int in
                 switch value.lowercased() {
                 case "credit", "0": 0
                 case "debit", "1": 1
@@ -369,10 +386,11 @@ public final class MerchantRegistry: Sendable {
             }
             entries.append(
                 BINEntry(
-                    prefix: bin, issuer: column("issuer", row), bankID: column("bank_id", row),
-                    level: column("level", row), country: column("country", row),
-                    countryCode: column("country_code", row), funding: funding,
-                    issuerZhTW: column("issuer_zh_tw", row)))
+                    prefix: bin, issuer: try column("issuer", row, line: line),
+                    bankID: try column("bank_id", row, line: line), level: try column("level", row, line: line),
+                    country: try column("country", row, line: line),
+                    countryCode: try column("country_code", row, line: line), funding: funding,
+                    issuerZhTW: try column("issuer_zh_tw", row, line: line)))
         }
         guard entries.count <= 200_000 else { throw GatewayError(.binTableInvalid, "at most 200000 rows") }
         guard Set(entries.map(\.prefix)).count == entries.count else {

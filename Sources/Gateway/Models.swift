@@ -110,6 +110,11 @@ public struct CardInfo: Sendable, Hashable, Codable {
 
 /// The cardholder as the merchant server describes them.
 public struct Cardholder: Sendable, Hashable, Codable {
+    /// The longest value of each field, in Unicode scalars, by wire name (openapi.yaml's `Cardholder`).
+    public static let fieldLimits: [String: Int] = [
+        "name": 100, "email": 254, "phone_number": 20, "address": 200, "zip_code": 10, "national_id": 20,
+    ]
+
     public var name: String?
     public var email: String?
     public var phoneNumber: String?
@@ -265,6 +270,11 @@ public struct PrimeResult: Sendable, Hashable, Codable {
 
 /// Pay-by-prime parameters (TapPay `pay-by-prime`).
 public struct PayByPrimeRequest: Sendable, Hashable, Codable {
+    /// The longest `order_number`, in Unicode scalars (openapi.yaml's `CreatePaymentRequest`).
+    public static let orderNumberLimit = 50
+    /// The longest `details`, in Unicode scalars.
+    public static let detailsLimit = 100
+
     public var prime: String
     /// Minor units.
     public var amount: Int64
@@ -400,26 +410,40 @@ public struct PaymentPage: Sendable, Hashable {
 }
 
 /// A position in the newest-first payment listing (creation time, then id).
-public struct PaymentCursor: Sendable, Hashable {
+public struct PaymentCursor: Sendable, Hashable, ListingCursor {
     public var createdAt: Date
     public var id: String
-
-    /// The opaque text form.
-    public var text: String {
-        Data("\(createdAt.unixMilliseconds):\(id)".utf8).base64EncodedString()
-    }
 
     public init(createdAt: Date, id: String) {
         self.createdAt = createdAt
         self.id = id
     }
+}
 
-    /// Parses the text form; nil when malformed.
+/// A position in a newest-first listing, with the one text form every listing's `next_cursor` uses:
+/// `cur_<creation time in Unix milliseconds>_<id>` (openapi.yaml's `Cursor` pattern).
+public protocol ListingCursor {
+    var createdAt: Date { get }
+    var id: String { get }
+    init(createdAt: Date, id: String)
+}
+
+extension ListingCursor {
+    /// The text form (`cur_1796009005000_pay_…`).
+    public var text: String { "cur_\(createdAt.unixMilliseconds)_\(id)" }
+
+    /// Parses the text form; nil when it is not one: `cur_`, 1 to 15 digits, `_`, and an id of 1 to 64 ASCII
+    /// letters, digits and underscores.
     public init?(text: String) {
-        guard let data = Data(base64Encoded: text), let string = String(data: data, encoding: .utf8),
-            let colon = string.firstIndex(of: ":"), let millis = Int64(string[..<colon])
+        let parts = text.utf8.split(separator: UInt8(ascii: "_"), maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].elementsEqual("cur".utf8), (1...15).contains(parts[1].count),
+            parts[1].allSatisfy({ (0x30...0x39).contains($0) }), let millis = Int64(Substring(parts[1])),
+            (1...64).contains(parts[2].count),
+            parts[2].allSatisfy({
+                $0 == UInt8(ascii: "_") || ($0 < 0x80 && Character(Unicode.Scalar($0)).isLetter)
+                    || (0x30...0x39).contains($0)
+            })
         else { return nil }
-        createdAt = Date(unixMilliseconds: millis)
-        id = String(string[string.index(after: colon)...])
+        self.init(createdAt: Date(unixMilliseconds: millis), id: String(Substring(parts[2])))
     }
 }

@@ -1,6 +1,7 @@
 import ApplePayModel
 import CCurl
 import Foundation
+import Gateway
 import OrchardCrypto
 
 /// Why an outbound HTTP request failed, with a stable code.
@@ -99,20 +100,6 @@ public final class CurlHTTPClient: @unchecked Sendable {
         case put = "PUT"
     }
 
-    /// A client certificate and key for one request's mutual TLS, handed to libcurl from memory
-    /// (`CURLOPT_SSLCERT_BLOB`, `CURLOPT_SSLKEY_BLOB`), never through a file.
-    public struct ClientIdentity: Sendable {
-        /// The PEM certificate (and chain).
-        public var certificatePEM: String
-        /// The PEM private key, unencrypted, in secure memory.
-        public var privateKeyPEM: SecureBytes
-
-        public init(certificatePEM: String, privateKeyPEM: SecureBytes) {
-            self.certificatePEM = certificatePEM
-            self.privateKeyPEM = privateKeyPEM
-        }
-    }
-
     /// One request.
     public struct Request: Sendable {
         public var method: Method
@@ -123,12 +110,13 @@ public final class CurlHTTPClient: @unchecked Sendable {
         public var body: Data
         /// The longest the whole request may take, in seconds.
         public var timeout: TimeInterval
-        /// A client certificate for this request, instead of the configuration's files.
-        public var clientIdentity: ClientIdentity?
+        /// A client certificate and key for this request's mutual TLS, instead of the configuration's files:
+        /// handed to libcurl from memory (`CURLOPT_SSLCERT_BLOB`, `CURLOPT_SSLKEY_BLOB`), never through a file.
+        public var clientIdentity: MerchantIdentityMaterial?
 
         public init(
             method: Method, url: String, headers: [(String, String)] = [], body: Data = Data(), timeout: TimeInterval,
-            clientIdentity: ClientIdentity? = nil
+            clientIdentity: MerchantIdentityMaterial? = nil
         ) {
             self.method = method
             self.url = url
@@ -281,8 +269,8 @@ final class CurlEasyHandle {
         let timeoutMilliseconds = Self.milliseconds(request.timeout)
         let connectMilliseconds = min(Self.milliseconds(configuration.connectTimeout), timeoutMilliseconds)
         let protocols = configuration.httpsOnly ? "https" : "http,https"
-        // libcurl reads the identity's certificate and key from these buffers (not copied); they are zeroed and
-        // freed when this call returns, after the handle has forgotten them.
+        // libcurl reads the identity's certificate and key from these buffers (not copied); the handle forgets
+        // them before they are released, when this call returns, so no pointer to a key outlives the request.
         let certificate = CurlBlobBuffer()
         let key = CurlBlobBuffer()
         defer {
@@ -362,9 +350,8 @@ final class CurlEasyHandle {
             var status = 0
             _ = orchard_curl_getinfo_long(pointer, CURLINFO_RESPONSE_CODE, &status)
             let failure = code == CURLE_OK || cutShort ? nil : error(for: code)
-            // Never keep the key's passphrase, nor pointers to the identity's buffers, in the handle between
-            // requests.
-            if configuration.clientKeyPassword != nil || request.clientIdentity != nil { reset() }
+            // Never keep the key's passphrase in the handle between requests.
+            if configuration.clientKeyPassword != nil { reset() }
             if let failure { throw failure }
             return CurlHTTPClient.Response(
                 status: status, headers: transfer.headers, body: transfer.body, bodyTruncated: transfer.bodyTruncated)

@@ -34,9 +34,7 @@ public final class CurlMerchantSessionTransport: MerchantSessionTransport {
     ) throws(MerchantSessionTransportError) -> (status: Int, body: Data) {
         let request = CurlHTTPClient.Request(
             method: .post, url: url, headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
-            body: body, timeout: timeout,
-            clientIdentity: CurlHTTPClient.ClientIdentity(
-                certificatePEM: identity.certificatePEM, privateKeyPEM: identity.privateKeyPEM))
+            body: body, timeout: timeout, clientIdentity: identity)
         let response: CurlHTTPClient.Response
         do { response = try client.perform(request) } catch {
             throw MerchantSessionTransportError(code: error.code.rawValue, reason: error.reason)

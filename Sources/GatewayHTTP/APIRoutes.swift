@@ -86,11 +86,12 @@ extension GatewayAPI {
         else { throw body.missing("amount") }
         var cardholder: Cardholder?
         if let holder = try body.nested("cardholder") {
+            func field(_ name: String) throws(GatewayAPIError) -> String? {
+                try holder.string(name, max: Cardholder.fieldLimits[name] ?? 0)
+            }
             cardholder = Cardholder(
-                name: try holder.string("name", max: 100), email: try holder.string("email", max: 254),
-                phoneNumber: try holder.string("phone_number", max: 20),
-                zipCode: try holder.string("zip_code", max: 10),
-                address: try holder.string("address", max: 200), nationalID: try holder.string("national_id", max: 20))
+                name: try field("name"), email: try field("email"), phoneNumber: try field("phone_number"),
+                zipCode: try field("zip_code"), address: try field("address"), nationalID: try field("national_id"))
         }
         var mode = CaptureMode.now
         if let capture = try body.nested("capture") {
@@ -100,8 +101,7 @@ extension GatewayAPI {
             case "manual": mode = .manual
             case "delay":
                 guard let delay else { throw capture.missing("delay_days") }
-                guard (1...30).contains(delay) else { throw capture.invalid("delay_days", "1 to 30") }
-                mode = .afterDays(delay)
+                mode = .afterDays(delay)  // the gateway's configured maximum bounds it
             default: throw capture.invalid("mode", "now, delay or manual")
             }
             if delay != nil, case .afterDays = mode {
@@ -125,7 +125,8 @@ extension GatewayAPI {
             merchant: call.merchant,
             PayByPrimeRequest(
                 prime: prime, amount: amount, currency: currency.code,
-                orderNumber: try body.string("order_number", max: 50), details: try body.string("details", max: 100),
+                orderNumber: try body.string("order_number", max: PayByPrimeRequest.orderNumberLimit),
+                details: try body.string("details", max: PayByPrimeRequest.detailsLimit),
                 cardholder: cardholder, captureMode: mode, metadata: metadata,
                 deferred: try body.boolean("deferred") ?? false),
             idempotencyKey: call.idempotencyKey)

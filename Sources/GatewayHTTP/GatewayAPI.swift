@@ -180,7 +180,7 @@ public final class GatewayAPI: Sendable {
             if idempotent {
                 key = request.headers["Idempotency-Key"]
                 if let key {
-                    guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                    guard GatewayService.isValidIdempotencyKey(key) else {
                         throw GatewayAPIError.make(
                             .badRequest, .idempotency, "idempotency_key_invalid",
                             "Idempotency-Key must be 1 to 255 printable ASCII characters")

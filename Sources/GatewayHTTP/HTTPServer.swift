@@ -53,6 +53,11 @@ public struct HTTPServerError: CodedError, Sendable {
 /// An HTTP/1.1 server on libmicrohttpd: an internal thread pool (poll(2); `start()` says why not epoll),
 /// keep-alive, connection limits (total and per IP), an inactivity timeout, optional TLS, and a graceful stop.
 ///
+/// Slow clients cannot exhaust it: a request head and a request body each have a deadline however steadily they
+/// arrive, idle keep-alive connections are closed early when many connections are open, and a share of the slots
+/// is kept free of idle and slow connections for new clients (see ``ServerConfiguration`` and
+/// ``ConnectionShedReason``).
+///
 /// Each request's body is collected up to ``ServerConfiguration/maxBodyBytes``, then the responder is called
 /// synchronously on the worker thread. A larger body is answered 413 `body_too_large` through
 /// ``HTTPResponder/respond(to:rejectedWith:)`` and the connection is closed: at once, without reading the body,
@@ -82,11 +87,16 @@ public final class HTTPServer: @unchecked Sendable {
     ) {
         self.configuration = configuration
         self.core = ServerCore(
-            responder: responder, maxBodyBytes: configuration.maxBodyBytes, bodyLimit: bodyLimit, messages: messages)
+            responder: responder, maxBodyBytes: configuration.maxBodyBytes, bodyLimit: bodyLimit,
+            connections: ConnectionGuard(policy: ConnectionGuard.Policy(configuration), report: messages),
+            messages: messages)
     }
 
     deinit {
-        if let daemon { MHD_stop_daemon(daemon) }
+        if let daemon {
+            MHD_stop_daemon(daemon)
+            core.connections.stopSweeping()
+        }
     }
 
     /// The port the server listens on (the one picked when configured with port 0); 0 before ``start()``.
@@ -110,14 +120,24 @@ public final class HTTPServer: @unchecked Sendable {
         lock.withLock { daemon.map { Int(orchard_mhd_daemon_current_connections($0)) } ?? 0 }
     }
 
-    /// Registers gauges for this server in `registry`: `orchard_http_requests_in_flight` and
-    /// `orchard_http_open_connections`.
+    /// How many connections the server has closed to protect itself since it was made, by reason.
+    public var shedConnections: [ConnectionShedReason: Int] { core.connections.shedCounts }
+
+    /// Registers gauges for this server in `registry`: `orchard_http_requests_in_flight`,
+    /// `orchard_http_open_connections` and `orchard_http_connections_shed` (by `reason`).
     public func registerMetrics(in registry: MetricsRegistry) {
         registry.gauge("orchard_http_requests_in_flight", help: "HTTP requests being handled.") { [weak self] in
             Double(self?.requestsInFlight ?? 0)
         }
         registry.gauge("orchard_http_open_connections", help: "Open HTTP connections.") { [weak self] in
             Double(self?.openConnections ?? 0)
+        }
+        registry.gauge(
+            "orchard_http_connections_shed", help: "Connections closed to protect the server, by reason, since start.",
+            labels: ["reason"]
+        ) { [weak self] in
+            let counts = self?.shedConnections ?? [:]
+            return ConnectionShedReason.allCases.map { ([$0.rawValue], Double(counts[$0] ?? 0)) }
         }
     }
 
@@ -131,7 +151,11 @@ public final class HTTPServer: @unchecked Sendable {
         self.started = true
         self.accepting = true
         self.boundPort = Int(orchard_mhd_daemon_bind_port(daemon))
+        core.connections.startSweeping(interval: Self.sweepInterval)
     }
+
+    /// How often deadlines, the keep-alive trim and the reserve are checked, in seconds.
+    static let sweepInterval = 0.1
 
     private func startDaemon() throws(HTTPServerError) -> OpaquePointer {
         let configuration = self.configuration
@@ -140,9 +164,14 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard configuration.maxBodyBytes >= 0, configuration.connectionLimit > 0,
             configuration.perIPConnectionLimit >= 0, configuration.connectionTimeoutSeconds >= 0,
-            configuration.threadPoolSize >= 1
+            configuration.requestHeadTimeoutSeconds >= 0, configuration.requestBodyTimeoutSeconds >= 0,
+            (1...100).contains(configuration.keepAliveTrimPercent),
+            (0...50).contains(configuration.reservedConnectionPercent), configuration.threadPoolSize >= 1
         else {
-            throw HTTPServerError(.invalidConfiguration, "limits must not be negative and the thread pool not empty")
+            throw HTTPServerError(
+                .invalidConfiguration,
+                "limits must not be negative, percentages in range (trim 1-100, reserve 0-50) and the thread pool "
+                    + "not empty")
         }
         // poll(2), not epoll: libmicrohttpd 0.9.75's quiesce races its epoll workers (both remove the listening
         // socket from a worker's epoll set; the loser aborts the process), and stop() must quiesce to drain.
@@ -185,6 +214,8 @@ public final class HTTPServer: @unchecked Sendable {
                             .CONNECTION_TIMEOUT, UInt32(configuration.connectionTimeoutSeconds)),
                         orchard_mhd_option_pointer(.SOCK_ADDR, sockaddr),
                         orchard_mhd_option_notify_completed(requestCompleted, context),
+                        orchard_mhd_option_notify_connection(connectionNotified, context),
+                        orchard_mhd_option_uri_log(requestLineArrived, context),
                         orchard_mhd_option_keep_escapes(),
                     ]
                     if configuration.threadPoolSize > 1 {
@@ -242,6 +273,7 @@ public final class HTTPServer: @unchecked Sendable {
         lock.withLock { accepting = false }
         core.waitForInFlight(timeoutSeconds: timeoutSeconds)
         MHD_stop_daemon(daemon)
+        core.connections.stopSweeping()
         if listenSocket >= 0 { close(listenSocket) }
     }
 }
@@ -345,6 +377,7 @@ private final class ServerCore: @unchecked Sendable {
     let maxBodyBytes: Int
     let bodyLimit: (@Sendable (HTTPMethod, String) -> Int?)?
     let messages: @Sendable (String) -> Void
+    let connections: ConnectionGuard
     let logger: UnsafeMutablePointer<orchard_mhd_logger>
     private let condition = NSCondition()
     private var inFlight = 0
@@ -353,9 +386,10 @@ private final class ServerCore: @unchecked Sendable {
 
     init(
         responder: any HTTPResponder, maxBodyBytes: Int, bodyLimit: (@Sendable (HTTPMethod, String) -> Int?)? = nil,
-        messages: @escaping @Sendable (String) -> Void
+        connections: ConnectionGuard, messages: @escaping @Sendable (String) -> Void
     ) {
         self.responder = responder
+        self.connections = connections
         self.maxBodyBytes = maxBodyBytes
         self.bodyLimit = bodyLimit
         self.messages = messages
@@ -423,6 +457,7 @@ private final class ServerCore: @unchecked Sendable {
             }
             requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
             requestStarted()
+            connections.headReceived(Int(bitPattern: connection))
             state.bodyLimit = bodyLimit?(state.method, state.path) ?? maxBodyBytes
             if let declared = state.headers["Content-Length"].flatMap({ Int($0) }), declared > state.bodyLimit {
                 return answer(connection, state, rejection: .bodyTooLarge(limit: state.bodyLimit))
@@ -457,6 +492,8 @@ private final class ServerCore: @unchecked Sendable {
 
     private func answer(_ connection: OpaquePointer, _ state: RequestState, rejection: HTTPAPIError?) -> MHD_Result {
         state.answered = true
+        // The guard may have closed the connection (a body past its deadline): such a request is not handled.
+        guard connections.beginAnswer(Int(bitPattern: connection)) else { return .NO }
         let request = state.request
         var response =
             if let rejection {
@@ -494,11 +531,35 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         requestContext: requestContext)
 }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { context, _, requestContext, _ in
-    guard let context, let requestContext, let stored = requestContext.pointee else { return }
+private let requestCompleted: MHD_RequestCompletedCallback = { context, connection, requestContext, _ in
+    guard let context else { return }
+    let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
+    if let connection { core.connections.requestCompleted(Int(bitPattern: connection)) }
+    guard let requestContext, let stored = requestContext.pointee else { return }
     requestContext.pointee = nil
     Unmanaged<RequestState>.fromOpaque(stored).release()
-    Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().requestFinished()
+    core.requestFinished()
+}
+
+private let connectionNotified: MHD_NotifyConnectionCallback = { context, connection, _, event in
+    guard let context, let connection else { return }
+    let connections = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().connections
+    switch event {
+    case .CONNECTION_NOTIFY_STARTED:
+        connections.started(Int(bitPattern: connection), socket: orchard_mhd_connection_fd(connection))
+    case .CONNECTION_NOTIFY_CLOSED:
+        connections.closed(Int(bitPattern: connection))
+    default:
+        break
+    }
+}
+
+/// Called once a request line has arrived, before its headers; the request's context stays empty.
+private let requestLineArrived: orchard_mhd_uri_log_function = { context, _, connection in
+    guard let context, let connection else { return nil }
+    Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().connections.requestLineArrived(
+        Int(bitPattern: connection))
+    return nil
 }
 
 private let logMessage: orchard_mhd_log_function = { context, message in

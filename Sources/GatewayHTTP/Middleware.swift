@@ -179,10 +179,11 @@ public struct ContentTypeMiddleware: HTTPMiddleware {
 
     /// Checks, then calls `next`.
     public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
-        guard [.post, .put, .patch].contains(request.method), !request.body.isEmpty else {
+        // A path or method without a route is answered 404 or 405 whatever its body.
+        guard let route = context.route, [.post, .put, .patch].contains(request.method), !request.body.isEmpty else {
             return next(request, context)
         }
-        let accepted = context.route?.accepts ?? ["application/json"]
+        let accepted = route.accepts
         guard let mediaType = request.headers.mediaType else {
             throw HTTPAPIError.unsupportedMediaType("a request body needs a Content-Type; send application/json")
         }
@@ -226,7 +227,7 @@ public struct JSONLimitsMiddleware: HTTPMiddleware {
 
     /// Parses JSON bodies, then calls `next`.
     public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
-        if !request.body.isEmpty, let mediaType = request.headers.mediaType,
+        if context.route != nil, !request.body.isEmpty, let mediaType = request.headers.mediaType,
             mediaType == "application/json" || mediaType.hasSuffix("+json")
         {
             context[ParsedJSONBodyKey.self] = try limits.parse(request.body)

@@ -136,10 +136,7 @@ struct RequestBody {
 
     static func minorUnits(_ text: String, currency: Currency, param: String) throws(GatewayAPIError) -> Int64 {
         do throws(MoneyError) {
-            let money = try Money(text, currency: currency)
-            if money.isNegative { throw MoneyError(.negativeAmount, "\(param) must not be negative") }
-            guard money.isPositive else { throw MoneyError(.invalidAmount, "\(param) must be more than zero") }
-            return try money.minorUnits
+            return try AmountRules.minorUnits(text, currency: currency, param: param)
         } catch {
             throw GatewayAPIError.from(error, param: param)
         }

@@ -23,6 +23,20 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var perIPConnectionLimit: Int = 64
     /// Seconds of inactivity after which a connection is closed (slow clients, idle keep-alive). Default 30.
     public var connectionTimeoutSeconds: Int = 30
+    /// Seconds a client has to send a whole request head, however steadily it sends: from the connection's start
+    /// for its first request, from the request line for later ones on a keep-alive connection; then the connection
+    /// is closed. 0 for no deadline. Default 10.
+    public var requestHeadTimeoutSeconds: Int = 10
+    /// Seconds a client has to send a whole request body once its head is complete; then the connection is closed
+    /// and the request is not handled. 0 for no deadline. Default 30.
+    public var requestBodyTimeoutSeconds: Int = 30
+    /// When more than this percentage of ``connectionLimit`` is open, idle keep-alive connections are closed, oldest
+    /// idle first, down to it; 100 never closes them early. Default 75.
+    public var keepAliveTrimPercent: Int = 75
+    /// The percentage of ``connectionLimit`` that idle and slow connections (idle keep-alive, or still sending a
+    /// request head or body) may not take: when they would, the oldest idle one is closed, else the oldest slow
+    /// one, so that new clients always find a slot. 0 for no reserve. Default 10.
+    public var reservedConnectionPercent: Int = 10
     /// Worker threads; handlers run synchronously on them. Default: twice the processor count, at least 4.
     public var threadPoolSize: Int = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
     /// Requests per second allowed per credential on average; 0 disables the rate limit. Default 50.

@@ -381,7 +381,9 @@ public struct ResolvedSettings: Sendable {
 
 extension ServerConfiguration {
     /// Adds the HTTP server's settings to `registry`: `host`, `port`, `max-body-bytes`, `max-json-depth`,
-    /// `max-string-length`, `connection-limit`, `per-ip-connection-limit`, `connection-timeout`, `thread-pool-size`,
+    /// `max-string-length`, `connection-limit`, `per-ip-connection-limit`, `connection-timeout`,
+    /// `request-head-timeout-seconds`, `request-body-timeout-seconds`, `keep-alive-trim-percent`,
+    /// `reserved-connection-percent`, `thread-pool-size`,
     /// `rate-limit-per-second`, `rate-limit-burst`, `tls-cert`, `tls-key`, `shutdown-timeout`.
     public static func register(in registry: inout SettingsRegistry) {
         let defaults = ServerConfiguration()
@@ -408,6 +410,21 @@ extension ServerConfiguration {
             Setting(
                 name: "connection-timeout", kind: .integer, default: String(defaults.connectionTimeoutSeconds),
                 summary: "seconds of inactivity before a connection is closed"),
+            Setting(
+                name: "request-head-timeout-seconds", kind: .integer,
+                default: String(defaults.requestHeadTimeoutSeconds),
+                summary: "seconds to send a whole request head, however steadily (0: no deadline)"),
+            Setting(
+                name: "request-body-timeout-seconds", kind: .integer,
+                default: String(defaults.requestBodyTimeoutSeconds),
+                summary: "seconds to send a whole request body after its head (0: no deadline)"),
+            Setting(
+                name: "keep-alive-trim-percent", kind: .integer, default: String(defaults.keepAliveTrimPercent),
+                summary: "above this % of connection-limit open, close idle keep-alive connections, oldest first"),
+            Setting(
+                name: "reserved-connection-percent", kind: .integer,
+                default: String(defaults.reservedConnectionPercent),
+                summary: "% of connection-limit kept free of idle and slow connections, for new clients"),
             Setting(
                 name: "thread-pool-size", kind: .integer, default: String(defaults.threadPoolSize),
                 summary: "worker threads answering requests"),
@@ -439,6 +456,16 @@ extension ServerConfiguration {
             perIPConnectionLimit = value
         }
         if let value = try settings.integer("connection-timeout", in: 0...86_400) { connectionTimeoutSeconds = value }
+        if let value = try settings.integer("request-head-timeout-seconds", in: 0...86_400) {
+            requestHeadTimeoutSeconds = value
+        }
+        if let value = try settings.integer("request-body-timeout-seconds", in: 0...86_400) {
+            requestBodyTimeoutSeconds = value
+        }
+        if let value = try settings.integer("keep-alive-trim-percent", in: 1...100) { keepAliveTrimPercent = value }
+        if let value = try settings.integer("reserved-connection-percent", in: 0...50) {
+            reservedConnectionPercent = value
+        }
         if let value = try settings.integer("thread-pool-size", in: 1...1_024) { threadPoolSize = value }
         if let value = try settings.number("rate-limit-per-second") {
             guard value >= 0 else {

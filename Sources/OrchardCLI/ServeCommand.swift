@@ -119,6 +119,7 @@ public enum ServeCommand {
         if options.environment == .production, options.masterKeyHex == nil, options.masterKeyFile == nil {
             throw UsageError("production refuses to start without a master key (--master-key or --master-key-file)")
         }
+        let validation = try merchantValidation(settings: settings, environment: options.environment)
         options.appleRootPath = settings.string("apple-root")
         options.window = SigningTimeWindow(
             maximumAge: TimeInterval(try settings.integer("signing-time-max-age", in: 1...86_400) ?? 300),
@@ -129,7 +130,6 @@ public enum ServeCommand {
         let logLevel = settings.string("log-level") ?? "info"
         guard ["info", "error", "off"].contains(logLevel) else { throw UsageError("--log-level is info, error or off") }
         let configuration = try ServerConfiguration(settings: settings)
-        let validation = try merchantValidation(settings: settings, environment: options.environment)
 
         let runtime = try GatewayRuntime(options)
         for warning in runtime.warnings { io.err("orchard serve: warning: \(warning)") }

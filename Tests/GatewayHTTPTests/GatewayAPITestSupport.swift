@@ -61,13 +61,7 @@ final class APIHarness: @unchecked Sendable {
     func call(
         _ method: String, _ path: String, headers: [String: String] = [:], json: Any? = nil, body: Data? = nil
     ) throws -> ClientResponse {
-        var headers = headers
-        var payload = body
-        if let json {
-            payload = try JSONSerialization.data(withJSONObject: json)
-            if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
-        }
-        let response = try CurlClient().request(method, base + path, headers: headers, body: payload)
+        let response = try CurlClient().call(method, base, path, headers: headers, json: json, body: body)
         exchanges.withLock { $0.append((method, path, response)) }
         return response
     }

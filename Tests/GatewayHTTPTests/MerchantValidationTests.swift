@@ -34,19 +34,20 @@ final class ServedGateway: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// A gateway whose merchant validation may call `apple` (trusting `caFile`), with `shop.test` registered.
+    convenience init(calling apple: ApplePayStandIn, trusting caFile: String) throws {
+        try self.init(["--apple-pay-extra-validation-host", apple.hostAndPort, "--apple-pay-ca-file", caFile])
+        let domains = try server("PUT", "/v1/apple-pay/domains", json: ["domains": ["shop.test"]])
+        try #require(domains.status == 200, "\(domains.text)")
+    }
+
     var databasePath: String { directory.appendingPathComponent("gateway.db").path }
 
     func call(
         _ method: String, _ path: String, headers: [String: String] = [:], json: Any? = nil, body: Data? = nil
     ) throws -> ClientResponse {
-        var headers = headers
-        var payload = body
-        if let json {
-            payload = try JSONSerialization.data(withJSONObject: json)
-            if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
-        }
-        let response = try client.request(
-            method, "http://127.0.0.1:\(running.server.port)" + path, headers: headers, body: payload)
+        let response = try client.call(
+            method, "http://127.0.0.1:\(running.server.port)", path, headers: headers, json: json, body: body)
         exchanges.withLock { $0.append((method, path, response)) }
         return response
     }
@@ -107,11 +108,7 @@ struct MerchantValidationTests {
         let authority = try TestCertificateAuthority()
         defer { authority.remove() }
         let apple = try ApplePayStandIn(authority: authority)
-        let gateway = try ServedGateway([
-            "--apple-pay-extra-validation-host", apple.hostAndPort, "--apple-pay-ca-file", authority.path("ca.pem"),
-        ])
-        let domains = try gateway.server("PUT", "/v1/apple-pay/domains", json: ["domains": ["shop.test"]])
-        #expect(domains.status == 200, "\(domains.text)")
+        let gateway = try ServedGateway(calling: apple, trusting: authority.path("ca.pem"))
 
         let missing = try gateway.merchantSession(apple.validationURL)
         #expect(missing.status == 409)
@@ -137,6 +134,15 @@ struct MerchantValidationTests {
         // The display name defaults to the merchant's name.
         let named = try gateway.merchantSession(apple.validationURL)
         #expect(named.json["displayName"] as? String == "Orchard Sandbox Store")
+        // A page on the allowed origin may call it cross-origin (the CORS layer's preflight).
+        let preflight = try gateway.client.request(
+            "OPTIONS", "http://127.0.0.1:\(gateway.running.server.port)/v1/apple-pay/merchant-sessions",
+            headers: [
+                "Origin": ServedGateway.origin, "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type,x-orchard-app-id,x-orchard-app-key",
+            ])
+        #expect(preflight.status == 204)
+        #expect(preflight.headers["Access-Control-Allow-Origin"] == ServedGateway.origin)
         try gateway.checkAnswersAgainstSpecification()
 
         // Nothing of the session reaches the log; the key is sealed in the database.
@@ -156,10 +162,7 @@ struct MerchantValidationTests {
         let authority = try TestCertificateAuthority()
         defer { authority.remove() }
         let apple = try ApplePayStandIn(authority: authority, status: 400)
-        let gateway = try ServedGateway([
-            "--apple-pay-extra-validation-host", apple.hostAndPort, "--apple-pay-ca-file", authority.path("ca.pem"),
-        ])
-        _ = try gateway.server("PUT", "/v1/apple-pay/domains", json: ["domains": ["shop.test"]])
+        let gateway = try ServedGateway(calling: apple, trusting: authority.path("ca.pem"))
         try gateway.provisionIdentity(signedBy: authority)
         let failed = try gateway.merchantSession(apple.validationURL)
         #expect(failed.status == 502)
@@ -179,10 +182,7 @@ struct MerchantValidationTests {
         }
         let apple = try ApplePayStandIn(authority: authority)
         // The identity is issued by a CA the stand-in does not accept.
-        let gateway = try ServedGateway([
-            "--apple-pay-extra-validation-host", apple.hostAndPort, "--apple-pay-ca-file", authority.path("ca.pem"),
-        ])
-        _ = try gateway.server("PUT", "/v1/apple-pay/domains", json: ["domains": ["shop.test"]])
+        let gateway = try ServedGateway(calling: apple, trusting: authority.path("ca.pem"))
         try gateway.provisionIdentity(signedBy: stranger)
         let refused = try gateway.merchantSession(apple.validationURL)
         #expect(refused.status == 502)
@@ -190,10 +190,7 @@ struct MerchantValidationTests {
         #expect(refused.error["apple_status"] == nil)
         #expect(apple.answers().isEmpty)
         // The gateway does not trust the stand-in's server certificate.
-        let doubting = try ServedGateway([
-            "--apple-pay-extra-validation-host", apple.hostAndPort, "--apple-pay-ca-file", stranger.path("ca.pem"),
-        ])
-        _ = try doubting.server("PUT", "/v1/apple-pay/domains", json: ["domains": ["shop.test"]])
+        let doubting = try ServedGateway(calling: apple, trusting: stranger.path("ca.pem"))
         try doubting.provisionIdentity(signedBy: authority)
         #expect(try doubting.merchantSession(apple.validationURL).status == 502)
         #expect(apple.answers().isEmpty)
@@ -204,10 +201,7 @@ struct MerchantValidationTests {
         let authority = try TestCertificateAuthority()
         defer { authority.remove() }
         let apple = try ApplePayStandIn(authority: authority)
-        let gateway = try ServedGateway([
-            "--apple-pay-extra-validation-host", apple.hostAndPort, "--apple-pay-ca-file", authority.path("ca.pem"),
-        ])
-        _ = try gateway.server("PUT", "/v1/apple-pay/domains", json: ["domains": ["shop.test"]])
+        let gateway = try ServedGateway(calling: apple, trusting: authority.path("ca.pem"))
         let refusedURLs = [
             "https://apple-pay-gateway.apple.com.evil.test/paymentservices/startSession",
             "https://evil.test/apple-pay-gateway.apple.com/paymentservices/startSession",

@@ -33,6 +33,8 @@ final class CurlClient {
     private let handle: UnsafeMutableRawPointer
     /// Verify TLS peers against this CA file (tests with a self-signed certificate).
     var caFile: String?
+    /// Seconds a whole request may take before it fails.
+    var timeoutSeconds = 30
 
     init() {
         handle = curl_easy_init()
@@ -60,7 +62,7 @@ final class CurlClient {
         let sinkPointer = Unmanaged.passUnretained(sink).toOpaque()
         _ = orchard_curl_setopt_string(handle, CURLOPT_URL, url)
         _ = orchard_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
-        _ = orchard_curl_setopt_long(handle, CURLOPT_TIMEOUT, 30)
+        _ = orchard_curl_setopt_long(handle, CURLOPT_TIMEOUT, timeoutSeconds)
         if let caFile {
             _ = orchard_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)
         }
@@ -120,6 +122,21 @@ final class CurlClient {
     }
 }
 
+extension CurlClient {
+    /// A request to `base + path` with a JSON body (`Content-Type: application/json` unless given) or a raw one.
+    func call(
+        _ method: String, _ base: String, _ path: String, headers: [String: String], json: Any?, body: Data?
+    ) throws -> ClientResponse {
+        var headers = headers
+        var payload = body
+        if let json {
+            payload = try JSONSerialization.data(withJSONObject: json)
+            if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
+        }
+        return try request(method, base + path, headers: headers, body: payload)
+    }
+}
+
 /// A raw TCP connection to the server, for clients libcurl will not imitate (partial headers, lying lengths).
 final class RawConnection {
     private let socketFD: Int32
@@ -175,6 +192,17 @@ final class RawConnection {
             }
             data.append(buffer, count: count)
         }
+    }
+
+    /// Waits up to `timeout` seconds for data or the peer's close, and reads what has arrived; `closed` once the
+    /// peer has closed the connection.
+    func readAvailable(timeout: Double) -> (data: Data, closed: Bool) {
+        var descriptor = pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, Int32(timeout * 1_000)) > 0 else { return (Data(), false) }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let count = recv(socketFD, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        if count == 0 || (count < 0 && errno == ECONNRESET) { return (Data(), true) }
+        return (count > 0 ? Data(buffer[..<count]) : Data(), false)
     }
 
     /// Reads until `data` holds a complete head and `Content-Length` bytes of body (or the peer closes).

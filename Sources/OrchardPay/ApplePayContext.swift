@@ -1,0 +1,304 @@
+import Foundation
+
+/// What an ``ApplePayContext`` asks and reports (PayerMax's `PMApplePayContextDelegate`).
+public protocol ApplePayContextDelegate: AnyObject {
+    /// The customer authorized: return the order token (`ot_…`) the merchant's server got from
+    /// `POST /v1/sessions`. The SDK then pays `POST /v1/sessions/{order_token}/pay` with the token. Throwing
+    /// completes the payment with `.error` (code `order_token_failed`).
+    func applePayContext(
+        _ c: ApplePayContext, didCreatePaymentMethod m: PaymentMethod, payment: Payment
+    ) async throws
+        -> String
+    /// The payment is over: `.success` (the gateway charged), `.error` with a ``CheckoutError`` carrying the
+    /// gateway's code (`card_declined`, `amount_mismatch`, `session_expired` …) or the SDK's
+    /// (`network_error` …), or `.userCancellation` (the customer closed the sheet before authorizing; never
+    /// while the payment is in flight). Called exactly once, after the sheet is gone.
+    func applePayContext(_ c: ApplePayContext, didCompleteWith status: ApplePayContext.PaymentStatus, error: Error?)
+}
+
+/// The session flow (PayerMax's `PMApplePayContext`): the merchant's server fixes the amount in an order
+/// session, the app shows the sheet for it, and the SDK pays the session with the token.
+///
+/// ```swift
+/// var request = ApplePayContext.paymentRequest(merchantIdentifier: session.merchantIdentifier,
+///                                              country: "TW", currency: "TWD")
+/// request.total = SummaryItem(label: "Orchard Tea", amount: try Money("250.00", currency: .twd))
+/// let context = ApplePayContext(paymentRequest: request, delegate: self)
+/// await context.present()
+/// ```
+///
+/// The pay request's `Idempotency-Key` is the token's `transactionIdentifier`, so a retry after a lost answer
+/// is answered from the gateway's idempotency store and charges once.
+public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
+    /// The outcome of a payment.
+    public enum PaymentStatus: String, Hashable, Sendable {
+        /// The gateway charged the session.
+        case success
+        /// The payment failed; the error says why.
+        case error
+        /// The customer closed the sheet before authorizing.
+        case userCancellation
+    }
+
+    /// The request shown.
+    public let paymentRequest: PaymentRequest
+    /// The sheet shown.
+    public let sheet: any PaymentSheet
+
+    private enum Phase { case idle, presenting, authorizing, completed }
+
+    private struct State {
+        var phase: Phase = .idle
+        var delegate: (any ApplePayContextDelegate)?
+        var sheetClosed = false
+        var outcome: (PaymentStatus, CheckoutError?)?
+        var reported = false
+        var handler: (@Sendable (PaymentAuthorizationResult) -> Void)?
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var payment: SessionPayment?
+    }
+
+    private let state: Locked<State>
+    private let gatewayOverride: GatewayClient?
+
+    /// A context for `paymentRequest` on `sheet`. The delegate is held until the payment completes.
+    /// `gateway` defaults to one for ``OrchardPay/setup(appID:appKey:environment:gatewayURL:)``.
+    public init(
+        paymentRequest: PaymentRequest, delegate: some ApplePayContextDelegate, sheet: any PaymentSheet,
+        gateway: GatewayClient? = nil
+    ) {
+        self.paymentRequest = paymentRequest
+        self.sheet = sheet
+        self.gatewayOverride = gateway
+        state = Locked(State(delegate: delegate))
+    }
+
+    #if canImport(PassKit)
+        /// A context shown on PassKit's sheet.
+        public convenience init(paymentRequest: PaymentRequest, delegate: some ApplePayContextDelegate) {
+            self.init(paymentRequest: paymentRequest, delegate: delegate, sheet: PassKitPaymentSheet())
+        }
+    #endif
+
+    /// The gateway's answer once the session is paid.
+    public var sessionPayment: SessionPayment? { state.withLock { $0.payment } }
+
+    /// A payment request for a session (PayerMax's `PMApplePayConfiguration.paymentRequest`): the merchant
+    /// identifier, country and currency from the session, 3-D Secure, Visa, Mastercard, American Express, JCB
+    /// and UnionPay, and an empty total to fill in. An unknown country or currency leaves that field `nil`,
+    /// and ``present()`` then completes with `.error` (`invalid_country_code` / `unknown_currency`).
+    public static func paymentRequest(merchantIdentifier: String, country: String, currency: String) -> PaymentRequest {
+        let currencyValue = try? Currency(code: currency.uppercased())
+        var request = PaymentRequest(
+            merchantIdentifier: merchantIdentifier, countryCode: try? CountryCode(country.uppercased()),
+            currency: currencyValue, supportedNetworks: [.visa, .masterCard, .amex, .jcb, .chinaUnionPay],
+            merchantCapabilities: [.supports3DS],
+            total: SummaryItem(label: "", amount: .zero(currencyValue ?? .usd)))
+        if currencyValue == nil { request.currency = nil }
+        return request
+    }
+
+    /// The payment request for a session read with ``GatewayClient/session(orderToken:)``: its merchant
+    /// identifier, country, networks and capabilities, and its amount as the total labelled with the merchant's
+    /// name.
+    public static func paymentRequest(session: OrderSession) -> PaymentRequest {
+        var request = paymentRequest(
+            merchantIdentifier: session.merchantIdentifier, country: session.country,
+            currency: session.amount.currency.code)
+        if !session.supportedNetworks.isEmpty { request.supportedNetworks = session.supportedNetworks }
+        if !session.merchantCapabilities.isEmpty { request.merchantCapabilities = session.merchantCapabilities }
+        request.total = SummaryItem(label: session.merchantName, amount: session.amount)
+        return request
+    }
+
+    /// Shows the sheet and returns when the payment is over, after
+    /// ``ApplePayContextDelegate/applePayContext(_:didCompleteWith:error:)``. A context presents once: a
+    /// second call completes nothing and returns at once.
+    public func present() async {
+        let first = state.withLock { state -> Bool in
+            guard state.phase == .idle else { return false }
+            state.phase = .presenting
+            return true
+        }
+        guard first else {
+            OrchardPay.log("context: present() called again; ignored")
+            return
+        }
+        if let error = Self.problem(of: paymentRequest) {
+            finish(.error, error)
+        } else if await !sheet.present(paymentRequest, delegate: self) {
+            state.withLock { $0.sheetClosed = true }
+            finish(
+                .error,
+                CheckoutError(code: CheckoutError.sheetUnavailable, message: "the Apple Pay sheet could not be shown"))
+        }
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Bool in
+                if state.reported { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    static func problem(of request: PaymentRequest) -> CheckoutError? {
+        guard request.currency != nil else {
+            return CheckoutError(code: "unknown_currency", message: "the payment request has no known currency")
+        }
+        guard request.countryCode != nil else {
+            return CheckoutError(code: "invalid_country_code", message: "the payment request has no known country")
+        }
+        guard request.merchantIdentifier != nil else {
+            return CheckoutError(
+                code: "missing_merchant_identifier", message: "the payment request has no merchant identifier")
+        }
+        let issues = PaymentRequestValidator.validate(request, as: .applePayJS).issues
+        guard let first = issues.first else { return nil }
+        return CheckoutError(code: first.code, message: first.message, param: first.path, issues: issues)
+    }
+
+    // MARK: PaymentSheetDelegate
+
+    /// Keeps the summary (the amount is the session's).
+    public func paymentSheet(
+        _ sheet: any PaymentSheet, didSelectShippingMethod method: ShippingMethod,
+        handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
+    ) {
+        handler(.unchanged(paymentRequest))
+    }
+
+    /// Keeps the summary; the contact's fields are checked when the customer authorizes.
+    public func paymentSheet(
+        _ sheet: any PaymentSheet, didSelectShippingContact contact: Contact,
+        handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
+    ) {
+        handler(.unchanged(paymentRequest))
+    }
+
+    /// Keeps the summary.
+    public func paymentSheet(
+        _ sheet: any PaymentSheet, didSelectPaymentMethod method: PaymentMethod,
+        handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
+    ) {
+        handler(.unchanged(paymentRequest))
+    }
+
+    /// Checks the contact, asks the delegate for the order token and pays the session.
+    public func paymentSheet(
+        _ sheet: any PaymentSheet, didAuthorizePayment payment: Payment,
+        handler: @escaping @Sendable (PaymentAuthorizationResult) -> Void
+    ) {
+        let refusal = state.withLock { state -> [PaymentSheetError]? in
+            guard state.phase == .presenting else { return [] }
+            if let problem = (payment.shippingContact ?? Contact()).problem(
+                required: paymentRequest.requiredShippingContactFields)
+            {
+                return [problem]
+            }
+            if let problem = (payment.billingContact ?? Contact()).problem(
+                required: paymentRequest.requiredBillingContactFields, as: .billingContactInvalid)
+            {
+                return [problem]
+            }
+            state.phase = .authorizing
+            state.handler = handler
+            return nil
+        }
+        if let refusal {
+            handler(PaymentAuthorizationResult(status: .failure, errors: refusal))
+            return
+        }
+        OrchardPay.log("context: authorized; asking for the order token")
+        Task { await pay(payment) }
+    }
+
+    /// The sheet is gone: a cancel before authorizing; otherwise the outcome is reported (now or when the
+    /// payment in flight ends).
+    public func paymentSheetDidFinish(_ sheet: any PaymentSheet) {
+        let action = state.withLock { state -> (PaymentStatus, CheckoutError?)?? in
+            state.sheetClosed = true
+            switch state.phase {
+            case .idle, .presenting: return .some((.userCancellation, nil))
+            case .authorizing: return .none
+            case .completed: return .some(state.outcome)
+            }
+        }
+        switch action {
+        case .none:
+            OrchardPay.log("context: the sheet closed while the payment is in flight; waiting for its outcome")
+        case .some(.some(let (status, error))):
+            finish(status, error)
+        case .some(.none):
+            break
+        }
+    }
+
+    // MARK: Flow
+
+    private func pay(_ payment: Payment) async {
+        let delegate = state.withLock { $0.delegate }
+        let orderToken: String
+        do {
+            guard let delegate else {
+                throw CheckoutError(code: CheckoutError.orderTokenFailed, message: "no delegate")
+            }
+            orderToken = try await delegate.applePayContext(
+                self, didCreatePaymentMethod: payment.token.paymentMethod, payment: payment)
+        } catch {
+            return completeAuthorization(
+                .error,
+                CheckoutError(
+                    code: CheckoutError.orderTokenFailed,
+                    message: "the order token handler failed: \(String(describing: error))"))
+        }
+        do throws(CheckoutError) {
+            let gateway = try OrchardPay.gatewayClient(gatewayOverride)
+            let paid = try await gateway.paySession(orderToken: orderToken, token: payment.token)
+            state.withLock { $0.payment = paid }
+            OrchardPay.log("context: the session is paid (\(paid.status)\(paid.wasReplayed ? ", replayed" : ""))")
+            if ["captured", "authorized"].contains(paid.status) {
+                completeAuthorization(.success, nil)
+            } else {
+                completeAuthorization(
+                    .error,
+                    CheckoutError(
+                        code: CheckoutError.paymentOutcomeUnknown,
+                        message: "the payment \(paid.paymentID) is \(paid.status); its outcome arrives by webhook"))
+            }
+        } catch {
+            OrchardPay.log("context: paying failed: \(error.code)")
+            completeAuthorization(.error, error)
+        }
+    }
+
+    private func completeAuthorization(_ status: PaymentStatus, _ error: CheckoutError?) {
+        let (handler, closed) = state.withLock { state -> ((@Sendable (PaymentAuthorizationResult) -> Void)?, Bool) in
+            state.phase = .completed
+            state.outcome = (status, error)
+            defer { state.handler = nil }
+            return (state.handler, state.sheetClosed)
+        }
+        handler?(PaymentAuthorizationResult(status: status == .success ? .success : .failure))
+        if closed { finish(status, error) }
+    }
+
+    /// Reports the outcome once and wakes `present()`.
+    private func finish(_ status: PaymentStatus, _ error: CheckoutError?) {
+        let taken = state.withLock {
+            state -> ((any ApplePayContextDelegate)?, [CheckedContinuation<Void, Never>])? in
+            guard !state.reported else { return nil }
+            state.reported = true
+            state.phase = .completed
+            defer {
+                state.delegate = nil
+                state.waiters = []
+            }
+            return (state.delegate, state.waiters)
+        }
+        guard let (delegate, waiters) = taken else { return }
+        OrchardPay.log("context: completed with \(status.rawValue)\(error.map { " (\($0.code))" } ?? "")")
+        delegate?.applePayContext(self, didCompleteWith: status, error: error)
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+
+/// A scripted payment sheet for tests and for development without a device: it plays ``Step``s as a customer
+/// would, and at ``Step/authorize`` asks the gateway's sandbox wallet (`POST /v1/sandbox/wallet/tokens`) for a
+/// real-format token of the total it shows, paid with ``card``. Sandbox only.
+///
+/// ```swift
+/// let sheet = SimulatedPaymentSheet(steps: [.selectPaymentMethod(.debit), .authorize], card: .visaDebit)
+/// let checkout = try ApplePayCheckout(merchant: m, consumer: c, cart: cart, delegate: self, sheet: sheet)
+/// ```
+///
+/// Like PassKit's sheet it waits for every selection's update before the next step, shows the total as
+/// ``PaymentRequest/amountForApple``, closes after an authorization result without field errors, stays open
+/// after one with errors (the next steps may correct and authorize again), and closes when the steps run out.
+/// ``events`` records what it showed.
+public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
+    /// What the simulated customer does.
+    public enum Step: Hashable, Sendable {
+        /// Chooses the shipping method with this identifier.
+        case selectShippingMethod(String)
+        /// Enters a shipping contact.
+        case selectShippingContact(Contact)
+        /// Chooses a card of this type (of ``SimulatedPaymentSheet/card``'s network).
+        case selectPaymentMethod(PaymentMethodType)
+        /// Authorizes with Face ID: a sandbox wallet token for the shown total.
+        case authorize
+        /// Closes the sheet.
+        case cancel
+        /// Closes the sheet while the authorization is still being handled (after ``authorize``).
+        case cancelWhilePending
+    }
+
+    /// What the sheet showed and did, in order.
+    public enum Event: Hashable, Sendable {
+        /// The sheet opened showing this total (``PaymentRequest/amountForApple``).
+        case presented(total: Money)
+        /// A selection was answered; the sheet now shows this total.
+        case updated(PaymentRequestUpdate, shownTotal: Money)
+        /// The customer authorized a token of this amount.
+        case authorized(amount: Money, transactionIdentifier: String)
+        /// The authorization was answered.
+        case authorizationResult(PaymentAuthorizationResult)
+        /// A step could not be played (an unknown shipping method identifier …).
+        case skipped(Step, reason: String)
+        /// The sandbox wallet refused or could not be reached; the sheet closed.
+        case walletFailed(CheckoutError)
+        /// The sheet closed.
+        case finished
+    }
+
+    /// Whether a device would offer Apple Pay: a fixed answer for ``OrchardPay/sheetProvider``.
+    public struct Availability: PaymentSheetProvider {
+        /// Whether Apple Pay is supported.
+        public var supported: Bool
+        /// The networks of the cards in the simulated wallet.
+        public var networks: [PaymentNetwork]
+        /// A wallet holding cards of `networks`.
+        public init(supported: Bool = true, networks: [PaymentNetwork] = [.visa, .masterCard, .jcb, .amex]) {
+            self.supported = supported
+            self.networks = networks
+        }
+        /// ``supported``.
+        public func canMakePayments() -> Bool { supported }
+        /// Whether the wallet holds a card of one of `networks`.
+        public func canMakePayments(usingNetworks networks: [PaymentNetwork]) -> Bool {
+            supported && networks.contains(where: self.networks.contains)
+        }
+    }
+
+    /// The steps played.
+    public let steps: [Step]
+    /// The sandbox card the customer pays with.
+    public let card: SandboxCard
+    /// The billing contact the customer's card carries.
+    public var billingContact: Contact?
+    /// How long a selection may take to be answered (default 30 s).
+    public var handlerBudget: Duration = .seconds(30)
+    /// What measures the budget (default: the system clock).
+    public var handlerTimer: any HandlerTimer = SystemHandlerTimer()
+
+    private struct State {
+        var presented = false
+        var events: [Event] = []
+        var done = false
+        var lateResultPending = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var request: PaymentRequest?
+    }
+
+    private let state = Locked(State())
+    private let wallet: GatewayClient?
+
+    /// A sheet playing `steps`, paying with `card`. `wallet` is the gateway to ask for tokens (default: the
+    /// one of ``OrchardPay/setup(appID:appKey:environment:gatewayURL:)``).
+    public init(steps: [Step], card: SandboxCard = .visaCredit, wallet: GatewayClient? = nil) {
+        self.steps = steps
+        self.card = card
+        self.wallet = wallet
+    }
+
+    /// What the sheet showed and did so far.
+    public var events: [Event] { state.withLock { $0.events } }
+
+    /// The payment request as the sheet shows it now (with the updates applied).
+    public var shownRequest: PaymentRequest? { state.withLock { $0.request } }
+
+    /// Returns when the sheet has closed and any authorization answered after closing has arrived.
+    public func waitUntilDone() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Bool in
+                if state.done && !state.lateResultPending { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Starts playing the steps; false when this sheet was already presented.
+    public func present(_ request: PaymentRequest, delegate: any PaymentSheetDelegate) async -> Bool {
+        let first = state.withLock { state -> Bool in
+            guard !state.presented else { return false }
+            state.presented = true
+            state.request = request
+            return true
+        }
+        guard first else { return false }
+        record(.presented(total: request.amountForApple))
+        Task { await play(request, delegate: delegate) }
+        return true
+    }
+
+    private func play(_ initial: PaymentRequest, delegate: any PaymentSheetDelegate) async {
+        var request = initial
+        var contact: Contact?
+        var index = 0
+        while index < steps.count {
+            let step = steps[index]
+            index += 1
+            switch step {
+            case .selectShippingMethod(let identifier):
+                guard let method = request.shippingMethods.first(where: { $0.identifier == identifier }) else {
+                    record(.skipped(step, reason: "no shipping method '\(identifier)'"))
+                    continue
+                }
+                request.shippingMethods = request.shippingMethods.map { other in
+                    var other = other
+                    other.selected = other.identifier == identifier ? true : nil
+                    return other
+                }
+                let update = await withCheckedContinuation { continuation in
+                    delegate.paymentSheet(self, didSelectShippingMethod: method) { continuation.resume(returning: $0) }
+                }
+                apply(update, to: &request)
+            case .selectShippingContact(let selected):
+                contact = selected
+                let update = await withCheckedContinuation { continuation in
+                    delegate.paymentSheet(self, didSelectShippingContact: selected) {
+                        continuation.resume(returning: $0)
+                    }
+                }
+                apply(update, to: &request)
+            case .selectPaymentMethod(let type):
+                let method = PaymentMethod(type: type, network: card.network, displayName: card.network.rawValue)
+                let update = await withCheckedContinuation { continuation in
+                    delegate.paymentSheet(self, didSelectPaymentMethod: method) { continuation.resume(returning: $0) }
+                }
+                apply(update, to: &request)
+            case .authorize:
+                let amount = request.amountForApple
+                let token: PaymentToken
+                do throws(CheckoutError) {
+                    token = try await OrchardPay.gatewayClient(wallet).sandboxWalletToken(amount: amount, card: card)
+                } catch {
+                    record(.walletFailed(error))
+                    return finish(delegate)
+                }
+                record(.authorized(amount: amount, transactionIdentifier: token.transactionIdentifier))
+                let payment = Payment(
+                    token: token, billingContact: billingContact, shippingContact: contact,
+                    shippingMethod: request.shippingMethods.first { $0.selected == true })
+                if index < steps.count, steps[index] == .cancelWhilePending {
+                    state.withLock { $0.lateResultPending = true }
+                    delegate.paymentSheet(self, didAuthorizePayment: payment) { result in
+                        self.record(.authorizationResult(result))
+                        self.state.withLock { $0.lateResultPending = false }
+                        self.wakeIfDone()
+                    }
+                    return finish(delegate)
+                }
+                let result = await withCheckedContinuation { continuation in
+                    delegate.paymentSheet(self, didAuthorizePayment: payment) { continuation.resume(returning: $0) }
+                }
+                record(.authorizationResult(result))
+                if result.status == .success || result.errors.isEmpty { return finish(delegate) }
+            case .cancel, .cancelWhilePending:
+                return finish(delegate)
+            }
+        }
+        finish(delegate)
+    }
+
+    private func apply(_ update: PaymentRequestUpdate, to request: inout PaymentRequest) {
+        request.lineItems = update.lineItems
+        request.total = update.total
+        if let methods = update.shippingMethods { request.shippingMethods = methods }
+        let shown = request
+        state.withLock { $0.request = shown }
+        record(.updated(update, shownTotal: request.amountForApple))
+    }
+
+    private func record(_ event: Event) { state.withLock { $0.events.append(event) } }
+
+    private func finish(_ delegate: any PaymentSheetDelegate) {
+        record(.finished)
+        delegate.paymentSheetDidFinish(self)
+        state.withLock { $0.done = true }
+        wakeIfDone()
+    }
+
+    private func wakeIfDone() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard state.done, !state.lateResultPending else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+extension SandboxCard {
+    /// The card's network.
+    public var network: PaymentNetwork {
+        switch self {
+        case .visaCredit, .visaDebit, .declined: .visa
+        case .mastercard: .masterCard
+        case .jcb: .jcb
+        case .amex: .amex
+        }
+    }
+
+    /// The card's type.
+    public var type: PaymentMethodType { self == .visaDebit ? .debit : .credit }
+}

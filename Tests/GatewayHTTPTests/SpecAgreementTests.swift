@@ -1,0 +1,146 @@
+import ApplePayModel
+import Foundation
+import Gateway
+import OrchardTestSupport
+import Testing
+
+/// openapi.yaml and the domain's rules say the same thing: each limit the spec states is the constant the
+/// domain enforces, and what the spec allows is accepted.
+@Suite("openapi.yaml and the domain agree")
+struct SpecAgreementTests {
+    static let spec: String =
+        (try? String(
+            contentsOf: TestPaths.packageRoot.appendingPathComponent("openapi.yaml"), encoding: .utf8)) ?? ""
+
+    /// The lines of the component schema `name` (up to the next component).
+    static func schema(_ name: String) throws -> [Substring] {
+        let lines = spec.split(separator: "\n", omittingEmptySubsequences: false)
+        let start = try #require(lines.firstIndex(of: "    \(name):"), "no schema \(name)")
+        let end = lines[(start + 1)...].firstIndex { $0.hasPrefix("    ") && !$0.hasPrefix("     ") } ?? lines.endIndex
+        return Array(lines[start..<end])
+    }
+
+    /// The `maxLength` of each property of schema `name`.
+    static func maxLengths(_ name: String) throws -> [String: Int] {
+        var result: [String: Int] = [:]
+        var property: String?
+        for line in try schema(name) {
+            if line.hasPrefix("        "), !line.hasPrefix("         "), line.hasSuffix(":") {
+                property = String(line.dropFirst(8).dropLast())
+            } else if let property, let range = line.range(of: "maxLength: ") {
+                result[property] = Int(line[range.upperBound...])
+            }
+        }
+        return result
+    }
+
+    static func enumValues(_ name: String) throws -> Set<String> {
+        let line = try #require(try schema(name).first { $0.contains("enum: [") })
+        let list = line[line.range(of: "[")!.upperBound..<line.range(of: "]")!.lowerBound]
+        return Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+    }
+
+    @Test("Cardholder's and CreatePaymentRequest's maxLength are the domain's limits")
+    func stringLimits() throws {
+        #expect(try Self.maxLengths("Cardholder") == Cardholder.fieldLimits)
+        let payment = try Self.maxLengths("CreatePaymentRequest")
+        #expect(payment["order_number"] == PayByPrimeRequest.orderNumberLimit)
+        #expect(payment["details"] == PayByPrimeRequest.detailsLimit)
+    }
+
+    @Test("delay_days' maximum is the gateway's default maximum capture delay")
+    func delayDays() throws {
+        let lines = try Self.schema("CaptureOptions")
+        let maximum = try #require(lines.first { $0.contains("maximum: ") })
+        #expect(Int(maximum.split(separator: " ").last!) == GatewayConfiguration().maxCaptureDelayDays)
+    }
+
+    @Test("Amount's integer digits are AmountRules' maximum; Currency and CountryCode list the model's codes")
+    func amountsAndCodes() throws {
+        let pattern = try #require(try Self.schema("Amount").first { $0.contains("pattern:") })
+        #expect(pattern.contains("[1-9][0-9]{0,\(AmountRules.maximumIntegerDigits - 1)}"))
+        #expect(try Self.enumValues("Currency") == Set(Currency.all.map(\.code)))
+        #expect(try Self.enumValues("CountryCode") == CountryCode.assigned)
+    }
+
+    @Test(
+        "request amounts: leading zeros, zero and more than 12 integer digits are refused; 12 digits parse",
+        arguments: [
+            ("00100.00", "invalid_amount"), ("0.00", "invalid_amount"), ("0", "invalid_amount"),
+            ("1000000000000", "amount_out_of_range"), ("-1.00", "negative_amount"), ("1.001", "too_many_decimals"),
+        ])
+    func amountRefusals(text: String, code: String) throws {
+        #expect {
+            _ = try AmountRules.minorUnits(text, currency: .twd, param: "amount")
+        } throws: { error in
+            (error as? MoneyError)?.code.rawValue == code
+        }
+    }
+
+    @Test("the largest request amount parses, and the domain accepts it")
+    func largestAmount() throws {
+        let minor = try AmountRules.minorUnits("999999999999.99", currency: .twd, param: "amount")
+        #expect(minor == 99_999_999_999_999)
+        #expect(AmountRules.contains(minor, currency: .twd))
+        #expect(!AmountRules.contains(minor + 1, currency: .twd))
+        #expect(!AmountRules.contains(0, currency: .twd))
+    }
+
+    @Test("over HTTP: a leading-zero amount, a malformed email and a wide BIN table are refused; 405 before 415")
+    func overHTTP() throws {
+        let h = try APIHarness()
+        let zeros = try h.merchantServer(
+            "POST", "/v1/payments", json: ["prime": try h.prime("100"), "amount": "00100.00", "currency": "TWD"])
+        #expect(zeros.status == 400, "\(zeros.text)")
+        #expect((zeros.json["error"] as? [String: Any])?["code"] as? String == "invalid_amount")
+
+        let email = try h.merchantServer(
+            "POST", "/v1/payments",
+            json: [
+                "prime": try h.prime("100"), "amount": "100", "currency": "TWD",
+                "cardholder": ["email": "not-an-email"],
+            ])
+        #expect(email.status == 400, "\(email.text)")
+        #expect((email.json["error"] as? [String: Any])?["param"] as? String == "cardholder.email")
+        let fine = try h.merchantServer(
+            "POST", "/v1/payments",
+            json: [
+                "prime": try h.prime("100"), "amount": "100", "currency": "TWD",
+                "cardholder": ["email": "xiaoming@example.com"],
+            ])
+        #expect(fine.status == 200, "\(fine.text)")
+
+        let header = "bin_prefix,issuer,bank_id,funding,level,country,country_code\n"
+        let csv = ["Content-Type": "text/csv"]
+        let wide = try h.call(
+            "PUT", "/v1/bin-table", headers: h.serverHeaders.merging(csv) { $1 },
+            body: Data((header + "476112" + String(repeating: ",x", count: 10_000) + "\n").utf8))
+        #expect(wide.status == 422, "\(wide.text)")
+        #expect((wide.json["error"] as? [String: Any])?["code"] as? String == "bin_table_invalid")
+        let longIssuer = try h.call(
+            "PUT", "/v1/bin-table", headers: h.serverHeaders.merging(csv) { $1 },
+            body: Data((header + "476112,\(String(repeating: "B", count: 101)),,credit,,,TW\n").utf8))
+        #expect(longIssuer.status == 422, "\(longIssuer.text)")
+
+        let post = try h.call(
+            "POST", "/v1/bin-table", headers: h.serverHeaders.merging(csv) { $1 }, body: Data(header.utf8))
+        #expect(post.status == 405, "\(post.text)")
+        #expect(post.headers["Allow"]?.contains("PUT") == true)
+    }
+
+    @Test("cursors: one text form for payments and events; anything else is invalid_cursor")
+    func cursors() throws {
+        let date = Date(timeIntervalSince1970: 1_796_009_005)
+        let cursor = PaymentCursor(createdAt: date, id: "pay_7Hq2Lm9XwR4tK8vB3nC6dF1s")
+        #expect(cursor.text == "cur_1796009005000_pay_7Hq2Lm9XwR4tK8vB3nC6dF1s")
+        #expect(PaymentCursor(text: cursor.text) == cursor)
+        #expect(EventCursor(text: cursor.text)?.id == cursor.id)
+        for bad in ["", "cur_", "cur_12", "cur_x_pay_1", "cur_1234567890123456_pay_1", "cur_1_pay-1", "abc_1_pay_1"] {
+            #expect(PaymentCursor(text: bad) == nil, "\(bad)")
+        }
+        let h = try APIHarness()
+        let refused = try h.merchantServer("GET", "/v1/payments?cursor=cur_0_")
+        #expect(refused.status == 400)
+        #expect((refused.json["error"] as? [String: Any])?["code"] as? String == "invalid_cursor")
+    }
+}

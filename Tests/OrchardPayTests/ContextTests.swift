@@ -1,0 +1,184 @@
+import Foundation
+import OrchardPay
+import Testing
+
+/// The session flow (`ApplePayContext`) through `SimulatedPaymentSheet` against a real gateway on loopback.
+@Suite("ApplePayContext: the session flow")
+struct ContextTests {
+    /// Creates a session on the merchant's server and the payment request the app builds from it.
+    func session(
+        _ gateway: LiveGateway, amount: String, total: String? = nil
+    ) async throws -> (
+        orderToken: String, request: PaymentRequest
+    ) {
+        let created = try await gateway.createSession(
+            amount: amount, outTradeNo: "trade-\(UUID().uuidString.prefix(8))")
+        try #require(created.status == 200, "\(created.json)")
+        let orderToken = try #require(created.json["order_token"] as? String)
+        var request = ApplePayContext.paymentRequest(
+            merchantIdentifier: try #require(created.json["merchant_identifier"] as? String),
+            country: try #require(created.json["country"] as? String),
+            currency: try #require(created.json["currency"] as? String))
+        request.total = SummaryItem(label: "Orchard Tea", amount: try Money(total ?? amount, currency: .twd))
+        return (orderToken, request)
+    }
+
+    func present(
+        _ gateway: LiveGateway, _ request: PaymentRequest, orderToken: String, steps: [SimulatedPaymentSheet.Step],
+        card: SandboxCard = .visaCredit, sdk: GatewayClient
+    ) async -> (ContextRecorder, ApplePayContext, SimulatedPaymentSheet) {
+        let recorder = ContextRecorder(orderToken: orderToken)
+        let sheet = SimulatedPaymentSheet(steps: steps, card: card, wallet: client(gateway))
+        let context = ApplePayContext(paymentRequest: request, delegate: recorder, sheet: sheet, gateway: sdk)
+        await context.present()
+        if !sheet.events.isEmpty { await sheet.waitUntilDone() }
+        return (recorder, context, sheet)
+    }
+
+    @Test("the delegate's order token is paid with Idempotency-Key = the token's transactionIdentifier")
+    func sessionPaid() async throws {
+        let gateway = try LiveGateway()
+        let (orderToken, request) = try await session(gateway, amount: "250.00")
+        let transport = RecordingTransport()
+        let (recorder, context, sheet) = await present(
+            gateway, request, orderToken: orderToken, steps: [.authorize], sdk: client(gateway, transport: transport))
+        #expect(recorder.outcomes.current.map(\.0) == [.success])
+        #expect(recorder.outcomes.current.first?.1 == nil)
+        #expect(recorder.methods.current.first?.network == .visa)
+        let paid = try #require(context.sessionPayment)
+        #expect(paid.status == "captured")
+        #expect(paid.amount == dec("250.00"))
+        #expect(paid.orderToken == orderToken)
+        #expect(paid.cardInfo.bincode == "476112")
+        let pays = transport.requests(endingIn: "/pay")
+        #expect(pays.count == 1)
+        let transaction = try #require(
+            sheet.events.compactMap { event -> String? in
+                if case .authorized(_, let identifier) = event { return identifier }
+                return nil
+            }.first)
+        #expect(pays.first?.value(forHTTPHeaderField: "Idempotency-Key") == transaction)
+        let read = try await gateway.client("GET", "/v1/sessions/\(orderToken)")
+        #expect(read.json["status"] as? String == "completed")
+        #expect(read.json["payment_id"] as? String == paid.paymentID)
+    }
+
+    @Test("the app builds the payment request from the order token alone (GET /v1/sessions/{order_token})")
+    func requestFromOrderToken() async throws {
+        let gateway = try LiveGateway()
+        let created = try await gateway.createSession(amount: "75.50", outTradeNo: "trade-read")
+        let orderToken = try #require(created.json["order_token"] as? String)
+        let session = try await client(gateway).session(orderToken: orderToken)
+        #expect(session.amount == (try Money("75.50", currency: .twd)))
+        #expect(session.status == "open")
+        #expect(session.outTradeNo == "trade-read")
+        let request = ApplePayContext.paymentRequest(session: session)
+        #expect(request.merchantIdentifier == gateway.merchantIdentifier)
+        #expect(request.total.label == session.merchantName)
+        #expect(!request.total.label.isEmpty)
+        #expect(request.supportedNetworks.contains(.visa))
+        let (recorder, context, _) = await present(
+            gateway, request, orderToken: orderToken, steps: [.authorize], sdk: client(gateway))
+        #expect(recorder.outcomes.current.map(\.0) == [.success])
+        #expect(context.sessionPayment?.amount == dec("75.50"))
+        let error = await #expect(throws: CheckoutError.self) {
+            try await client(gateway).session(orderToken: "ot_doesNotExist")
+        }
+        #expect(error?.code == "session_not_found")
+        #expect(error?.httpStatus == 404)
+    }
+
+    @Test("a retry after a lost answer is answered from the idempotency store: one charge")
+    func lostAnswerChargesOnce() async throws {
+        let gateway = try LiveGateway()
+        let (orderToken, request) = try await session(gateway, amount: "180.00")
+        let transport = RecordingTransport(dropFirstAnswer: { $0.hasSuffix("/pay") })
+        let (recorder, context, _) = await present(
+            gateway, request, orderToken: orderToken, steps: [.authorize], sdk: client(gateway, transport: transport))
+        #expect(recorder.outcomes.current.map(\.0) == [.success])
+        let pays = transport.requests(endingIn: "/pay")
+        #expect(pays.count == 2)
+        let keys = Set(pays.compactMap { $0.value(forHTTPHeaderField: "Idempotency-Key") })
+        #expect(keys.count == 1)
+        #expect(transport.replayed(endingIn: "/pay") == [false, true])
+        #expect(context.sessionPayment?.wasReplayed == true)
+        let session = try await gateway.client("GET", "/v1/sessions/\(orderToken)")
+        let outTradeNo = try #require(session.json["out_trade_no"] as? String)
+        let listed = try await gateway.merchantServer("GET", "/v1/payments?out_trade_no=\(outTradeNo)")
+        let payments = try #require(listed.json["data"] as? [[String: Any]])
+        #expect(payments.count == 1)
+        #expect(payments.first?["captured_amount"] as? String == "180.00")
+    }
+
+    @Test(
+        "gateway refusals complete with .error and the gateway's code",
+        arguments: [
+            ("card_declined", "300.00", "300.00", SandboxCard.declined),
+            ("amount_mismatch", "300.00", "299.00", SandboxCard.visaCredit),
+        ])
+    func gatewayRefusals(code: String, sessionAmount: String, shownAmount: String, card: SandboxCard) async throws {
+        let gateway = try LiveGateway()
+        let (orderToken, request) = try await session(gateway, amount: sessionAmount, total: shownAmount)
+        let (recorder, _, sheet) = await present(
+            gateway, request, orderToken: orderToken, steps: [.authorize], card: card, sdk: client(gateway))
+        let outcome = try #require(recorder.outcomes.current.first)
+        #expect(recorder.outcomes.current.count == 1)
+        #expect(outcome.0 == .error)
+        #expect(outcome.1?.code == code)
+        #expect(outcome.1?.httpStatus != nil)
+        #expect(authorizationResults(sheet).map(\.status) == [.failure])
+        // The session stays payable after a refused attempt.
+        let read = try await gateway.client("GET", "/v1/sessions/\(orderToken)")
+        #expect(read.json["status"] as? String == "open")
+    }
+
+    @Test("closing the sheet before authorizing completes with .userCancellation and no error")
+    func userCancellation() async throws {
+        let gateway = try LiveGateway()
+        let (orderToken, request) = try await session(gateway, amount: "120.00")
+        let (recorder, _, _) = await present(
+            gateway, request, orderToken: orderToken, steps: [.selectPaymentMethod(.credit), .cancel],
+            sdk: client(gateway))
+        #expect(recorder.outcomes.current.map(\.0) == [.userCancellation])
+        #expect(recorder.outcomes.current.first?.1 == nil)
+        #expect(recorder.methods.current.isEmpty)
+    }
+
+    @Test("closing the sheet while the session is being paid reports the payment's outcome")
+    func cancelWhilePaying() async throws {
+        let gateway = try LiveGateway()
+        let (orderToken, request) = try await session(gateway, amount: "130.00")
+        let (recorder, context, sheet) = await present(
+            gateway, request, orderToken: orderToken, steps: [.authorize, .cancelWhilePending], sdk: client(gateway))
+        #expect(recorder.outcomes.current.map(\.0) == [.success])
+        #expect(context.sessionPayment?.status == "captured")
+        let finished = try #require(sheet.events.firstIndex(of: .finished))
+        let result = try #require(sheet.events.firstIndex(of: .authorizationResult(.init(status: .success))))
+        #expect(finished < result)
+    }
+
+    @Test("the network being down completes with .error network_error and a clear message")
+    func networkDown() async throws {
+        let gateway = try LiveGateway()
+        let (orderToken, request) = try await session(gateway, amount: "140.00")
+        let sdk = GatewayClient(configuration: configuration(gateway, url: URL(string: "http://127.0.0.1:1")!))
+        let (recorder, _, _) = await present(gateway, request, orderToken: orderToken, steps: [.authorize], sdk: sdk)
+        let outcome = try #require(recorder.outcomes.current.first)
+        #expect(outcome.0 == .error)
+        #expect(outcome.1?.code == "network_error")
+        #expect(outcome.1?.message.contains("could not be reached") == true)
+    }
+
+    @Test("a request with an unknown currency completes with .error before any sheet")
+    func invalidRequest() async throws {
+        let gateway = try LiveGateway()
+        let request = ApplePayContext.paymentRequest(
+            merchantIdentifier: gateway.merchantIdentifier, country: "TW", currency: "XYZ")
+        #expect(request.currency == nil)
+        let (recorder, _, sheet) = await present(
+            gateway, request, orderToken: "ot_x", steps: [.authorize], sdk: client(gateway))
+        #expect(recorder.outcomes.current.map(\.0) == [.error])
+        #expect(recorder.outcomes.current.first?.1?.code == "unknown_currency")
+        #expect(sheet.events.isEmpty)
+    }
+}
