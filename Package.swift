@@ -53,7 +53,9 @@ let package = Package(
             name: "GatewayHTTP",
             dependencies: [
                 "Gateway", "CMicroHTTPD", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
-            ]),
+            ],
+            // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
+            resources: [.copy("Web")]),
         // The client SDK for apps: ApplePayModel and Foundation only (it ships inside iOS apps).
         .target(name: "OrchardPay", dependencies: ["ApplePayModel"]),
         .target(

@@ -102,6 +102,7 @@ cat <<EOF
 
 The Orchard gateway keeps running:
   URL       $url            (curl $url/healthz)
+  store     $url/demo       (the demo store: open it in any browser and buy with a test card)
   pid       $pid               (also in $pidfile)
   log       $root/$log   (one JSON line per request)
   database  $root/$database

@@ -154,7 +154,22 @@ struct JSONReader {
     }
 
     /// A W3C/TapPay amount object (`"amount": {"currency": "TWD", "value": "12.75"}`).
-    mutating func amountObject(_ object: [String: JSONValue], _ key: String, _ path: String) -> Money? {
+    /// An `{currency, value}` amount. With `pendingCurrency` (TapPay's pending items and hidden totals,
+    /// whose `isAmountPending`/`isShowTotalAmount` stands "instead of amount.value"), a missing `value` — or a
+    /// missing amount object — reads as zero in the amount's own currency, else in `pendingCurrency`'s.
+    mutating func amountObject(
+        _ object: [String: JSONValue], _ key: String, _ path: String, pendingCurrency: Currency?? = nil
+    ) -> Money? {
+        if let pendingCurrency, object[key] == nil || object[key] == .null {
+            guard let currency = pendingCurrency else {
+                amountsIncomplete = true
+                report(
+                    "missing_currency", "no amount of the request names its currency",
+                    at: path + "." + key + ".currency")
+                return nil
+            }
+            return .zero(currency)
+        }
         guard let fields = self.object(object, key, path, required: true) else {
             amountsIncomplete = true
             return nil
@@ -169,7 +184,8 @@ struct JSONReader {
                 report(error.code.rawValue, error.reason, at: amountPath + ".currency")
             }
         }
-        guard let raw = value(fields, "value", amountPath, required: true) else {
+        guard let raw = value(fields, "value", amountPath, required: pendingCurrency == nil) else {
+            if pendingCurrency != nil, let currency { return .zero(currency) }
             amountsIncomplete = true
             return nil
         }

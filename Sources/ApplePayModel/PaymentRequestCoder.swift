@@ -538,17 +538,21 @@ public enum PaymentRequestCoder {
         var isAmountPending = false
         if let fields = reader.object(root, "total", "$", required: true) {
             let label = reader.string(fields, "label", "$.total", required: true)
-            let amount = reader.amountObject(fields, "amount", "$.total")
             isAmountPending = reader.bool(fields, "isAmountPending", "$.total") ?? false
             let shown = reader.bool(fields, "isShowTotalAmount", "$.total") ?? true
+            // A hidden total ("amount pending") may carry no value (TapPay: 與 amount.value 擇一帶入).
+            let amount = reader.amountObject(
+                fields, "amount", "$.total", pendingCurrency: shown ? nil : .some(Self.firstCurrency(root)))
             if let label, let amount {
                 total = SummaryItem(label: label, amount: amount, type: shown ? .final : .pending)
             }
         }
         let (items, itemIndices) = indexed(reader.objects(root, "displayItems", "$")) { fields, path -> SummaryItem? in
             let label = reader.string(fields, "label", path, required: true)
-            let amount = reader.amountObject(fields, "amount", path)
             let pending = reader.bool(fields, "isAmountPending", path) ?? false
+            // A pending item carries isAmountPending instead of amount.value.
+            let amount = reader.amountObject(
+                fields, "amount", path, pendingCurrency: pending ? .some(total?.amount.currency) : nil)
             guard let label, let amount else { return nil }
             return SummaryItem(label: label, amount: amount, type: pending ? .pending : .final)
         }
@@ -566,6 +570,22 @@ public enum PaymentRequestCoder {
         request.lineItems = items
         request.requiredShippingContactFields = shippingFields
         return request
+    }
+
+    /// The first currency code the TapPay request names (total, then display items, then shipping options),
+    /// for a hidden total that carries no amount object.
+    private static func firstCurrency(_ root: [String: JSONValue]) -> Currency? {
+        var amounts: [JSONValue?] = []
+        if case .object(let total) = root["total"] { amounts.append(total["amount"]) }
+        for key in ["displayItems", "shippingOptions"] {
+            if case .array(let entries) = root[key] {
+                for case .object(let entry) in entries { amounts.append(entry["amount"]) }
+            }
+        }
+        for case .object(let amount)? in amounts {
+            if case .string(let code) = amount["currency"], let currency = try? Currency(code: code) { return currency }
+        }
+        return nil
     }
 
     private static func writeTapPay(_ request: PaymentRequest) -> JSONValue {

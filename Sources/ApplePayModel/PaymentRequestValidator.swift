@@ -421,3 +421,30 @@ private struct Rules {
         return false
     }
 }
+
+extension PaymentRequestValidation {
+    /// `{"valid", "errors": [{"code", "message", "path"}], "total": {"amount", "currency", "display"},
+    /// "primeLifetimeSeconds"}`, as `orchard request validate` prints it and the gateway's
+    /// `POST /v1/payment-requests/validate` answers it; `total` is null when the amounts could not be read and
+    /// `primeLifetimeSeconds` null when the request is invalid.
+    package var report: JSONValue {
+        let errors = issues.map { issue in
+            JSONValue.object([
+                "code": .string(issue.code), "message": .string(issue.message), "path": .string(issue.path),
+            ])
+        }
+        let total: JSONValue =
+            self.total.map { total in
+                .object([
+                    "amount": .string(total.decimalString), "currency": .string(total.currency.code),
+                    "display": .string(totalDisplay.rawValue),
+                ])
+            } ?? .null
+        return .object([
+            "valid": .bool(isValid),
+            "errors": .array(errors),
+            "total": total,
+            "primeLifetimeSeconds": primeLifetimeSeconds.map { .number(Decimal($0)) } ?? .null,
+        ])
+    }
+}

@@ -272,7 +272,7 @@ public final class GatewayService: Sendable {
             binCode: String(bin.prefix(6)), lastFour: opened.lastFour,
             type: CardInfo.typeNumber(network: opened.network),
             funding: funding, network: opened.network, issuer: best?.issuer, bankID: best?.bankID, level: best?.level,
-            country: best?.country, countryCode: best?.countryCode)
+            country: best?.country, countryCode: best?.countryCode, issuerZhTW: best?.issuerZhTW)
     }
 
     /// Pays with a prime: claims it once, checks the charge against the token (not the amount when the request

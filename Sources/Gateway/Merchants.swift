@@ -333,6 +333,7 @@ public final class MerchantRegistry: Sendable {
     /// The BIN table's columns and the longest value each takes (openapi.yaml's putBinTable).
     public static let binTableColumnLimits: [String: Int] = [
         "bin_prefix": 11, "issuer": 100, "bank_id": 20, "funding": 7, "level": 40, "country": 60, "country_code": 2,
+        "issuer_zh_tw": 100,
     ]
 
     /// The largest BIN table CSV accepted (8 MiB).
@@ -388,7 +389,8 @@ public final class MerchantRegistry: Sendable {
                     prefix: bin, issuer: try column("issuer", row, line: line),
                     bankID: try column("bank_id", row, line: line), level: try column("level", row, line: line),
                     country: try column("country", row, line: line),
-                    countryCode: try column("country_code", row, line: line), funding: funding))
+                    countryCode: try column("country_code", row, line: line), funding: funding,
+                    issuerZhTW: try column("issuer_zh_tw", row, line: line)))
         }
         guard entries.count <= 200_000 else { throw GatewayError(.binTableInvalid, "at most 200000 rows") }
         guard Set(entries.map(\.prefix)).count == entries.count else {
@@ -475,7 +477,7 @@ extension MerchantRegistry {
             BINEntry(
                 prefix: card.binPrefix, issuer: card.issuer, bankID: card.bankID, level: card.level,
                 country: card.country, countryCode: card.countryCode,
-                funding: CardInfo.fundingNumber(methodType: card.type))
+                funding: CardInfo.fundingNumber(methodType: card.type), issuerZhTW: card.issuerZhTW)
         }
     }
 

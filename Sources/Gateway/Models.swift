@@ -64,10 +64,13 @@ public struct CardInfo: Sendable, Hashable, Codable {
     public var level: String?
     public var country: String?
     public var countryCode: String?
+    /// The issuer's name in Traditional Chinese (TapPay's `issuer_zh_tw`), from the BIN table.
+    public var issuerZhTW: String?
 
     public init(
         binCode: String, lastFour: String, type: Int, funding: Int, network: String? = nil, issuer: String? = nil,
-        bankID: String? = nil, level: String? = nil, country: String? = nil, countryCode: String? = nil
+        bankID: String? = nil, level: String? = nil, country: String? = nil, countryCode: String? = nil,
+        issuerZhTW: String? = nil
     ) {
         self.binCode = binCode
         self.lastFour = lastFour
@@ -79,6 +82,7 @@ public struct CardInfo: Sendable, Hashable, Codable {
         self.level = level
         self.country = country
         self.countryCode = countryCode
+        self.issuerZhTW = issuerZhTW
     }
 
     /// The TapPay card type number of an Apple Pay network name.

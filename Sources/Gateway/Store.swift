@@ -222,10 +222,12 @@ public struct BINEntry: Sendable, Hashable, Codable {
     public var countryCode: String?
     /// 0 credit, 1 debit, 2 prepaid, -1 unknown (overrides the token's).
     public var funding: Int?
+    /// The issuer's name in Traditional Chinese.
+    public var issuerZhTW: String?
 
     public init(
         prefix: String, issuer: String? = nil, bankID: String? = nil, level: String? = nil, country: String? = nil,
-        countryCode: String? = nil, funding: Int? = nil
+        countryCode: String? = nil, funding: Int? = nil, issuerZhTW: String? = nil
     ) {
         self.prefix = prefix
         self.issuer = issuer
@@ -234,6 +236,7 @@ public struct BINEntry: Sendable, Hashable, Codable {
         self.country = country
         self.countryCode = countryCode
         self.funding = funding
+        self.issuerZhTW = issuerZhTW
     }
 }
 

@@ -124,6 +124,7 @@ public enum WireFormat {
             "bin_code": String(info.binCode.prefix(6)), "last_four": info.lastFour, "issuer": info.issuer ?? "",
             "funding": info.funding, "type": info.type, "level": info.level ?? "", "country": info.country ?? "",
             "country_code": info.countryCode ?? "", "bank_id": info.bankID ?? "",
+            "issuer_zh_tw": info.issuerZhTW ?? "",
         ]
     }
 

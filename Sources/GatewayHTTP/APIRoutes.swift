@@ -44,9 +44,10 @@ extension GatewayAPI {
         router.put(
             "/v1/bin-table", scope: .server, accepts: ["text/csv"], summary: "putBinTable",
             handler: endpoint(putBinTable))
-        mountSandboxRoutes(&router)
         // Apple Pay on the Web.
         mountApplePayWeb(on: &router)
+        mountWebRoutes(&router)
+        mountSandboxRoutes(&router)
         // Operations.
         router.get("/healthz", summary: "healthz", handler: health)
         router.get("/readyz", summary: "readyz", handler: readiness)
@@ -383,10 +384,11 @@ extension GatewayAPI {
         let header = csv.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map {
             $0.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        guard header == "bin_prefix,issuer,bank_id,funding,level,country,country_code" else {
+        let columns = "bin_prefix,issuer,bank_id,funding,level,country,country_code"
+        guard header == columns || header == columns + ",issuer_zh_tw" else {
             throw GatewayAPIError.make(
                 .unprocessableContent, .invalidRequest, "bin_table_invalid",
-                "line 1: the header must be bin_prefix,issuer,bank_id,funding,level,country,country_code")
+                "line 1: the header must be \(columns), optionally followed by ,issuer_zh_tw")
         }
         let rows = try gateway.merchants.loadBINTable(merchantID: call.merchant.id, csv: csv)
         return Wire.response(["rows": rows])

@@ -333,15 +333,23 @@ struct GatewayCORSMiddleware: HTTPMiddleware {
 }
 
 /// Refuses client-route requests whose `Origin` the authenticated merchant has not configured
-/// (403 `origin_not_allowed`), before the endpoint runs.
+/// (403 `origin_not_allowed`), before the endpoint runs. A page of the gateway's own origin (the `Host` it was
+/// asked for; the sandbox's demo store) is always allowed.
 struct OriginCheckMiddleware: HTTPMiddleware {
+    /// Whether `origin` is the gateway's own: its host and port are the request's `Host`.
+    static func isSameOrigin(_ origin: String, _ request: HTTPRequest) -> Bool {
+        guard let host = request.headers["Host"], let separator = origin.range(of: "://") else { return false }
+        return origin[separator.upperBound...].lowercased() == host.lowercased()
+    }
+
     static let notAllowed = HTTPAPIError(
         status: .forbidden, type: .authentication, code: .init(rawValue: "origin_not_allowed"),
         message: "this origin is not one of the merchant's configured web origins")
 
     func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
         if context.route?.scope == .client, let origin = request.headers["Origin"],
-            let merchant = context.principal?.value(as: Merchant.self), !merchant.webOrigins.contains(origin)
+            let merchant = context.principal?.value(as: Merchant.self), !merchant.webOrigins.contains(origin),
+            !Self.isSameOrigin(origin, request)
         {
             throw Self.notAllowed
         }

@@ -11,6 +11,82 @@ extension GatewayAPI {
         router.post(
             "/v1/sandbox/wallet/tokens", scope: .client, summary: "createSandboxWalletToken",
             handler: endpoint { [self] call in try mintWalletToken(call, wallet: wallet) })
+        router.get(
+            "/v1/sandbox/wallet/cards", scope: .client, summary: "listSandboxWalletCards",
+            handler: endpoint { _ in Self.walletCards() })
+        router.get("/demo", summary: "getDemoStore") { [self] request, context in try demoPage(request) }
+        router.post("/demo/api/pay", summary: "payDemoOrder") { [self] request, context in
+            try demoPay(request, context)
+        }
+    }
+
+    /// `GET /v1/sandbox/wallet/cards`: the test cards the sandbox sheet offers (``SandboxTestCard``).
+    static func walletCards() -> HTTPResponse {
+        Wire.response([
+            "data": SandboxTestCard.all.map { card in
+                [
+                    "card": card.id, "label": card.label, "network": card.network, "type": card.type,
+                    "last_four": String(card.pan.suffix(4)),
+                ]
+            }
+        ])
+    }
+
+    /// The sandbox merchant: the demo store's merchant.
+    func demoMerchant() throws -> Merchant {
+        guard let merchant = try gateway.merchants.merchants(environment: .sandbox).first else {
+            throw HTTPAPIError.notFound("the sandbox has no merchant")
+        }
+        return merchant
+    }
+
+    /// `GET /demo`: the demo store's page, with the sandbox merchant's app id and app key (client credentials,
+    /// meant for web pages) filled in.
+    func demoPage(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let asset = WebAssets.shared.assets["demo.html"] else {
+            throw HTTPAPIError.notFound("the gateway was built without its web files (demo.html)")
+        }
+        let merchant = try demoMerchant()
+        let credentials = try gateway.merchants.credentials(merchantID: merchant.id)
+        let page = String(decoding: asset.body, as: UTF8.self)
+            .replacingOccurrences(of: "{{ORCHARD_APP_ID}}", with: Self.htmlEscaped(credentials.appID))
+            .replacingOccurrences(of: "{{ORCHARD_APP_KEY}}", with: Self.htmlEscaped(credentials.appKey))
+            .replacingOccurrences(
+                of: "{{ORCHARD_MERCHANT_IDENTIFIER}}",
+                with: Self.htmlEscaped(merchant.merchantIdentifiers.first ?? ""))
+        var headers = HTTPHeaders()
+        headers["Content-Type"] = asset.contentType
+        headers["Cache-Control"] = "no-store"
+        return HTTPResponse(status: .ok, headers: headers, body: Data(page.utf8))
+    }
+
+    static func htmlEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
+            .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+
+    /// `POST /demo/api/pay {prime, amount, currency, deferred?}`: the demo store's merchant server. It pays by
+    /// prime as the sandbox merchant (`POST /v1/payments` with its secret key, inside the gateway) and answers
+    /// `{payment, events}`: the payment and the webhook events about it.
+    func demoPay(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+        let merchant = try demoMerchant()
+        let call = Call(
+            request: request, context: context, merchant: merchant, idempotencyKey: nil,
+            parsedBody: Self.parse(request, context: context))
+        let paid: HTTPResponse
+        do { paid = try createPayment(call) } catch {
+            let apiError = GatewayAPIError.from(error)
+            context.errorCode = apiError.base.code
+            return apiError.response(requestID: context.requestID)
+        }
+        let payment = (try? JSONSerialization.jsonObject(with: paid.body)) as? [String: Any] ?? [:]
+        let paymentID = payment["id"] as? String
+        let events = try gateway.events(merchant: merchant, limit: 100).reversed().compactMap { event -> Any? in
+            let body = (try? JSONSerialization.jsonObject(with: event.payload)) as? [String: Any]
+            guard let data = body?["data"] as? [String: Any], data["id"] as? String == paymentID else { return nil }
+            return body
+        }
+        return Wire.response(["payment": payment, "events": events])
     }
 
     /// `POST /v1/sandbox/wallet/tokens {amount, currency, card?}`: a real-format EC_v1 token for the amount,

@@ -251,6 +251,14 @@ enum Migrations {
                     card_country_code = json_extract(card_info, '$.countryCode');
                 ALTER TABLE primes DROP COLUMN card_info;
                 """),
+        // TapPay's card_info carries the issuer's name in Traditional Chinese: a BIN table column, kept with a
+        // prime's card information.
+        Migration(
+            version: 5, name: "issuer_zh_tw",
+            sql: """
+                ALTER TABLE bin_entries ADD COLUMN issuer_zh_tw TEXT;
+                ALTER TABLE primes ADD COLUMN card_issuer_zh_tw TEXT;
+                """),
     ]
 }
 

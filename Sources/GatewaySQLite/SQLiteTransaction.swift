@@ -89,15 +89,17 @@ struct SQLiteTransaction: StoreTransaction {
         for e in entries {
             try db.run(
                 """
-                INSERT INTO bin_entries (merchant_id, prefix, issuer, bank_id, level, country, country_code, funding)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO bin_entries (merchant_id, prefix, issuer, bank_id, level, country, country_code, funding,
+                    issuer_zh_tw)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (merchant_id, prefix) DO UPDATE SET issuer = excluded.issuer, bank_id = excluded.bank_id,
                     level = excluded.level, country = excluded.country, country_code = excluded.country_code,
-                    funding = excluded.funding
+                    funding = excluded.funding, issuer_zh_tw = excluded.issuer_zh_tw
                 """,
                 [
                     .text(merchantID), .text(e.prefix), SQLValue(e.issuer), SQLValue(e.bankID), SQLValue(e.level),
                     SQLValue(e.country), SQLValue(e.countryCode), SQLValue(e.funding.map(Int64.init)),
+                    SQLValue(e.issuerZhTW),
                 ])
         }
     }
@@ -107,7 +109,7 @@ struct SQLiteTransaction: StoreTransaction {
         let marks = Array(repeating: "?", count: prefixes.count).joined(separator: ", ")
         return try db.query(
             """
-            SELECT prefix, issuer, bank_id, level, country, country_code, funding FROM bin_entries
+            SELECT prefix, issuer, bank_id, level, country, country_code, funding, issuer_zh_tw FROM bin_entries
             WHERE merchant_id = ? AND prefix IN (\(marks))
             """, [.text(merchantID)] + prefixes.map { .text($0) }
         ) { row in
@@ -115,7 +117,7 @@ struct SQLiteTransaction: StoreTransaction {
                 prefix: row.text(0), issuer: row.optionalText(1), bankID: row.optionalText(2),
                 level: row.optionalText(3),
                 country: row.optionalText(4), countryCode: row.optionalText(5),
-                funding: row.optionalInt(6).map(Int.init))
+                funding: row.optionalInt(6).map(Int.init), issuerZhTW: row.optionalText(7))
         }
     }
 
@@ -157,8 +159,9 @@ struct SQLiteTransaction: StoreTransaction {
             """
             INSERT INTO primes (hash, merchant_id, environment, amount, currency, deferred, card_data, created_at,
                 expires_at, claimed_at, payment_id, card_bin_code, card_last_four, card_type, card_funding,
-                card_network, card_issuer, card_bank_id, card_level, card_country, card_country_code)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                card_network, card_issuer, card_bank_id, card_level, card_country, card_country_code,
+                card_issuer_zh_tw)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(p.hash), .text(p.merchantID), .text(p.environment.rawValue), .integer(p.amount),
@@ -166,7 +169,7 @@ struct SQLiteTransaction: StoreTransaction {
                 SQLValue(p.expiresAt), SQLValue(p.claimedAt), SQLValue(p.paymentID), .text(card.binCode),
                 .text(card.lastFour), SQLValue(card.type), SQLValue(card.funding), SQLValue(card.network),
                 SQLValue(card.issuer), SQLValue(card.bankID), SQLValue(card.level), SQLValue(card.country),
-                SQLValue(card.countryCode),
+                SQLValue(card.countryCode), SQLValue(card.issuerZhTW),
             ])
     }
 
@@ -175,7 +178,8 @@ struct SQLiteTransaction: StoreTransaction {
             """
             SELECT hash, merchant_id, environment, amount, currency, deferred, card_data, created_at, expires_at,
                 claimed_at, payment_id, card_bin_code, card_last_four, card_type, card_funding, card_network,
-                card_issuer, card_bank_id, card_level, card_country, card_country_code FROM primes WHERE hash = ?
+                card_issuer, card_bank_id, card_level, card_country, card_country_code, card_issuer_zh_tw
+            FROM primes WHERE hash = ?
             """, [.text(hash)]
         ) { row in
             PrimeRecord(
@@ -185,7 +189,8 @@ struct SQLiteTransaction: StoreTransaction {
                 cardInfo: CardInfo(
                     binCode: row.text(11), lastFour: row.text(12), type: Int(row.int(13)), funding: Int(row.int(14)),
                     network: row.optionalText(15), issuer: row.optionalText(16), bankID: row.optionalText(17),
-                    level: row.optionalText(18), country: row.optionalText(19), countryCode: row.optionalText(20)),
+                    level: row.optionalText(18), country: row.optionalText(19), countryCode: row.optionalText(20),
+                    issuerZhTW: row.optionalText(21)),
                 cardDataSealed: row.blob(6), createdAt: row.date(7), expiresAt: row.date(8),
                 claimedAt: row.optionalDate(9), paymentID: row.optionalText(10))
         }.first

@@ -77,7 +77,7 @@ public enum RequestCommand {
         if let target {
             return convert(validation, to: target, output: output)
         }
-        output.out(String(decoding: validationReport(validation).serialized(), as: UTF8.self))
+        output.out(String(decoding: validation.report.serialized(), as: UTF8.self))
         return validation.isValid ? 0 : 1
     }
 
@@ -93,36 +93,12 @@ public enum RequestCommand {
         return try Data(contentsOf: URL(fileURLWithPath: file))
     }
 
-    /// `{"valid", "errors": [{"code", "message", "path"}], "total": {"amount", "currency", "display"},
-    /// "primeLifetimeSeconds"}`; `total` is null when the amounts could not be read and
-    /// `primeLifetimeSeconds` null when the request is invalid.
-    package static func validationReport(_ validation: PaymentRequestValidation) -> JSONValue {
-        let errors = validation.issues.map { issue in
-            JSONValue.object([
-                "code": .string(issue.code), "message": .string(issue.message), "path": .string(issue.path),
-            ])
-        }
-        let total: JSONValue =
-            validation.total.map { total in
-                .object([
-                    "amount": .string(total.decimalString), "currency": .string(total.currency.code),
-                    "display": .string(validation.totalDisplay.rawValue),
-                ])
-            } ?? .null
-        return .object([
-            "valid": .bool(validation.isValid),
-            "errors": .array(errors),
-            "total": total,
-            "primeLifetimeSeconds": validation.primeLifetimeSeconds.map { .number(Decimal($0)) } ?? .null,
-        ])
-    }
-
     private static func convert(
         _ validation: PaymentRequestValidation, to target: PaymentRequestFormat, output: CLIOutput
     ) -> Int32 {
         guard validation.isValid, var request = validation.request else {
             output.err("orchard request: the request is invalid; nothing converted")
-            output.err(String(decoding: validationReport(validation).serialized(), as: UTF8.self))
+            output.err(String(decoding: validation.report.serialized(), as: UTF8.self))
             return 1
         }
         if validation.format == .tapPayWeb, target != .tapPayWeb, request.merchantCapabilities.isEmpty {

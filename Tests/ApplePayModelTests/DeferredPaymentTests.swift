@@ -134,6 +134,82 @@ struct DeferredPaymentTests {
         if row.code != nil { #expect(validation.issues.first?.path == "$.total") }
     }
 
+    /// TapPay's own shape: a pending item carries `isAmountPending: true` instead of `amount.value` (its
+    /// amount an object with only the currency, or no amount at all) and a hidden total has no value.
+    static func tapPayShapedRequest(_ row: Row, itemsWithoutAmount: Bool) -> Data {
+        let request = cart(row)
+        let items = request.lineItems.map { item in
+            if item.type == .pending {
+                return itemsWithoutAmount
+                    ? #"{"label": "\#(item.label)", "isAmountPending": true}"#
+                    : #"{"label": "\#(item.label)", "amount": {"currency": "TWD"}, "isAmountPending": true}"#
+            }
+            return
+                #"{"label": "\#(item.label)", "amount": {"currency": "TWD", "value": "\#(item.amount.decimalString)"}}"#
+        }
+        let totalAmount =
+            row.isShowTotalAmount
+            ? #""amount": {"currency": "TWD", "value": "\#(request.total.amount.decimalString)"}, "#
+            // Without any amount object the currency comes from the shown items; all pending, it must be somewhere.
+            : (itemsWithoutAmount && row.items != .allPending ? "" : #""amount": {"currency": "TWD"}, "#)
+        return Data(
+            """
+            {
+              "supportedNetworks": ["VISA"], "supportedMethods": ["apple_pay"],
+              "displayItems": [\(items.joined(separator: ", "))],
+              "total": {"label": "Orchard", \(totalAmount)"isAmountPending": \(row.isAmountPending),
+                        "isShowTotalAmount": \(row.isShowTotalAmount)}
+            }
+            """.utf8)
+    }
+
+    @Test(
+        "TapPay's shape: pending items without amount.value and a hidden total without a value follow the tables",
+        arguments: rows, [false, true])
+    func tapPayPendingWithoutValues(_ row: Row, itemsWithoutAmount: Bool) throws {
+        let validation = try PaymentRequestValidator.validate(
+            json: Self.tapPayShapedRequest(row, itemsWithoutAmount: itemsWithoutAmount), format: .tapPayWeb,
+            merchantIdentifier: "merchant.tw.orchard.test")
+        #expect(!validation.codes.contains("missing_field"), "\(validation.issues)")
+        expect(validation, row)
+        if row.code == nil, !row.isShowTotalAmount, row.items == .allPending {
+            #expect(validation.amountForApple?.decimalString == "1.00")
+        }
+    }
+
+    @Test("a shown item or total without amount.value is still missing_field; a currency must be somewhere")
+    func shownAmountsStillNeedValues() throws {
+        let item = Data(
+            #"""
+            {"supportedNetworks": ["VISA"], "supportedMethods": ["apple_pay"],
+             "displayItems": [{"label": "Tea", "amount": {"currency": "TWD"}}],
+             "total": {"label": "Orchard", "amount": {"currency": "TWD", "value": "10.00"}}}
+            """#.utf8)
+        let itemCheck = try PaymentRequestValidator.validate(
+            json: item, format: .tapPayWeb, merchantIdentifier: "merchant.tw.orchard.test")
+        #expect(itemCheck.issues.map(\.path) == ["$.displayItems[0].amount.value"])
+        #expect(itemCheck.codes == ["missing_field"])
+        let total = Data(
+            #"""
+            {"supportedNetworks": ["VISA"], "supportedMethods": ["apple_pay"],
+             "total": {"label": "Orchard", "amount": {"currency": "TWD"}, "isShowTotalAmount": true}}
+            """#.utf8)
+        let totalCheck = try PaymentRequestValidator.validate(
+            json: total, format: .tapPayWeb, merchantIdentifier: "merchant.tw.orchard.test")
+        #expect(totalCheck.codes == ["missing_field"])
+        let nowhere = Data(
+            #"""
+            {"supportedNetworks": ["VISA"], "supportedMethods": ["apple_pay"],
+             "displayItems": [{"label": "Fare", "isAmountPending": true}],
+             "total": {"label": "Orchard", "isAmountPending": true, "isShowTotalAmount": false}}
+            """#.utf8)
+        let nowhereCheck = try PaymentRequestValidator.validate(
+            json: nowhere, format: .tapPayWeb, merchantIdentifier: "merchant.tw.orchard.test")
+        #expect(nowhereCheck.codes == ["missing_currency", "missing_currency"])
+        #expect(
+            nowhereCheck.issues.map(\.path) == ["$.total.amount.currency", "$.displayItems[0].amount.currency"])
+    }
+
     @Test("Apple's shapes derive the flags: pending items or a pending total make the payment deferred")
     func appleShapesDerive() throws {
         for row in Self.rows where row.isAmountPending && row.items != .allShown {

@@ -33,6 +33,7 @@ struct SandboxWalletTests {
         #expect(info["bin_code"] as? String == String(card.pan.prefix(6)))
         #expect(info["last_four"] as? String == String(card.pan.suffix(4)))
         #expect(info["issuer"] as? String == card.issuer)
+        #expect(info["issuer_zh_tw"] as? String == card.issuerZhTW)
         #expect(info["bank_id"] as? String == card.bankID)
         #expect(info["level"] as? String == card.level)
         #expect(info["country"] as? String == "TAIWAN")
@@ -89,6 +90,27 @@ struct SandboxWalletTests {
         }
     }
 
+    @Test("PUT /v1/bin-table takes an optional issuer_zh_tw column, which card_info carries")
+    func chineseIssuerName() throws {
+        let h = try APIHarness()
+        let csv =
+            "bin_prefix,issuer,bank_id,funding,level,country,country_code,issuer_zh_tw\n"
+            + "476112,Orchard Bank,812,credit,PLATINUM,TAIWAN,TW,果園銀行\n"
+        let loaded = try h.call(
+            "PUT", "/v1/bin-table", headers: h.serverHeaders.merging(["Content-Type": "text/csv"]) { $1 },
+            body: Data(csv.utf8))
+        #expect(loaded.status == 200, "\(loaded.text)")
+        let minted = try h.client("POST", "/v1/sandbox/wallet/tokens", json: ["amount": "5.00", "currency": "TWD"])
+        let tokenized = try h.client("POST", "/v1/tokens", json: ["token": try #require(minted.json["token"])])
+        let info = try #require(tokenized.json["card_info"] as? [String: Any])
+        #expect(info["issuer"] as? String == "Orchard Bank")
+        #expect(info["issuer_zh_tw"] as? String == "果園銀行")
+        let wrong = try h.call(
+            "PUT", "/v1/bin-table", headers: h.serverHeaders.merging(["Content-Type": "text/csv"]) { $1 },
+            body: Data("bin_prefix,issuer_zh_tw\n476112,x\n".utf8))
+        #expect(wrong.status == 422)
+    }
+
     @Test("a cross-origin page gets CORS on the wallet route when its origin is listed, 403 when not")
     func cors() throws {
         let h = try APIHarness()
@@ -104,7 +126,7 @@ struct SandboxWalletTests {
         #expect(refused.status == 403)
     }
 
-    @Test("a production gateway does not mount the sandbox wallet route")
+    @Test("a production gateway mounts neither the sandbox wallet routes nor the demo store; orchard.js it serves")
     func absentInProduction() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-prod-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -117,11 +139,22 @@ struct SandboxWalletTests {
         let running = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
         defer { running.stop() }
         #expect(running.api.sandboxWallet == nil)
-        #expect(!running.api.makeRouter().routeList.contains { $0.template.hasPrefix("/v1/sandbox") })
+        #expect(
+            !running.api.makeRouter().routeList.contains {
+                "\($0.template)".hasPrefix("/v1/sandbox") || "\($0.template)".hasPrefix("/demo")
+            })
         let response = try CurlClient().request(
             "POST", running.server.baseURL + "/v1/sandbox/wallet/tokens",
             headers: ["Content-Type": "application/json", "X-Orchard-App-Id": "app", "X-Orchard-App-Key": "key"],
             body: Data(#"{"amount":"1.00","currency":"TWD"}"#.utf8))
         #expect(response.status == 404)
+        let client = CurlClient()
+        #expect(try client.request("GET", running.server.baseURL + "/v1/sandbox/wallet/cards").status == 404)
+        #expect(try client.request("GET", running.server.baseURL + "/demo").status == 404)
+        let pay = try client.request(
+            "POST", running.server.baseURL + "/demo/api/pay", headers: ["Content-Type": "application/json"],
+            body: Data(#"{"prime":"prm_x","amount":"1.00","currency":"TWD"}"#.utf8))
+        #expect(pay.status == 404)
+        #expect(try client.request("GET", running.server.baseURL + "/sdk/v1/orchard.js").status == 200)
     }
 }

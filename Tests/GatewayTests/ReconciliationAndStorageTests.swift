@@ -90,9 +90,9 @@ struct StorageTests {
     func migrations() throws {
         let h = try Harness()
         let payment = try h.pay()
-        #expect(try h.store.appliedMigrations() == [1, 2, 3, 4])
+        #expect(try h.store.appliedMigrations() == [1, 2, 3, 4, 5])
         let reopened = try SQLiteStore(path: h.databasePath, cipher: h.cipher)
-        #expect(try reopened.appliedMigrations() == [1, 2, 3, 4])
+        #expect(try reopened.appliedMigrations() == [1, 2, 3, 4, 5])
         #expect(try reopened.read { try $0.payment(id: payment.id) }?.status == .captured)
     }
 
