@@ -54,8 +54,9 @@ final class PostgresTestDatabase: @unchecked Sendable {
     let url: String
     private let adminURL: String
 
-    init() throws {
-        let admin = try #require(StoreBackend.postgresURL, "ORCHARD_TEST_POSTGRES_URL is not set")
+    /// A database on the server at `admin` (by default `ORCHARD_TEST_POSTGRES_URL`).
+    init(onServer admin: String? = StoreBackend.postgresURL) throws {
+        let admin = try #require(admin, "ORCHARD_TEST_POSTGRES_URL is not set")
         adminURL = admin
         name = "orchard_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         url = try #require(PostgresAdmin.url(admin, database: name))

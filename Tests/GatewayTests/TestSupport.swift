@@ -57,9 +57,10 @@ final class Harness: @unchecked Sendable {
     let certificatePEM: String
 
     init(
-        _ backend: StoreBackend = .sqlite, gate: Bool = false, configure: (inout GatewayConfiguration) -> Void = { _ in }
+        _ backend: StoreBackend = .sqlite, database: PostgresTestDatabase? = nil, gate: Bool = false,
+        configure: (inout GatewayConfiguration) -> Void = { _ in }
     ) throws {
-        try backend.requireServer()
+        if database == nil { try backend.requireServer() }
         self.backend = backend
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-gw-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -71,7 +72,7 @@ final class Harness: @unchecked Sendable {
             postgres = nil
             store = try SQLiteStore(path: path, cipher: cipher)
         case .postgres:
-            let database = try PostgresTestDatabase()
+            let database = try database ?? PostgresTestDatabase()
             postgres = database
             store = try database.store(cipher: cipher)
         }
