@@ -11,7 +11,7 @@ import Synchronization
 enum BenchHTTPCommand {
     static let usage = """
         usage: orchard bench http [--clients N] [--duration S | --payments N] [--warmup S]
-                                  [--url URL --database sqlite:PATH] [--master-key HEX]
+                                  [--url URL --database sqlite:PATH|postgres://…] [--master-key HEX]
                                   [--record FILE] [--check FILE] [--no-bound]
 
         Each client loops: POST /v1/tokens with a fresh sandbox token (app key), then POST /v1/payments with the
@@ -140,9 +140,11 @@ enum BenchHTTPCommand {
 
     static func makeTarget(_ options: Options, io: CLIOutput) throws -> Target {
         if let url = options.url, let database = options.database {
-            let path = try GatewayDatabase.sqlitePath(database)
-            guard FileManager.default.fileExists(atPath: path) else { throw UsageError("no database at \(path)") }
-            var runtimeOptions = GatewayRuntime.Options(databasePath: path)
+            var runtimeOptions = try GatewayDatabase.options(database)
+            let path = GatewayDatabase.display(runtimeOptions)
+            if runtimeOptions.postgres == nil, !FileManager.default.fileExists(atPath: runtimeOptions.databasePath) {
+                throw UsageError("no database at \(runtimeOptions.databasePath)")
+            }
             runtimeOptions.masterKeyHex = options.masterKey
             let runtime = try GatewayRuntime(runtimeOptions)
             guard let merchant = runtime.sandboxMerchant else {
