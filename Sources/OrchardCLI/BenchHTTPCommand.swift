@@ -23,6 +23,7 @@ enum BenchHTTPCommand {
         SQLite database (access log to a file there, rate limit lifted). With --url it loads that running
         server; --database is its database (sandbox merchant keys, token minting); start that server with
         a rate limit above the load (e.g. --rate-limit-per-second 100000 --rate-limit-burst 100000).
+        --url A,B,C loads several instances on one PostgreSQL database, the clients spread over them in turn.
 
           --clients N     concurrent clients, each on its own keep-alive connection (default 8)
           --duration S    measure for S seconds (default 10)
@@ -126,6 +127,9 @@ enum BenchHTTPCommand {
     /// The server under load, with what the clients need: base URL, credentials and a token factory.
     struct Target: Sendable {
         var baseURL: String
+        /// Every instance's base URL (`--url A,B,C`: several instances on one PostgreSQL database); client `i`
+        /// loads instance `i` modulo their number.
+        var instanceURLs: [String] = []
         var description: String
         var runtime: GatewayRuntime
         var credentials: MerchantCredentials
@@ -150,8 +154,10 @@ enum BenchHTTPCommand {
             guard let merchant = runtime.sandboxMerchant else {
                 throw UsageError("the database has no sandbox merchant")
             }
+            let urls = url.split(separator: ",").map(String.init)
             return Target(
-                baseURL: url, description: "the server at \(url), database \(path)", runtime: runtime,
+                baseURL: urls[0], instanceURLs: urls,
+                description: "the server\(urls.count > 1 ? "s" : "") at \(url), database \(path)", runtime: runtime,
                 credentials: try runtime.gateway.merchants.credentials(merchantID: merchant.id), stop: {})
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -263,12 +269,13 @@ enum BenchHTTPCommand {
         let serverHeaders =
             APICaller.secretHeaders(target.credentials.secretKey) + [("Content-Type", "application/json")]
         let amount = benchAmount.decimalString
-        for _ in 0..<clients {
+        let instances = target.instanceURLs.isEmpty ? [target.baseURL] : target.instanceURLs
+        for client in 0..<clients {
             group.enter()
             let thread = Thread {
                 defer { group.leave() }
                 var measured = Measurement()
-                let api = APICaller(baseURL: target.baseURL)
+                let api = APICaller(baseURL: instances[client % instances.count])
                 var consecutiveFailures = 0
                 func failed(_ key: String) {
                     measured.errors[key, default: 0] += 1
