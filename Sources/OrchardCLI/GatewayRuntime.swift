@@ -6,8 +6,8 @@ import GatewayPostgres
 import GatewaySQLite
 import OrchardCrypto
 
-/// The gateway over a SQLite or PostgreSQL database: master key, store, sandbox PKI and sandbox merchant, token opener,
-/// sandbox acquirer. `orchard serve`, `orchard merchant show` and `orchard sandbox mint --database` share it.
+/// The gateway over a SQLite or PostgreSQL database: master key, store, sandbox PKI and sandbox merchant, token
+/// opener, sandbox acquirer. `orchard serve`, `orchard merchant show` and `orchard sandbox mint --database` share it.
 public final class GatewayRuntime: @unchecked Sendable {
     /// How to open a database.
     public struct Options: Sendable {

@@ -55,7 +55,8 @@ struct ConcurrencyTests {
     }
 
     @Test(
-        "refunds that each fit but together exceed the captured amount: only those that fit succeed", arguments: StoreBackend.all)
+        "refunds that each fit but together exceed the captured amount: only those that fit succeed",
+        arguments: StoreBackend.all)
     func concurrentRefunds(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]
@@ -93,7 +94,8 @@ struct ConcurrencyTests {
     }
 
     @Test(
-        "partial captures of one authorization at once: exactly one is taken, never more than authorized", arguments: StoreBackend.all)
+        "partial captures of one authorization at once: exactly one is taken, never more than authorized",
+        arguments: StoreBackend.all)
     func concurrentCaptures(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]
@@ -130,7 +132,8 @@ struct ConcurrencyTests {
     }
 
     @Test(
-        "one prime paid with one idempotency key from several threads at once: one payment, replays or in flight", arguments: StoreBackend.all)
+        "one prime paid with one idempotency key from several threads at once: one payment, replays or in flight",
+        arguments: StoreBackend.all)
     func concurrentSameKeyPayments(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]
@@ -158,7 +161,8 @@ struct ConcurrencyTests {
     }
 
     @Test(
-        "one token tokenized from several threads at once: one prime, the others are replays", arguments: StoreBackend.all)
+        "one token tokenized from several threads at once: one prime, the others are replays",
+        arguments: StoreBackend.all)
     func concurrentTokenize(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]

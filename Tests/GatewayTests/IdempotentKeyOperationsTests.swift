@@ -9,7 +9,8 @@ import Testing
 @Suite("Idempotency of merchant-key and redelivery operations")
 struct IdempotentKeyOperationsTests {
     @Test(
-        "CSR: in flight answers idempotency_in_flight; a retry replays the same key; other parameters conflict", arguments: StoreBackend.all)
+        "CSR: in flight answers idempotency_in_flight; a retry replays the same key; other parameters conflict",
+        arguments: StoreBackend.all)
     func csr(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let held: Bool = try h.gateway.idempotent(
@@ -34,7 +35,8 @@ struct IdempotentKeyOperationsTests {
     }
 
     @Test(
-        "certificate upload: in flight answers idempotency_in_flight; a final error is replayed", arguments: StoreBackend.all)
+        "certificate upload: in flight answers idempotency_in_flight; a final error is replayed",
+        arguments: StoreBackend.all)
     func certificate(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let pem = "-----BEGIN CERTIFICATE-----\nnot one\n-----END CERTIFICATE-----\n"
@@ -59,7 +61,8 @@ struct IdempotentKeyOperationsTests {
     }
 
     @Test(
-        "redeliver: in flight answers idempotency_in_flight; finished, it reschedules and replays", arguments: StoreBackend.all)
+        "redeliver: in flight answers idempotency_in_flight; finished, it reschedules and replays",
+        arguments: StoreBackend.all)
     func redeliver(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         _ = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: "https://shop.example/hook")

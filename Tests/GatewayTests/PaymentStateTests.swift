@@ -18,7 +18,8 @@ struct PaymentStateTests {
     }
 
     @Test(
-        "manual capture: authorized → captured (partial), then capture twice and void after capture are refused", arguments: StoreBackend.all)
+        "manual capture: authorized → captured (partial), then capture twice and void after capture are refused",
+        arguments: StoreBackend.all)
     func manualCapture(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay(amount: 20_000, captureMode: .manual)
@@ -58,7 +59,8 @@ struct PaymentStateTests {
     }
 
     @Test(
-        "refunds: several partial ones up to the captured amount, then refunded; more is refused", arguments: StoreBackend.all)
+        "refunds: several partial ones up to the captured amount, then refunded; more is refused",
+        arguments: StoreBackend.all)
     func refunds(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let authorized = try h.pay(amount: 10_000, captureMode: .manual)

@@ -7,7 +7,8 @@ import Testing
 @Suite("Prime flow")
 struct PrimeFlowTests {
     @Test(
-        "tokenize → prime with card info → pay by prime → captured, with events and transitions", arguments: StoreBackend.all)
+        "tokenize → prime with card info → pay by prime → captured, with events and transitions",
+        arguments: StoreBackend.all)
     func endToEnd(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 12_300))
@@ -39,7 +40,8 @@ struct PrimeFlowTests {
     }
 
     @Test(
-        "tokens share one validated Apple chain: the opener keeps its decryptor and its chain cache", arguments: StoreBackend.all)
+        "tokens share one validated Apple chain: the opener keeps its decryptor and its chain cache",
+        arguments: StoreBackend.all)
     func chainValidatedOnce(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         for amount in [Int64(1_000), 2_000, 3_000] {
@@ -92,7 +94,8 @@ struct PrimeFlowTests {
     }
 
     @Test(
-        "a deferred prime lives 30 days and skips the amount check when the pay request confirms deferred", arguments: StoreBackend.all)
+        "a deferred prime lives 30 days and skips the amount check when the pay request confirms deferred",
+        arguments: StoreBackend.all)
     func deferredPrime(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let taxi = h.paymentRequest(PaymentRequestExamples.deferredTaxiFare)
@@ -118,7 +121,8 @@ struct PrimeFlowTests {
     }
 
     @Test(
-        "a deferred prime without the server's confirmation is checked strictly; not consumed when refused", arguments: StoreBackend.all)
+        "a deferred prime without the server's confirmation is checked strictly; not consumed when refused",
+        arguments: StoreBackend.all)
     func deferredWithoutConfirmation(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let taxi = h.paymentRequest(PaymentRequestExamples.deferredTaxiFare)
@@ -135,7 +139,8 @@ struct PrimeFlowTests {
     }
 
     @Test(
-        "deferred: true on a prime that is not deferred is refused and does not consume it", arguments: StoreBackend.all)
+        "deferred: true on a prime that is not deferred is refused and does not consume it",
+        arguments: StoreBackend.all)
     func deferredOnImmediatePrime(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
@@ -175,7 +180,8 @@ struct PrimeFlowTests {
     }
 
     @Test(
-        "amount and currency must equal the token's; a mismatch does not consume the prime", arguments: StoreBackend.all)
+        "amount and currency must equal the token's; a mismatch does not consume the prime",
+        arguments: StoreBackend.all)
     func mismatches(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
@@ -232,7 +238,8 @@ struct PrimeFlowTests {
     }
 
     @Test(
-        "issuer data from the merchant's BIN table (longest prefix) and co-brand affiliate codes", arguments: StoreBackend.all)
+        "issuer data from the merchant's BIN table (longest prefix) and co-brand affiliate codes",
+        arguments: StoreBackend.all)
     func binTableAndCoBrand(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let empty = try h.gateway.tokenize(merchant: h.merchant, token: h.token())

@@ -7,7 +7,8 @@ import Testing
 @Suite("Reconciliation")
 struct ReconciliationTests {
     @Test(
-        "an issuer timeout leaves the payment unknown; reconciliation settles it from a query, never charging again", arguments: StoreBackend.all)
+        "an issuer timeout leaves the payment unknown; reconciliation settles it from a query, never charging again",
+        arguments: StoreBackend.all)
     func unknownResolved(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay(amount: 10_091)
@@ -124,7 +125,8 @@ struct StorageTests {
     }
 
     @Test(
-        "the outbox: due events carry the endpoint and secrets; attempts move them; redelivery reschedules", arguments: StoreBackend.all)
+        "the outbox: due events carry the endpoint and secrets; attempts move them; redelivery reschedules",
+        arguments: StoreBackend.all)
     func outbox(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         _ = try h.pay()
@@ -255,7 +257,8 @@ struct MerchantTests {
 @Suite("Ledger audit")
 struct LedgerAuditTests {
     @Test(
-        "a clean ledger holds; a double authorization, an excess refund and a missing event are found", arguments: StoreBackend.all)
+        "a clean ledger holds; a double authorization, an excess refund and a missing event are found",
+        arguments: StoreBackend.all)
     func findings(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay()

@@ -48,7 +48,8 @@ struct SandboxAcquirerTests {
     }
 
     @Test(
-        "captures, voids and refunds are checked like an acquirer would, and operation ids are idempotent", arguments: StoreBackend.all)
+        "captures, voids and refunds are checked like an acquirer would, and operation ids are idempotent",
+        arguments: StoreBackend.all)
     func operations(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         guard case .approved(let approval) = h.acquirer.authorize(Self.request(amount: 10_000)) else {

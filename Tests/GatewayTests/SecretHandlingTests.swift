@@ -75,7 +75,8 @@ struct SecretHandlingTests {
     }
 
     @Test(
-        "the database file holds no webhook secret, prime, credential, PAN or cryptogram in plaintext", arguments: StoreBackend.all)
+        "the database file holds no webhook secret, prime, credential, PAN or cryptogram in plaintext",
+        arguments: StoreBackend.all)
     func noPlaintextInDatabase(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let endpoint = try h.gateway.merchants.setWebhookEndpoint(
@@ -125,7 +126,8 @@ struct SecretHandlingTests {
     }
 
     @Test(
-        "a BIN table CSV over 8 MiB is refused before parsing, and the current table stays", arguments: StoreBackend.all)
+        "a BIN table CSV over 8 MiB is refused before parsing, and the current table stays",
+        arguments: StoreBackend.all)
     func binTableSize(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         #expect(
@@ -170,7 +172,8 @@ struct SecretHandlingTests {
     }
 
     @Test(
-        "a due webhook and merchant credentials describe, dump and mirror without their secrets", arguments: StoreBackend.all)
+        "a due webhook and merchant credentials describe, dump and mirror without their secrets",
+        arguments: StoreBackend.all)
     func credentialsAndDueWebhooksHideSecrets(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let endpoint = try h.gateway.merchants.setWebhookEndpoint(

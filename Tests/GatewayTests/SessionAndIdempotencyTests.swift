@@ -6,7 +6,8 @@ import Testing
 @Suite("Order sessions")
 struct SessionTests {
     @Test(
-        "create → pay with a token → completed; a retry of the same token answers the first result", arguments: StoreBackend.all)
+        "create → pay with a token → completed; a retry of the same token answers the first result",
+        arguments: StoreBackend.all)
     func endToEnd(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let session = try h.gateway.createSession(
@@ -42,7 +43,8 @@ struct SessionTests {
     }
 
     @Test(
-        "the token must match the session's amount and currency; a decline reopens the session", arguments: StoreBackend.all)
+        "the token must match the session's amount and currency; a decline reopens the session",
+        arguments: StoreBackend.all)
     func mismatchAndDecline(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let session = try h.gateway.createSession(
@@ -146,7 +148,8 @@ struct IdempotencyTests {
     }
 
     @Test(
-        "a request in flight on another thread makes the same key answer idempotency_in_flight", arguments: StoreBackend.all)
+        "a request in flight on another thread makes the same key answer idempotency_in_flight",
+        arguments: StoreBackend.all)
     func inFlightAcrossThreads(_ backend: StoreBackend) throws {
         let h = try Harness(backend, gate: true)
         let gate = h.gateway.processor as! GatedProcessor
@@ -194,7 +197,8 @@ struct IdempotencyTests {
     }
 
     @Test(
-        "a holder presumed dead: the retry takes the key over, settles by query, and a late approval is voided", arguments: StoreBackend.all)
+        "a holder presumed dead: the retry takes the key over, settles by query, and a late approval is voided",
+        arguments: StoreBackend.all)
     func takeoverAfterLockTimeout(_ backend: StoreBackend) throws {
         let h = try Harness(backend, gate: true)
         let gate = h.gateway.processor as! GatedProcessor
@@ -220,7 +224,8 @@ struct IdempotencyTests {
     }
 
     @Test(
-        "within the processor timeout a missing authorization is not proof: the payment waits in unknown", arguments: StoreBackend.all)
+        "within the processor timeout a missing authorization is not proof: the payment waits in unknown",
+        arguments: StoreBackend.all)
     func takeoverWithinAuthorizationTimeout(_ backend: StoreBackend) throws {
         let h = try Harness(backend, gate: true) { $0.authorizationTimeout = 120 }
         let gate = h.gateway.processor as! GatedProcessor

@@ -6,7 +6,8 @@ import Testing
 @Suite("Webhook endpoint: secrets, rotation overlap, holding deliveries")
 struct WebhookEndpointTests {
     @Test(
-        "new secrets are whsec_ and 48 hex digits; the old one signs alongside for 24 hours, then drops", arguments: StoreBackend.all)
+        "new secrets are whsec_ and 48 hex digits; the old one signs alongside for 24 hours, then drops",
+        arguments: StoreBackend.all)
     func rotation(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let (_, first) = try h.gateway.merchants.setWebhookEndpoint(
@@ -31,7 +32,8 @@ struct WebhookEndpointTests {
     }
 
     @Test(
-        "enabled false keeps the URL and holds deliveries to it; enabling again releases them", arguments: StoreBackend.all)
+        "enabled false keeps the URL and holds deliveries to it; enabling again releases them",
+        arguments: StoreBackend.all)
     func holding(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         _ = try h.gateway.merchants.setWebhookEndpoint(

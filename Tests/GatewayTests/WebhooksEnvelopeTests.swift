@@ -31,7 +31,8 @@ struct WebhooksEnvelopeTests {
     }
 
     @Test(
-        "every outbox body is {id, type, created_at, data} with data the payment exactly as the API shows it", arguments: StoreBackend.all)
+        "every outbox body is {id, type, created_at, data} with data the payment exactly as the API shows it",
+        arguments: StoreBackend.all)
     func outboxBodiesAreWireShaped(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay(amount: 12_345, orderNumber: "ORD-1")
