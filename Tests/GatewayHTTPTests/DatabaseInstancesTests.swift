@@ -33,7 +33,7 @@ struct DatabaseInstancesTests {
     }
 
     @Test(
-        "two instances on one PostgreSQL database: one merchant, payments from both, one key in flight, audit holds",
+        "two instances on one PostgreSQL database: a token replayed and a prime paid once across them, audit holds",
         .enabled(if: postgresURL != nil, "ORCHARD_TEST_POSTGRES_URL is not set"))
     func twoPostgresInstances() throws {
         let admin = try #require(Self.postgresURL)
