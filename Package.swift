@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ApplePaySandbox", targets: ["ApplePaySandbox"]),
         .library(name: "Gateway", targets: ["Gateway"]),
         .library(name: "GatewaySQLite", targets: ["GatewaySQLite"]),
+        .library(name: "GatewayPostgres", targets: ["GatewayPostgres"]),
         .library(name: "GatewayCurl", targets: ["GatewayCurl"]),
         .library(name: "GatewayHTTP", targets: ["GatewayHTTP"]),
         .library(name: "OrchardPay", targets: ["OrchardPay"]),
@@ -47,6 +48,8 @@ let package = Package(
         .target(name: "Gateway", dependencies: ["ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
         // The embedded default Store.
         .target(name: "GatewaySQLite", dependencies: ["Gateway", "CSQLite"]),
+        // The Store for several instances on one PostgreSQL database.
+        .target(name: "GatewayPostgres", dependencies: ["Gateway", "CPostgres"]),
         // Outbound HTTP (webhook delivery, merchant validation) on libcurl.
         .target(name: "GatewayCurl", dependencies: ["Gateway", "ApplePayModel", "OrchardCrypto", "CCurl"]),
         .target(
@@ -61,8 +64,8 @@ let package = Package(
         .target(
             name: "OrchardCLI",
             dependencies: [
-                "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewaySQLite", "GatewayCurl",
-                "GatewayHTTP",
+                "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewaySQLite", "GatewayPostgres",
+                "GatewayCurl", "GatewayHTTP",
             ]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
         // libFuzzer target over token handling (docs/tokens.md); built normally it replays inputs.
@@ -82,11 +85,13 @@ let package = Package(
         .testTarget(name: "OrchardCryptoTests", dependencies: ["OrchardCrypto"]),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "GatewaySQLite", "GatewayCurl", "ApplePaySandbox", "OrchardTestSupport"]),
+            dependencies: [
+                "Gateway", "GatewaySQLite", "GatewayPostgres", "GatewayCurl", "ApplePaySandbox", "OrchardTestSupport",
+            ]),
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
-                "GatewayHTTP", "Gateway", "GatewaySQLite", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
+                "GatewayHTTP", "Gateway", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
                 "OrchardCLI", "OrchardTestSupport",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI"]),

@@ -7,7 +7,8 @@
 #
 # A server left by a previous run (its pid is in orchard-serve.pid) is stopped gracefully (SIGTERM) and started
 # again, so the server always runs the binary just built. Environment: ORCHARD_BIN (default
-# .build/debug/orchard), ORCHARD_RUN_PORT (default 8080).
+# .build/debug/orchard), ORCHARD_RUN_PORT (default 8080), ORCHARD_RUN_DATABASE (default sqlite:orchard.db; a
+# postgres://… URL needs ORCHARD_MASTER_KEY too).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -17,6 +18,7 @@ host=127.0.0.1
 port=${ORCHARD_RUN_PORT:-8080}
 url="http://$host:$port"
 database="orchard.db"
+database_option=${ORCHARD_RUN_DATABASE:-sqlite:$database}
 log="orchard-serve.log"
 pidfile="orchard-serve.pid"
 
@@ -66,8 +68,8 @@ if healthy; then
     exit 1
 fi
 
-echo "Starting: $bin serve --host $host --port $port --database sqlite:$database  (log: $log)"
-nohup "$bin" serve --host "$host" --port "$port" --database "sqlite:$database" >"$log" 2>&1 </dev/null &
+echo "Starting: $bin serve --host $host --port $port --database ${database_option%%:*}:…  (log: $log)"
+nohup "$bin" serve --host "$host" --port "$port" --database "$database_option" >"$log" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$pidfile"
 
@@ -96,8 +98,15 @@ fi
 echo
 
 status=0
-"$bin" demo --url "$url" --database "sqlite:$database" || status=$?
+"$bin" demo --url "$url" --database "$database_option" || status=$?
 
+# A PostgreSQL URL is not printed (it may hold a password).
+shown_database="$root/$database"
+shown_option="sqlite:$database"
+if [[ -n "${ORCHARD_RUN_DATABASE:-}" ]]; then
+    shown_database="the PostgreSQL database of ORCHARD_RUN_DATABASE"
+    shown_option='"$ORCHARD_RUN_DATABASE"'
+fi
 cat <<EOF
 
 The Orchard gateway keeps running:
@@ -105,8 +114,8 @@ The Orchard gateway keeps running:
   store     $url/demo       (the demo store: open it in any browser and buy with a test card)
   pid       $pid               (also in $pidfile)
   log       $root/$log   (one JSON line per request)
-  database  $root/$database
-  keys      $bin merchant show --database sqlite:$database
+  database  $shown_database
+  keys      $bin merchant show --database $shown_option
   stop it   make stop        (or: kill $pid)
 EOF
 if [[ $status -ne 0 ]]; then

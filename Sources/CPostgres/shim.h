@@ -10,4 +10,19 @@
 /// The linked libpq's version as an integer (e.g. 150018 for 15.18).
 static inline int orchard_pq_lib_version(void) { return PQlibVersion(); }
 
+/// The SQLSTATE of a failed result (PG_DIAG_SQLSTATE is a character macro Swift cannot import), or NULL.
+static inline const char *orchard_pq_sqlstate(const PGresult *result) {
+    return PQresultErrorField(result, PG_DIAG_SQLSTATE);
+}
+
+static inline void orchard_pq_ignore_notice(void *arg, const char *message) {
+    (void)arg;
+    (void)message;
+}
+
+/// Drops the server's NOTICE messages instead of printing them on standard error.
+static inline void orchard_pq_silence_notices(PGconn *connection) {
+    PQsetNoticeProcessor(connection, orchard_pq_ignore_notice, NULL);
+}
+
 #endif

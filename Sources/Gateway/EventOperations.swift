@@ -115,6 +115,6 @@ extension GatewayService {
 
     /// Whether the store answers a read.
     public func storeIsReachable() -> Bool {
-        (try? store.read { _ in true }) ?? false
+        store.isReachable()
     }
 }

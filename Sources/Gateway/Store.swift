@@ -1,7 +1,7 @@
 import Foundation
 
 /// The gateway's storage. The domain opens explicit transactions and states the rules; a store only
-/// reads and writes rows. Implementations: `SQLiteStore` (GatewaySQLite); PostgreSQL comes later.
+/// reads and writes rows. Implementations: `SQLiteStore` (GatewaySQLite), `PostgresStore` (GatewayPostgres).
 ///
 /// Every mutation the domain makes inside one ``write(_:)`` call commits atomically, including the
 /// webhook event rows that report it (the transactional outbox) and the idempotency recovery point.
@@ -11,6 +11,13 @@ public protocol Store: WebhookOutbox, SandboxAcquirerLedger {
     func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
     /// Runs `body` in a read transaction (a consistent snapshot).
     func read<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
+    /// Whether the database answers now (one attempt, no waiting for it to come back): `/readyz`.
+    func isReachable() -> Bool
+}
+
+extension Store {
+    /// Whether an empty read transaction succeeds.
+    public func isReachable() -> Bool { (try? read { _ in true }) ?? false }
 }
 
 /// The rows the domain reads and writes inside a transaction. Amounts are integer minor units, times UTC.

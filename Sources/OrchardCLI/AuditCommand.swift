@@ -2,7 +2,7 @@ import Foundation
 import Gateway
 import GatewaySQLite
 
-/// `orchard audit --database sqlite:PATH`: checks the ledger invariants and exits 0 only when all hold.
+/// `orchard audit --database sqlite:PATH|postgres://…`: checks the ledger invariants and exits 0 only when all hold.
 enum AuditCommand {
     static let command = CLI.Command(
         name: "audit", summary: "check the ledger invariants of a gateway database (exit 0 only when all hold)"
@@ -11,7 +11,7 @@ enum AuditCommand {
     }
 
     static let usage = """
-        usage: orchard audit --database sqlite:PATH
+        usage: orchard audit --database sqlite:PATH|postgres://USER@HOST:PORT/DB
 
         Checks, for every payment: no double authorization or capture at the processor, refunds never above
         the captured amount, every settled payment has the webhook event reporting its state.
@@ -19,24 +19,21 @@ enum AuditCommand {
         """
 
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
-        let path: String
+        let database: String
         do {
             let parsed = try Arguments(arguments, options: ["database"], flags: ["help"])
             if parsed.flag("help") {
                 io.out(usage)
                 return 0
             }
-            path = try GatewayDatabase.sqlitePath(try parsed.required("database"))
+            database = try parsed.required("database")
+            if !GatewayDatabase.isPostgres(database) { _ = try GatewayDatabase.sqlitePath(database) }
         } catch {
             io.err("orchard audit: \(error)\n\n\(usage)")
             return 2
         }
-        guard FileManager.default.fileExists(atPath: path) else {
-            io.err("orchard audit: no database at \(path)")
-            return 2
-        }
         do {
-            let store = try SQLiteStore(path: path, cipher: nil)
+            let store = try GatewayDatabase.openWithoutKey(database)
             let report = try LedgerAudit.run(store: store)
             io.out("payments checked: \(report.paymentsChecked)")
             io.out("unsettled (processing/unknown, left to reconciliation): \(report.unsettled)")

@@ -12,7 +12,7 @@ import Synchronization
 enum BenchHTTPCommand {
     static let usage = """
         usage: orchard bench http [--clients N | --sweep] [--duration S | --payments N] [--warmup S]
-                                  [--url URL --database sqlite:PATH] [--master-key HEX]
+                                  [--url URL --database sqlite:PATH|postgres://…] [--master-key HEX]
                                   [--record FILE] [--check FILE] [--no-bound]
 
         Each client loops: POST /v1/tokens with a fresh sandbox token (app key), then POST /v1/payments with the
@@ -26,6 +26,7 @@ enum BenchHTTPCommand {
         --database is its database (sandbox merchant keys, token minting); start that server with a rate limit
         above the load (e.g. --rate-limit-per-second 100000 --rate-limit-burst 100000) and
         --per-ip-connection-limit 0.
+        --url A,B,C loads several instances on one PostgreSQL database, the clients spread over them in turn.
 
           --clients N     concurrent clients, each on its own keep-alive connection (default 8)
           --sweep         run 1, 8, 32 and 128 clients in turn against the same server
@@ -149,6 +150,9 @@ enum BenchHTTPCommand {
     /// The server under load, with what the clients need: base URL, credentials and a token factory.
     struct Target: Sendable {
         var baseURL: String
+        /// Every instance's base URL (`--url A,B,C`: several instances on one PostgreSQL database); client `i`
+        /// loads instance `i` modulo their number.
+        var instanceURLs: [String] = []
         var description: String
         var runtime: GatewayRuntime
         var credentials: MerchantCredentials
@@ -167,16 +171,20 @@ enum BenchHTTPCommand {
 
     static func makeTarget(_ options: Options, io: CLIOutput) throws -> Target {
         if let url = options.url, let database = options.database {
-            let path = try GatewayDatabase.sqlitePath(database)
-            guard FileManager.default.fileExists(atPath: path) else { throw UsageError("no database at \(path)") }
-            var runtimeOptions = GatewayRuntime.Options(databasePath: path)
+            var runtimeOptions = try GatewayDatabase.options(database)
+            let path = GatewayDatabase.display(runtimeOptions)
+            if runtimeOptions.postgres == nil, !FileManager.default.fileExists(atPath: runtimeOptions.databasePath) {
+                throw UsageError("no database at \(runtimeOptions.databasePath)")
+            }
             runtimeOptions.masterKeyHex = options.masterKey
             let runtime = try GatewayRuntime(runtimeOptions)
             guard let merchant = runtime.sandboxMerchant else {
                 throw UsageError("the database has no sandbox merchant")
             }
+            let urls = url.split(separator: ",").map(String.init)
             return Target(
-                baseURL: url, description: "the server at \(url), database \(path)", runtime: runtime,
+                baseURL: urls[0], instanceURLs: urls,
+                description: "the server\(urls.count > 1 ? "s" : "") at \(url), database \(path)", runtime: runtime,
                 credentials: try runtime.gateway.merchants.credentials(merchantID: merchant.id), stop: {},
                 directory: (path as NSString).deletingLastPathComponent, store: nil)
         }
@@ -209,7 +217,7 @@ enum BenchHTTPCommand {
                 running.stop()
                 try? log.close()
                 try? FileManager.default.removeItem(at: directory)
-            }, directory: directory.path, store: running.runtime.store)
+            }, directory: directory.path, store: running.runtime.store as? SQLiteStore)
     }
 
     // MARK: Tokens
@@ -299,13 +307,14 @@ enum BenchHTTPCommand {
         let amount = benchAmount.decimalString
         let cpuStart = ProcessUsage.cpuSeconds()
         let sampler = RSSSampler()
-        for _ in 0..<clients {
+        let instances = target.instanceURLs.isEmpty ? [target.baseURL] : target.instanceURLs
+        for client in 0..<clients {
             group.enter()
             let thread = Thread {
                 defer { group.leave() }
                 let threadCPUStart = ProcessUsage.threadCPUSeconds()
                 var measured = Measurement()
-                let api = APICaller(baseURL: target.baseURL)
+                let api = APICaller(baseURL: instances[client % instances.count])
                 var consecutiveFailures = 0
                 func failed(_ key: String) {
                     measured.errors[key, default: 0] += 1

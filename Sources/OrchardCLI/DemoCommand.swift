@@ -51,18 +51,18 @@ enum DemoCommand {
         io.out("")
         let flowOK: Bool
         if let url = parsed.value("url") {
-            let path: String
+            var options: GatewayRuntime.Options
             do {
-                path = try GatewayDatabase.sqlitePath(parsed.value("database") ?? "sqlite:./orchard.db")
+                options = try GatewayDatabase.options(parsed.value("database") ?? "sqlite:./orchard.db")
             } catch {
                 io.err("orchard demo: \(error)")
                 return 2
             }
-            guard FileManager.default.fileExists(atPath: path) else {
-                io.err("orchard demo: no database at \(path); give the server's --database")
+            guard options.postgres != nil || FileManager.default.fileExists(atPath: options.databasePath) else {
+                io.err("orchard demo: no database at \(options.databasePath); give the server's --database")
                 return 2
             }
-            var options = GatewayRuntime.Options(databasePath: path)
+            let path = GatewayDatabase.display(options)
             options.masterKeyHex =
                 parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
             do {

@@ -2,16 +2,20 @@ import ApplePayToken
 import Foundation
 import Gateway
 import GatewayHTTP
+import GatewayPostgres
 import GatewaySQLite
 import OrchardCrypto
 
-/// The gateway over a SQLite database: master key, store, sandbox PKI and sandbox merchant, token opener,
-/// sandbox acquirer. `orchard serve`, `orchard merchant show` and `orchard sandbox mint --database` share it.
+/// The gateway over a SQLite or PostgreSQL database: master key, store, sandbox PKI and sandbox merchant, token
+/// opener, sandbox acquirer. `orchard serve`, `orchard merchant show` and `orchard sandbox mint --database` share it.
 public final class GatewayRuntime: @unchecked Sendable {
     /// How to open a database.
     public struct Options: Sendable {
-        /// The SQLite file (created with its parent directory when missing).
+        /// The SQLite file (created with its parent directory when missing), unless ``postgres`` is set.
         public var databasePath: String
+        /// A PostgreSQL database to run on instead of the SQLite file; its master key must be given
+        /// (``masterKeyHex`` or ``masterKeyFile``), since every instance on the database shares it.
+        public var postgres: PostgresStore.Configuration?
         /// `sandbox` provisions the sandbox merchant; `production` needs a master key.
         public var environment: GatewayEnvironment = .sandbox
         /// 64 hex digits; else `masterKeyFile`; else `<database>.master-key` (generated in sandbox).
@@ -33,8 +37,8 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     /// The options it was opened with.
     public let options: Options
-    /// The SQLite store.
-    public let store: SQLiteStore
+    /// The store: SQLite, or PostgreSQL.
+    public let store: any Store & OperationsQueries
     /// The domain over the store, the sandbox acquirer and the token library.
     public let gateway: GatewayService
     /// The sandbox PKI and merchant (sandbox mode).
@@ -48,7 +52,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     public init(_ options: Options, clock: any GatewayClock = SystemClock()) throws {
         self.options = options
         let directory = (options.databasePath as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
+        if options.postgres == nil, !directory.isEmpty {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
         let masterKey: MasterKey
@@ -59,11 +63,25 @@ public final class GatewayRuntime: @unchecked Sendable {
                 throw GatewayError(.masterKeyMissing, "cannot read the master key file \(file)")
             }
             masterKey = key
+        } else if options.postgres != nil {
+            throw GatewayError(
+                .masterKeyMissing,
+                "a PostgreSQL database needs its master key given (--master-key, ORCHARD_MASTER_KEY or --master-key-file)"
+            )
         } else {
             masterKey = try MasterKey.load(forDatabase: options.databasePath, environment: options.environment)
         }
         let cipher = EnvelopeCipher(masterKey: masterKey)
-        store = try SQLiteStore(path: options.databasePath, cipher: cipher)
+        if let postgres = options.postgres {
+            do {
+                store = try PostgresStore(postgres, cipher: cipher)
+            } catch let error as PostgresError {
+                throw GatewayError(
+                    .storageFailure, "cannot open \(redactedDatabaseURL(postgres.url)): \(error.message)")
+            }
+        } else {
+            store = try SQLiteStore(path: options.databasePath, cipher: cipher)
+        }
         var warnings: [String] = []
         var productionAnchor: TrustAnchor?
         let rootPath = options.appleRootPath ?? TrustAnchor.defaultAppleRootPath()

@@ -11,7 +11,7 @@ enum MerchantCommand {
     }
 
     static let usage = """
-        usage: orchard merchant show --database sqlite:PATH [--json] [--master-key HEX]
+        usage: orchard merchant show --database sqlite:PATH|postgres://… [--json] [--master-key HEX]
 
         Prints merchant_id, app_id, app_key, secret_key (sandbox keys stay retrievable locally),
         merchant_identifier and the active processing certificate (PEM). Provisions the sandbox merchant if the
@@ -29,7 +29,7 @@ enum MerchantCommand {
             return arguments.first == nil ? 0 : 2
         }
         let parsed: Arguments
-        let path: String
+        let database: GatewayRuntime.Options
         do {
             parsed = try Arguments(
                 Array(arguments.dropFirst()), options: ["database", "master-key"], flags: ["json", "help"])
@@ -37,13 +37,13 @@ enum MerchantCommand {
                 io.out(usage)
                 return 0
             }
-            path = try GatewayDatabase.sqlitePath(parsed.value("database") ?? "sqlite:./orchard.db")
+            database = try GatewayDatabase.options(parsed.value("database") ?? "sqlite:./orchard.db")
         } catch {
             io.err("orchard merchant show: \(error)\n\n\(usage)")
             return 2
         }
         do {
-            var options = GatewayRuntime.Options(databasePath: path)
+            var options = database
             options.masterKeyHex =
                 parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
             let runtime = try GatewayRuntime(options)

@@ -8,7 +8,7 @@ import Gateway
 /// `orchard sandbox mint` hands over here when `--database` is given.
 enum SandboxDatabaseMint {
     static let usage = """
-        usage: orchard sandbox mint --database sqlite:PATH [--amount 12.34] [--currency TWD] [--pan DIGITS]
+        usage: orchard sandbox mint --database sqlite:PATH|postgres://… [--amount 12.34] [--currency TWD] [--pan DIGITS]
                                     [--network Visa] [--type credit] [--master-key HEX]
 
         Prints an Apple Pay token (the {paymentData, paymentMethod, transactionIdentifier} JSON) encrypted for
@@ -38,10 +38,9 @@ enum SandboxDatabaseMint {
             return 2
         }
         do {
-            let path = try GatewayDatabase.sqlitePath(try parsed.required("database"))
+            var options = try GatewayDatabase.options(try parsed.required("database"))
             let currency = try Currency(code: parsed.value("currency") ?? "TWD")
             let amount = try Money(parsed.value("amount") ?? "100", currency: currency).minorUnits
-            var options = GatewayRuntime.Options(databasePath: path)
             options.masterKeyHex =
                 parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
             let runtime = try GatewayRuntime(options)

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import GatewayCurl
 import GatewayHTTP
+import GatewayPostgres
 import Synchronization
 
 /// `orchard serve`: the gateway's HTTP API on libmicrohttpd, with the webhook dispatcher and the reconciliation
@@ -22,7 +23,7 @@ public enum ServeCommand {
         let settings: [Setting] = [
             Setting(
                 name: "database", kind: .string, default: "sqlite:./orchard.db",
-                summary: "the database, sqlite:PATH (created on first run)"),
+                summary: "the database, sqlite:PATH (created on first run) or postgres://USER@HOST:PORT/DB?sslmode=…"),
             Setting(
                 name: "master-key", kind: .string, summary: "64 hex digits sealing keys and secrets at rest",
                 isSecret: true),
@@ -83,11 +84,14 @@ public enum ServeCommand {
         /// The webhook dispatcher (running).
         public let dispatcher: WebhookDispatcher
         let reconciler: PeriodicTask?
+        /// The exclusive lock on a SQLite database, held while the instance runs.
+        let databaseLock: SQLiteServeLock?
 
         init(
             runtime: GatewayRuntime, api: GatewayAPI, server: HTTPServer, dispatcher: WebhookDispatcher,
-            reconciler: PeriodicTask?
+            reconciler: PeriodicTask?, databaseLock: SQLiteServeLock? = nil
         ) {
+            self.databaseLock = databaseLock
             self.runtime = runtime
             self.api = api
             self.server = server
@@ -101,14 +105,14 @@ public enum ServeCommand {
             server.stop()
             dispatcher.stop()
             reconciler?.stop()
+            databaseLock?.release()
         }
     }
 
     /// Starts the gateway described by `settings`; `io` receives the first-run credentials, the access log lines
     /// and the webhook attempt lines.
     public static func start(settings: ResolvedSettings, io: CLIOutput) throws -> Running {
-        let database = try GatewayDatabase.sqlitePath(settings.string("database") ?? "sqlite:./orchard.db")
-        var options = GatewayRuntime.Options(databasePath: database)
+        var options = try GatewayDatabase.options(settings.string("database") ?? "sqlite:./orchard.db")
         switch settings.string("environment") ?? "sandbox" {
         case "sandbox": options.environment = .sandbox
         case "production": options.environment = .production
@@ -131,6 +135,8 @@ public enum ServeCommand {
         guard ["info", "error", "off"].contains(logLevel) else { throw UsageError("--log-level is info, error or off") }
         let configuration = try ServerConfiguration(settings: settings)
 
+        // Several instances share a PostgreSQL database; a SQLite file has one instance, and a second is refused.
+        let databaseLock = options.postgres == nil ? try SQLiteServeLock(databasePath: options.databasePath) : nil
         let runtime = try GatewayRuntime(options)
         for warning in runtime.warnings { io.err("orchard serve: warning: \(warning)") }
         if let credentials = runtime.sandbox?.newCredentials {
@@ -144,7 +150,7 @@ public enum ServeCommand {
             io.out("  app_id       \(credentials.appID)")
             io.out("  app_key      \(shown(credentials.appKey))")
             io.out("  secret_key   \(shown(credentials.secretKey))")
-            io.out("Show them again with: orchard merchant show --database sqlite:\(database)")
+            io.out("Show them again with: orchard merchant show --database \(GatewayDatabase.display(options))")
         }
         if let origins = settings.list("web-origins"), let merchant = runtime.sandboxMerchant {
             try runtime.gateway.merchants.setWebOrigins(merchantID: merchant.id, origins: origins)
@@ -185,14 +191,24 @@ public enum ServeCommand {
         let interval = try settings.integer("reconcile-interval", in: 0...86_400) ?? 60
         if interval > 0 {
             let gateway = runtime.gateway
-            reconciler = PeriodicTask(interval: TimeInterval(interval)) { _ = try? gateway.reconcile() }
+            let shared = runtime.store as? PostgresStore
+            reconciler = PeriodicTask(interval: TimeInterval(interval)) {
+                // On a shared database, one instance at a time reconciles (an advisory lock); the others skip.
+                if let shared {
+                    _ = try? shared.runExclusively("reconcile") { try gateway.reconcile() }
+                } else {
+                    _ = try? gateway.reconcile()
+                }
+            }
         }
         do { try server.start() } catch {
             dispatcher.stop()
             reconciler?.stop()
             throw error
         }
-        return Running(runtime: runtime, api: api, server: server, dispatcher: dispatcher, reconciler: reconciler)
+        return Running(
+            runtime: runtime, api: api, server: server, dispatcher: dispatcher, reconciler: reconciler,
+            databaseLock: databaseLock)
     }
 
     /// The merchant validation settings (`apple-pay-extra-validation-host`, `apple-pay-ca-file`) for
@@ -301,4 +317,39 @@ final class PeriodicTask: @unchecked Sendable {
         while !finished { condition.wait() }
         condition.unlock()
     }
+}
+
+/// An exclusive `flock` on `<database>.serve-lock`, held by the one `orchard serve` on a SQLite file: a second
+/// process on the same file refuses to start (the guarantees across instances need PostgreSQL). The kernel drops
+/// the lock when the process dies.
+final class SQLiteServeLock: @unchecked Sendable {
+    private let descriptor: Int32
+    private let released = Mutex(false)
+
+    init(databasePath: String) throws {
+        let directory = (databasePath as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        let path = databasePath + ".serve-lock"
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw UsageError("cannot open \(path)") }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw UsageError(
+                "another orchard serve is running on \(databasePath); a SQLite database has one instance "
+                    + "(run several on PostgreSQL: --database postgres://…)")
+        }
+    }
+
+    /// Lets another instance start on the file (the instance has stopped).
+    func release() {
+        let first = released.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        if first { close(descriptor) }
+    }
+
+    deinit { release() }
 }

@@ -7,14 +7,14 @@ import GatewaySQLite
 import Synchronization
 import Testing
 
-/// Races over one real SQLite file: each thread goes through its own `GatewayService` on its own
-/// `SQLiteStore` connection (as two server processes would), so only the database's transactions keep the
-/// money rules.
-@Suite("Concurrent claims over one SQLite file")
+/// Races over one real database (a SQLite file, or a PostgreSQL database): each thread goes through its own
+/// `GatewayService` on its own store (as two server processes would), so only the database's transactions keep
+/// the money rules.
+@Suite("Concurrent claims over one database")
 struct ConcurrencyTests {
     /// A gateway on a second connection to the harness's database (same master key, clock and acquirer rules).
     static func secondGateway(_ h: Harness) throws -> GatewayService {
-        let store = try SQLiteStore(path: h.databasePath, cipher: h.cipher)
+        let store = try h.reopenedStore()
         var acquirerConfiguration = SandboxAcquirer.Configuration()
         acquirerConfiguration.slowDelay = 0
         acquirerConfiguration.unknownResolutionDelay = 60
@@ -54,9 +54,11 @@ struct ConcurrencyTests {
         return results.withLock { $0 }
     }
 
-    @Test("refunds that each fit but together exceed the captured amount: only those that fit succeed")
-    func concurrentRefunds() throws {
-        let h = try Harness()
+    @Test(
+        "refunds that each fit but together exceed the captured amount: only those that fit succeed",
+        arguments: StoreBackend.all)
+    func concurrentRefunds(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]
         let merchant = h.merchant
         for _ in 0..<3 {
@@ -76,9 +78,9 @@ struct ConcurrencyTests {
         }
     }
 
-    @Test("two refunds of the rest at once: one refunds it, the other is refused")
-    func concurrentRestRefunds() throws {
-        let h = try Harness()
+    @Test("two refunds of the rest at once: one refunds it, the other is refused", arguments: StoreBackend.all)
+    func concurrentRestRefunds(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]
         let merchant = h.merchant
         let payment = try h.pay(amount: 10_000)
@@ -91,9 +93,11 @@ struct ConcurrencyTests {
         #expect(stored.status == .refunded)
     }
 
-    @Test("partial captures of one authorization at once: exactly one is taken, never more than authorized")
-    func concurrentCaptures() throws {
-        let h = try Harness()
+    @Test(
+        "partial captures of one authorization at once: exactly one is taken, never more than authorized",
+        arguments: StoreBackend.all)
+    func concurrentCaptures(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]
         let merchant = h.merchant
         let payment = try h.pay(amount: 10_000, captureMode: .manual)
@@ -108,9 +112,9 @@ struct ConcurrencyTests {
         #expect(try h.eventTypes().filter { $0 == "payment.captured" }.count == 1)
     }
 
-    @Test("one prime paid from several threads at once: one payment, one authorization")
-    func concurrentPrimeClaims() throws {
-        let h = try Harness()
+    @Test("one prime paid from several threads at once: one payment, one authorization", arguments: StoreBackend.all)
+    func concurrentPrimeClaims(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]
         let merchant = h.merchant
         let prime = try h.gateway.tokenize(merchant: merchant, token: h.token())
@@ -127,9 +131,11 @@ struct ConcurrencyTests {
         #expect(try h.gateway.payments(merchant: merchant, query: PaymentQuery()).payments.count == 1)
     }
 
-    @Test("one prime paid with one idempotency key from several threads at once: one payment, replays or in flight")
-    func concurrentSameKeyPayments() throws {
-        let h = try Harness()
+    @Test(
+        "one prime paid with one idempotency key from several threads at once: one payment, replays or in flight",
+        arguments: StoreBackend.all)
+    func concurrentSameKeyPayments(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]
         let merchant = h.merchant
         let prime = try h.gateway.tokenize(merchant: merchant, token: h.token())
@@ -154,9 +160,11 @@ struct ConcurrencyTests {
         #expect(again.id == id)
     }
 
-    @Test("one token tokenized from several threads at once: one prime, the others are replays")
-    func concurrentTokenize() throws {
-        let h = try Harness()
+    @Test(
+        "one token tokenized from several threads at once: one prime, the others are replays",
+        arguments: StoreBackend.all)
+    func concurrentTokenize(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]
         let merchant = h.merchant
         let token = h.token()
@@ -167,9 +175,9 @@ struct ConcurrencyTests {
         #expect(outcomes.filter { $0 == GatewayError.Code.tokenReplayed.rawValue }.count == 5, "\(outcomes)")
     }
 
-    @Test("four tokens paying one session at once without idempotency keys: one charge")
-    func concurrentSessionPays() throws {
-        let h = try Harness()
+    @Test("four tokens paying one session at once without idempotency keys: one charge", arguments: StoreBackend.all)
+    func concurrentSessionPays(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]
         let merchant = h.merchant
         let session = try h.gateway.createSession(

@@ -5,9 +5,11 @@ import Testing
 
 @Suite("Idempotency retention: the maintenance pass purges what is older than 24 hours")
 struct IdempotencyRetentionTests {
-    @Test("finished idempotency rows and stored answers are deleted after 24 hours, not only ignored")
-    func purge() throws {
-        let h = try Harness()
+    @Test(
+        "finished idempotency rows and stored answers are deleted after 24 hours, not only ignored",
+        arguments: StoreBackend.all)
+    func purge(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let paid = try h.pay(key: "order-1")
         let answer = StoredResponse(
             fingerprint: "POST /v1/payments x", status: 200, body: Data("{}".utf8),

@@ -8,9 +8,11 @@ import Testing
 /// `idempotency_in_flight`; a finished one is replayed.
 @Suite("Idempotency of merchant-key and redelivery operations")
 struct IdempotentKeyOperationsTests {
-    @Test("CSR: in flight answers idempotency_in_flight; a retry replays the same key; other parameters conflict")
-    func csr() throws {
-        let h = try Harness()
+    @Test(
+        "CSR: in flight answers idempotency_in_flight; a retry replays the same key; other parameters conflict",
+        arguments: StoreBackend.all)
+    func csr(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let held: Bool = try h.gateway.idempotent(
             h.merchant, key: "csr-1", operation: "merchant_key_csr", fingerprint: ["ec", "processing"]
         ) { _ throws(GatewayError) in
@@ -32,9 +34,11 @@ struct IdempotentKeyOperationsTests {
         }
     }
 
-    @Test("certificate upload: in flight answers idempotency_in_flight; a final error is replayed")
-    func certificate() throws {
-        let h = try Harness()
+    @Test(
+        "certificate upload: in flight answers idempotency_in_flight; a final error is replayed",
+        arguments: StoreBackend.all)
+    func certificate(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let pem = "-----BEGIN CERTIFICATE-----\nnot one\n-----END CERTIFICATE-----\n"
         let _: Bool = try h.gateway.idempotent(
             h.merchant, key: "cert-1", operation: "merchant_key_certificate",
@@ -56,9 +60,11 @@ struct IdempotentKeyOperationsTests {
         }
     }
 
-    @Test("redeliver: in flight answers idempotency_in_flight; finished, it reschedules and replays")
-    func redeliver() throws {
-        let h = try Harness()
+    @Test(
+        "redeliver: in flight answers idempotency_in_flight; finished, it reschedules and replays",
+        arguments: StoreBackend.all)
+    func redeliver(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         _ = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: "https://shop.example/hook")
         _ = try h.pay()
         let event = try #require(try h.gateway.events(merchant: h.merchant, limit: 10).first)

@@ -17,9 +17,11 @@ struct PaymentStateTests {
         }
     }
 
-    @Test("manual capture: authorized → captured (partial), then capture twice and void after capture are refused")
-    func manualCapture() throws {
-        let h = try Harness()
+    @Test(
+        "manual capture: authorized → captured (partial), then capture twice and void after capture are refused",
+        arguments: StoreBackend.all)
+    func manualCapture(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let payment = try h.pay(amount: 20_000, captureMode: .manual)
         #expect(payment.status == .authorized)
         #expect(payment.captureAt == nil)
@@ -36,9 +38,9 @@ struct PaymentStateTests {
         #expect(try h.eventTypes() == ["payment.succeeded", "payment.captured"])
     }
 
-    @Test("void: authorized → voided; then capture and refund are refused")
-    func void() throws {
-        let h = try Harness()
+    @Test("void: authorized → voided; then capture and refund are refused", arguments: StoreBackend.all)
+    func void(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let payment = try h.pay(captureMode: .manual)
         let voided = try h.gateway.void(merchant: h.merchant, paymentID: payment.id)
         #expect(voided.status == .voided)
@@ -56,9 +58,11 @@ struct PaymentStateTests {
         #expect(transitions.allSatisfy { !$0.cause.isEmpty })
     }
 
-    @Test("refunds: several partial ones up to the captured amount, then refunded; more is refused")
-    func refunds() throws {
-        let h = try Harness()
+    @Test(
+        "refunds: several partial ones up to the captured amount, then refunded; more is refused",
+        arguments: StoreBackend.all)
+    func refunds(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let authorized = try h.pay(amount: 10_000, captureMode: .manual)
         expectGatewayError(.invalidStateTransition) {
             try h.gateway.refund(merchant: h.merchant, paymentID: authorized.id, amount: 100)
@@ -113,9 +117,9 @@ struct PaymentStateTests {
         #expect(try h.eventTypes() == ["payment.failed"])
     }
 
-    @Test("capture after N days is run by the reconciliation job when due")
-    func delayedCapture() throws {
-        let h = try Harness()
+    @Test("capture after N days is run by the reconciliation job when due", arguments: StoreBackend.all)
+    func delayedCapture(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let payment = try h.pay(captureMode: .afterDays(3))
         #expect(payment.status == .authorized)
         #expect(payment.captureAt == h.clock.now().addingTimeInterval(3 * 86_400))
@@ -126,9 +130,9 @@ struct PaymentStateTests {
         #expect(try h.gateway.payment(merchant: h.merchant, id: payment.id).status == .captured)
     }
 
-    @Test("record query: filters and cursor pagination")
-    func recordQuery() throws {
-        let h = try Harness()
+    @Test("record query: filters and cursor pagination", arguments: StoreBackend.all)
+    func recordQuery(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         var ids: [String] = []
         for index in 0..<7 {
             ids.append(try h.pay(amount: Int64(1_000 * (index + 1)), orderNumber: "order-\(index)").id)

@@ -6,9 +6,11 @@ import Testing
 
 @Suite("Prime flow")
 struct PrimeFlowTests {
-    @Test("tokenize → prime with card info → pay by prime → captured, with events and transitions")
-    func endToEnd() throws {
-        let h = try Harness()
+    @Test(
+        "tokenize → prime with card info → pay by prime → captured, with events and transitions",
+        arguments: StoreBackend.all)
+    func endToEnd(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 12_300))
         #expect(prime.prime.hasPrefix("prm_"))
         #expect(prime.totalAmount == 12_300)
@@ -37,27 +39,29 @@ struct PrimeFlowTests {
         #expect(stored == payment)
     }
 
-    @Test("tokens share one validated Apple chain: the opener keeps its decryptor and its chain cache")
-    func chainValidatedOnce() throws {
-        let h = try Harness()
+    @Test(
+        "tokens share one validated Apple chain: the opener keeps its decryptor and its chain cache",
+        arguments: StoreBackend.all)
+    func chainValidatedOnce(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         for amount in [Int64(1_000), 2_000, 3_000] {
             _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: amount))
         }
         #expect(h.tokenOpener.cachedCertificateSets == 1)
     }
 
-    @Test("a prime is used once")
-    func primeReuse() throws {
-        let h = try Harness()
+    @Test("a prime is used once", arguments: StoreBackend.all)
+    func primeReuse(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         let request = PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
         _ = try h.gateway.payByPrime(merchant: h.merchant, request)
         expectGatewayError(.primeAlreadyUsed) { try h.gateway.payByPrime(merchant: h.merchant, request) }
     }
 
-    @Test("an unknown prime, or another merchant's prime, is not found")
-    func primeNotFound() throws {
-        let h = try Harness()
+    @Test("an unknown prime, or another merchant's prime, is not found", arguments: StoreBackend.all)
+    func primeNotFound(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         expectGatewayError(.primeNotFound) {
             try h.gateway.payByPrime(
                 merchant: h.merchant, PayByPrimeRequest(prime: "prm_0000", amount: 100, currency: "TWD"))
@@ -71,9 +75,9 @@ struct PrimeFlowTests {
         }
     }
 
-    @Test("an immediate prime expires after 90 seconds")
-    func immediateExpiry() throws {
-        let h = try Harness()
+    @Test("an immediate prime expires after 90 seconds", arguments: StoreBackend.all)
+    func immediateExpiry(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         h.clock.advance(by: 90)
         expectGatewayError(.primeExpired) {
@@ -89,9 +93,11 @@ struct PrimeFlowTests {
             .status == .captured)
     }
 
-    @Test("a deferred prime lives 30 days and skips the amount check when the pay request confirms deferred")
-    func deferredPrime() throws {
-        let h = try Harness()
+    @Test(
+        "a deferred prime lives 30 days and skips the amount check when the pay request confirms deferred",
+        arguments: StoreBackend.all)
+    func deferredPrime(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let taxi = h.paymentRequest(PaymentRequestExamples.deferredTaxiFare)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
         #expect(prime.isDeferred)
@@ -114,9 +120,11 @@ struct PrimeFlowTests {
         }
     }
 
-    @Test("a deferred prime without the server's confirmation is checked strictly; not consumed when refused")
-    func deferredWithoutConfirmation() throws {
-        let h = try Harness()
+    @Test(
+        "a deferred prime without the server's confirmation is checked strictly; not consumed when refused",
+        arguments: StoreBackend.all)
+    func deferredWithoutConfirmation(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let taxi = h.paymentRequest(PaymentRequestExamples.deferredTaxiFare)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
         #expect(prime.isDeferred)
@@ -130,9 +138,11 @@ struct PrimeFlowTests {
         #expect(payment.amount == 100)
     }
 
-    @Test("deferred: true on a prime that is not deferred is refused and does not consume it")
-    func deferredOnImmediatePrime() throws {
-        let h = try Harness()
+    @Test(
+        "deferred: true on a prime that is not deferred is refused and does not consume it",
+        arguments: StoreBackend.all)
+    func deferredOnImmediatePrime(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
         #expect(!prime.isDeferred)
         for amount: Int64 in [10_000, 45_600] {
@@ -150,9 +160,9 @@ struct PrimeFlowTests {
             .status == .captured)
     }
 
-    @Test("an immediate payment request: 90 s prime, and the token must match its total")
-    func immediateRequest() throws {
-        let h = try Harness()
+    @Test("an immediate payment request: 90 s prime, and the token must match its total", arguments: StoreBackend.all)
+    func immediateRequest(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let cart = h.paymentRequest(PaymentRequestExamples.twdCartWithDebitDiscount)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 40_050), paymentRequest: cart)
         #expect(!prime.isDeferred)
@@ -169,9 +179,11 @@ struct PrimeFlowTests {
         }
     }
 
-    @Test("amount and currency must equal the token's; a mismatch does not consume the prime")
-    func mismatches() throws {
-        let h = try Harness()
+    @Test(
+        "amount and currency must equal the token's; a mismatch does not consume the prime",
+        arguments: StoreBackend.all)
+    func mismatches(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
         let mismatch = expectGatewayError(.amountMismatch) {
             try h.gateway.payByPrime(
@@ -189,17 +201,17 @@ struct PrimeFlowTests {
             .status == .captured)
     }
 
-    @Test("a token is tokenized once: the same transactionId is a replay")
-    func tokenReplay() throws {
-        let h = try Harness()
+    @Test("a token is tokenized once: the same transactionId is a replay", arguments: StoreBackend.all)
+    func tokenReplay(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let token = h.token()
         _ = try h.gateway.tokenize(merchant: h.merchant, token: token)
         expectGatewayError(.tokenReplayed) { try h.gateway.tokenize(merchant: h.merchant, token: token) }
     }
 
-    @Test("token library errors carry the library's code")
-    func tokenErrors() throws {
-        let h = try Harness()
+    @Test("token library errors carry the library's code", arguments: StoreBackend.all)
+    func tokenErrors(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let error = expectGatewayError(GatewayError.Code(rawValue: "signature_invalid")) {
             try h.gateway.tokenize(merchant: h.merchant, token: h.token(tamper: .flipCiphertextAfterSigning))
         }
@@ -225,9 +237,11 @@ struct PrimeFlowTests {
         #expect(prime.cardInfo.funding == funding)
     }
 
-    @Test("issuer data from the merchant's BIN table (longest prefix) and co-brand affiliate codes")
-    func binTableAndCoBrand() throws {
-        let h = try Harness()
+    @Test(
+        "issuer data from the merchant's BIN table (longest prefix) and co-brand affiliate codes",
+        arguments: StoreBackend.all)
+    func binTableAndCoBrand(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let empty = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         #expect(empty.cardInfo.issuer == nil)
         #expect(empty.affiliateCodes.isEmpty)

@@ -47,9 +47,11 @@ struct SandboxAcquirerTests {
         #expect(try h.store.acquirerAuthorizations(merchantReference: "pay_1").count == 1)
     }
 
-    @Test("captures, voids and refunds are checked like an acquirer would, and operation ids are idempotent")
-    func operations() throws {
-        let h = try Harness()
+    @Test(
+        "captures, voids and refunds are checked like an acquirer would, and operation ids are idempotent",
+        arguments: StoreBackend.all)
+    func operations(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         guard case .approved(let approval) = h.acquirer.authorize(Self.request(amount: 10_000)) else {
             Issue.record("not approved")
             return
@@ -81,9 +83,9 @@ struct SandboxAcquirerTests {
                 == .declined(code: "unknown_reference"))
     }
 
-    @Test("an issuer timeout is pending until the resolution delay, then approved")
-    func timeoutResolution() throws {
-        let h = try Harness()
+    @Test("an issuer timeout is pending until the resolution delay, then approved", arguments: StoreBackend.all)
+    func timeoutResolution(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         #expect(h.acquirer.authorize(Self.request(amount: 191)) == .timeout)
         #expect(h.acquirer.query(merchantReference: "pay_1") == .pending)
         h.clock.advance(by: 60)

@@ -74,9 +74,11 @@ struct SecretHandlingTests {
         #expect(payment.eciIndicator == "E9CX")
     }
 
-    @Test("the database file holds no webhook secret, prime, credential, PAN or cryptogram in plaintext")
-    func noPlaintextInDatabase() throws {
-        let h = try Harness()
+    @Test(
+        "the database file holds no webhook secret, prime, credential, PAN or cryptogram in plaintext",
+        arguments: StoreBackend.all)
+    func noPlaintextInDatabase(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let endpoint = try h.gateway.merchants.setWebhookEndpoint(
             merchantID: h.merchant.id, url: "https://hooks.example.com/orchard")
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(), idempotencyKey: "tok-1")
@@ -91,11 +93,10 @@ struct SecretHandlingTests {
                 h.credentials.secretKey,
             ].map { Data($0.utf8) } + [Data(base64Encoded: Harness.cryptogram)!]
         var scanned = 0
-        for suffix in ["", "-wal", "-shm"] {
-            guard let bytes = FileManager.default.contents(atPath: h.databasePath + suffix) else { continue }
+        for (name, bytes) in try h.storedContents() {
             scanned += bytes.count
-            for (index, needle) in needles.enumerated() {
-                #expect(bytes.range(of: needle) == nil, "secret #\(index) in gateway.db\(suffix)")
+            for (index, needle) in h.storedForms(needles).enumerated() {
+                #expect(bytes.range(of: needle) == nil, "secret #\(index) in \(name)")
             }
         }
         #expect(scanned > 0)
@@ -124,9 +125,11 @@ struct SecretHandlingTests {
         #expect(accepted.notifyURL == "HTTPS://hooks.example.com/orchard")
     }
 
-    @Test("a BIN table CSV over 8 MiB is refused before parsing, and the current table stays")
-    func binTableSize() throws {
-        let h = try Harness()
+    @Test(
+        "a BIN table CSV over 8 MiB is refused before parsing, and the current table stays",
+        arguments: StoreBackend.all)
+    func binTableSize(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         #expect(
             try h.gateway.merchants.loadBINTable(merchantID: h.merchant.id, csv: "bin_prefix,issuer\n4111,Kept\n") == 1)
         let oversized =
@@ -168,9 +171,11 @@ struct SecretHandlingTests {
         #expect(try h.gateway.tokenize(merchant: visaOnly, token: h.token()).cardInfo.lastFour == "1111")
     }
 
-    @Test("a due webhook and merchant credentials describe, dump and mirror without their secrets")
-    func credentialsAndDueWebhooksHideSecrets() throws {
-        let h = try Harness()
+    @Test(
+        "a due webhook and merchant credentials describe, dump and mirror without their secrets",
+        arguments: StoreBackend.all)
+    func credentialsAndDueWebhooksHideSecrets(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let endpoint = try h.gateway.merchants.setWebhookEndpoint(
             merchantID: h.merchant.id, url: "https://user:pass@hooks.example.com/orchard?token=abc")
         let due = DueWebhook(

@@ -5,9 +5,11 @@ import Testing
 
 @Suite("Order sessions")
 struct SessionTests {
-    @Test("create → pay with a token → completed; a retry of the same token answers the first result")
-    func endToEnd() throws {
-        let h = try Harness()
+    @Test(
+        "create → pay with a token → completed; a retry of the same token answers the first result",
+        arguments: StoreBackend.all)
+    func endToEnd(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let session = try h.gateway.createSession(
             merchant: h.merchant,
             CreateSessionRequest(outTradeNo: "T-1", amount: 25_000, currency: "TWD", country: "tw", subject: "Tea set"))
@@ -32,17 +34,19 @@ struct SessionTests {
         #expect(found.payments.map(\.id) == [payment.id])
     }
 
-    @Test("out_trade_no is unique per merchant")
-    func duplicateOutTradeNo() throws {
-        let h = try Harness()
+    @Test("out_trade_no is unique per merchant", arguments: StoreBackend.all)
+    func duplicateOutTradeNo(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let request = CreateSessionRequest(outTradeNo: "T-1", amount: 100, currency: "TWD", country: "TW")
         _ = try h.gateway.createSession(merchant: h.merchant, request)
         expectGatewayError(.duplicateOutTradeNo) { try h.gateway.createSession(merchant: h.merchant, request) }
     }
 
-    @Test("the token must match the session's amount and currency; a decline reopens the session")
-    func mismatchAndDecline() throws {
-        let h = try Harness()
+    @Test(
+        "the token must match the session's amount and currency; a decline reopens the session",
+        arguments: StoreBackend.all)
+    func mismatchAndDecline(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let session = try h.gateway.createSession(
             merchant: h.merchant,
             CreateSessionRequest(outTradeNo: "T-2", amount: 10_005, currency: "TWD", country: "TW"))
@@ -61,9 +65,9 @@ struct SessionTests {
         #expect(try h.gateway.session(merchant: h.merchant, orderToken: session.orderToken).status == .open)
     }
 
-    @Test("an expired or unknown session cannot be paid")
-    func expiredAndUnknown() throws {
-        let h = try Harness()
+    @Test("an expired or unknown session cannot be paid", arguments: StoreBackend.all)
+    func expiredAndUnknown(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let session = try h.gateway.createSession(
             merchant: h.merchant, CreateSessionRequest(outTradeNo: "T-3", amount: 100, currency: "TWD", country: "TW"))
         h.clock.advance(by: 30 * 60)
@@ -78,9 +82,9 @@ struct SessionTests {
 
 @Suite("Idempotency")
 struct IdempotencyTests {
-    @Test("a finished request is replayed for 24 hours, without a second charge")
-    func replay() throws {
-        let h = try Harness()
+    @Test("a finished request is replayed for 24 hours, without a second charge", arguments: StoreBackend.all)
+    func replay(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         let request = PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
         let first = try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "k1")
@@ -94,9 +98,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("failures are stored and replayed too")
-    func failureReplay() throws {
-        let h = try Harness()
+    @Test("failures are stored and replayed too", arguments: StoreBackend.all)
+    func failureReplay(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_005))
         let request = PayByPrimeRequest(prime: prime.prime, amount: 10_005, currency: "TWD")
         let first = expectGatewayError(.cardDeclined) {
@@ -110,9 +114,9 @@ struct IdempotencyTests {
         #expect(try h.authorizations(first!.paymentID!) == 1)
     }
 
-    @Test("the same key with other parameters or another operation is a conflict")
-    func conflict() throws {
-        let h = try Harness()
+    @Test("the same key with other parameters or another operation is a conflict", arguments: StoreBackend.all)
+    func conflict(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let payment = try h.pay(amount: 10_000, captureMode: .manual)
         _ = try h.gateway.capture(merchant: h.merchant, paymentID: payment.id, amount: 5_000, idempotencyKey: "cap")
         expectGatewayError(.idempotencyConflict) {
@@ -129,9 +133,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("keys are scoped per merchant")
-    func scopedPerMerchant() throws {
-        let h = try Harness()
+    @Test("keys are scoped per merchant", arguments: StoreBackend.all)
+    func scopedPerMerchant(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let (other, _) = try h.gateway.merchants.create(
             MerchantSpec(name: "Other", environment: .sandbox, merchantIdentifiers: ["merchant.other"]))
         _ = try h.gateway.createSession(
@@ -143,9 +147,11 @@ struct IdempotencyTests {
         #expect(theirs.outTradeNo == "B")
     }
 
-    @Test("a request in flight on another thread makes the same key answer idempotency_in_flight")
-    func inFlightAcrossThreads() throws {
-        let h = try Harness(gate: true)
+    @Test(
+        "a request in flight on another thread makes the same key answer idempotency_in_flight",
+        arguments: StoreBackend.all)
+    func inFlightAcrossThreads(_ backend: StoreBackend) throws {
+        let h = try Harness(backend, gate: true)
         let gate = h.gateway.processor as! GatedProcessor
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         let request = PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
@@ -190,9 +196,11 @@ struct IdempotencyTests {
         return (done, { failure })
     }
 
-    @Test("a holder presumed dead: the retry takes the key over, settles by query, and a late approval is voided")
-    func takeoverAfterLockTimeout() throws {
-        let h = try Harness(gate: true)
+    @Test(
+        "a holder presumed dead: the retry takes the key over, settles by query, and a late approval is voided",
+        arguments: StoreBackend.all)
+    func takeoverAfterLockTimeout(_ backend: StoreBackend) throws {
+        let h = try Harness(backend, gate: true)
         let gate = h.gateway.processor as! GatedProcessor
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         let (done, _) = startBlocked(h, prime: prime.prime, key: "dead")
@@ -215,9 +223,11 @@ struct IdempotencyTests {
         #expect(try LedgerAudit.run(store: h.store).holds)
     }
 
-    @Test("within the processor timeout a missing authorization is not proof: the payment waits in unknown")
-    func takeoverWithinAuthorizationTimeout() throws {
-        let h = try Harness(gate: true) { $0.authorizationTimeout = 120 }
+    @Test(
+        "within the processor timeout a missing authorization is not proof: the payment waits in unknown",
+        arguments: StoreBackend.all)
+    func takeoverWithinAuthorizationTimeout(_ backend: StoreBackend) throws {
+        let h = try Harness(backend, gate: true) { $0.authorizationTimeout = 120 }
         let gate = h.gateway.processor as! GatedProcessor
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         let (done, firstError) = startBlocked(h, prime: prime.prime, key: "slow")

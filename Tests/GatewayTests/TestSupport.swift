@@ -3,6 +3,7 @@ import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import Gateway
+import GatewayPostgres
 import GatewaySQLite
 import OrchardCrypto
 import Testing
@@ -31,7 +32,8 @@ final class GatedProcessor: Processor, @unchecked Sendable {
     func query(merchantReference: String) -> ProcessorQueryResult { inner.query(merchantReference: merchantReference) }
 }
 
-/// A gateway over a real SQLite file in a fresh temporary directory, a manual clock, the sandbox acquirer,
+/// A gateway over a real store (a SQLite file in a fresh temporary directory, or a fresh PostgreSQL database),
+/// a manual clock, the sandbox acquirer,
 /// the sandbox merchant provisioned with a processing key issued by a generated sandbox PKI, and real
 /// tokens minted by that PKI.
 final class Harness: @unchecked Sendable {
@@ -40,7 +42,10 @@ final class Harness: @unchecked Sendable {
 
     let directory: URL
     let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
-    let store: SQLiteStore
+    let backend: StoreBackend
+    let store: any TestStore
+    /// The PostgreSQL database (dropped with the harness), for the PostgreSQL backend.
+    let postgres: PostgresTestDatabase?
     let cipher: EnvelopeCipher
     let acquirer: SandboxAcquirer
     let gateway: GatewayService
@@ -51,13 +56,26 @@ final class Harness: @unchecked Sendable {
     let minter: TokenMinter
     let certificatePEM: String
 
-    init(gate: Bool = false, configure: (inout GatewayConfiguration) -> Void = { _ in }) throws {
+    init(
+        _ backend: StoreBackend = .sqlite, database: PostgresTestDatabase? = nil, gate: Bool = false,
+        configure: (inout GatewayConfiguration) -> Void = { _ in }
+    ) throws {
+        if database == nil { try backend.requireServer() }
+        self.backend = backend
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-gw-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("gateway.db").path
         let key = try MasterKey.resolve(databasePath: path, environment: .sandbox, variables: [:])
         cipher = EnvelopeCipher(masterKey: key)
-        store = try SQLiteStore(path: path, cipher: cipher)
+        switch backend {
+        case .sqlite:
+            postgres = nil
+            store = try SQLiteStore(path: path, cipher: cipher)
+        case .postgres:
+            let database = try database ?? PostgresTestDatabase()
+            postgres = database
+            store = try database.store(cipher: cipher)
+        }
         let setup = try MerchantRegistry(store: store, cipher: cipher, clock: clock).ensureSandbox(
             issuer: SandboxPKIIssuer())
         merchant = setup.merchant
@@ -82,7 +100,35 @@ final class Harness: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
-    var databasePath: String { store.path }
+    /// The SQLite file (SQLite backend).
+    var databasePath: String { directory.appendingPathComponent("gateway.db").path }
+
+    /// Everything the database holds, as bytes to search for secrets: the SQLite file with its WAL and shared
+    /// memory, or every row of every PostgreSQL table in text form.
+    func storedContents() throws -> [(name: String, bytes: Data)] {
+        switch store {
+        case let store as PostgresStore: return [("the PostgreSQL tables", Data(try store.textDump().utf8))]
+        default:
+            return ["", "-wal", "-shm"].compactMap { suffix in
+                FileManager.default.contents(atPath: databasePath + suffix).map { ("gateway.db" + suffix, $0) }
+            }
+        }
+    }
+
+    /// The forms `needles` would take in ``storedContents()``: as they are, and (PostgreSQL) in the hex text form
+    /// of `bytea` values.
+    func storedForms(_ needles: [Data]) -> [Data] {
+        guard backend == .postgres else { return needles }
+        return needles + needles.map { Data($0.map { String(format: "%02x", $0) }.joined().utf8) }
+    }
+
+    /// A second store on the harness's database (another connection, or another instance's pool).
+    func reopenedStore() throws -> any TestStore {
+        switch backend {
+        case .sqlite: try SQLiteStore(path: databasePath, cipher: cipher)
+        case .postgres: try #require(postgres).store(cipher: cipher)
+        }
+    }
 
     /// A real token minted by the sandbox PKI for the merchant's processing certificate, signed now.
     func token(

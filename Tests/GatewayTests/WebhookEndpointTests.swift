@@ -5,9 +5,11 @@ import Testing
 
 @Suite("Webhook endpoint: secrets, rotation overlap, holding deliveries")
 struct WebhookEndpointTests {
-    @Test("new secrets are whsec_ and 48 hex digits; the old one signs alongside for 24 hours, then drops")
-    func rotation() throws {
-        let h = try Harness()
+    @Test(
+        "new secrets are whsec_ and 48 hex digits; the old one signs alongside for 24 hours, then drops",
+        arguments: StoreBackend.all)
+    func rotation(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let (_, first) = try h.gateway.merchants.setWebhookEndpoint(
             merchantID: h.merchant.id, url: "https://shop.example/hook")
         #expect(first.wholeMatch(of: /whsec_[0-9a-f]{48}/) != nil, "\(first)")
@@ -29,9 +31,11 @@ struct WebhookEndpointTests {
         #expect(try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id) == [third, second])
     }
 
-    @Test("enabled false keeps the URL and holds deliveries to it; enabling again releases them")
-    func holding() throws {
-        let h = try Harness()
+    @Test(
+        "enabled false keeps the URL and holds deliveries to it; enabling again releases them",
+        arguments: StoreBackend.all)
+    func holding(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         _ = try h.gateway.merchants.setWebhookEndpoint(
             merchantID: h.merchant.id, url: "https://shop.example/hook", enabled: false)
         _ = try h.pay()

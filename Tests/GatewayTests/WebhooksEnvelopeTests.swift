@@ -30,9 +30,11 @@ struct WebhooksEnvelopeTests {
         String(decoding: WireFormat.data(object), as: UTF8.self)
     }
 
-    @Test("every outbox body is {id, type, created_at, data} with data the payment exactly as the API shows it")
-    func outboxBodiesAreWireShaped() throws {
-        let h = try Harness()
+    @Test(
+        "every outbox body is {id, type, created_at, data} with data the payment exactly as the API shows it",
+        arguments: StoreBackend.all)
+    func outboxBodiesAreWireShaped(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let payment = try h.pay(amount: 12_345, orderNumber: "ORD-1")
         _ = try h.gateway.refund(merchant: h.merchant, paymentID: payment.id, amount: 2_345)
         let events = try h.gateway.events(merchant: h.merchant, limit: 100).reversed()
@@ -60,9 +62,9 @@ struct WebhooksEnvelopeTests {
         #expect((body["data"] as? [String: Any])?["refunded_amount"] as? String == "23.45")
     }
 
-    @Test("session.completed carries the session in its wire shape")
-    func sessionEvent() throws {
-        let h = try Harness()
+    @Test("session.completed carries the session in its wire shape", arguments: StoreBackend.all)
+    func sessionEvent(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
         let session = try h.gateway.createSession(
             merchant: h.merchant,
             CreateSessionRequest(outTradeNo: "S-1", amount: 10_000, currency: "TWD", country: "TW"))

@@ -1,0 +1,245 @@
+/// A versioned, named schema change, applied in order in one transaction with the others pending, recorded in
+/// `schema_migrations`. The versions and names are those of the SQLite store's migrations, with PostgreSQL
+/// types: integer minor units (`bigint`) for money, `timestamptz` for times, `bytea` for sealed secrets and
+/// `jsonb` for the documents. The invariants the domain relies on are constraints here too.
+struct PostgresMigration {
+    var version: Int
+    var name: String
+    var sql: String
+}
+
+enum PostgresMigrations {
+    /// The advisory lock key that serializes migrations of instances starting together ("orchard" in ASCII).
+    static let lockKey: Int64 = 0x6f72_6368_6172_64
+
+    static let all: [PostgresMigration] = [
+        PostgresMigration(
+            version: 1, name: "initial_gateway_schema",
+            sql: """
+                CREATE TABLE settings (
+                    name text PRIMARY KEY,
+                    value bytea NOT NULL
+                );
+                CREATE TABLE merchants (
+                    id text PRIMARY KEY,
+                    environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                    app_id text NOT NULL UNIQUE,
+                    secret_key_id text NOT NULL UNIQUE,
+                    webhook_url text,
+                    webhook_secrets bytea,
+                    credentials bytea,
+                    identity_key bytea,
+                    created_at timestamptz NOT NULL,
+                    body jsonb NOT NULL
+                );
+                CREATE TABLE processing_keys (
+                    seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+                    id text PRIMARY KEY,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    active boolean NOT NULL,
+                    private_key bytea NOT NULL,
+                    certificate_pem text NOT NULL,
+                    created_at timestamptz NOT NULL
+                );
+                CREATE INDEX processing_keys_merchant ON processing_keys (merchant_id, created_at);
+                CREATE TABLE bin_entries (
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    prefix text NOT NULL,
+                    issuer text, bank_id text, level text, country text, country_code text, funding integer,
+                    PRIMARY KEY (merchant_id, prefix)
+                );
+                CREATE TABLE cobrand_ranges (
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    low bigint NOT NULL,
+                    high bigint NOT NULL CHECK (high >= low),
+                    code text NOT NULL
+                );
+                CREATE INDEX cobrand_ranges_merchant ON cobrand_ranges (merchant_id, low);
+                CREATE TABLE seen_transactions (
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                    transaction_id text NOT NULL,
+                    seen_at timestamptz NOT NULL,
+                    PRIMARY KEY (merchant_id, environment, transaction_id)
+                );
+                CREATE TABLE primes (
+                    hash text PRIMARY KEY,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                    amount bigint NOT NULL,
+                    currency text NOT NULL,
+                    deferred boolean NOT NULL,
+                    card_info jsonb NOT NULL,
+                    card_data bytea,
+                    created_at timestamptz NOT NULL,
+                    expires_at timestamptz NOT NULL,
+                    claimed_at timestamptz,
+                    payment_id text UNIQUE,
+                    CHECK ((claimed_at IS NULL) = (payment_id IS NULL))
+                );
+                CREATE INDEX primes_expiry ON primes (expires_at) WHERE card_data IS NOT NULL;
+                -- A prime is claimed once: its claim can never be replaced nor undone.
+                CREATE FUNCTION primes_claimed_once() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF OLD.payment_id IS NOT NULL AND NEW.payment_id IS DISTINCT FROM OLD.payment_id THEN
+                        RAISE EXCEPTION 'prime already claimed' USING ERRCODE = 'unique_violation';
+                    END IF;
+                    RETURN NEW;
+                END $$;
+                CREATE TRIGGER primes_claimed_once BEFORE UPDATE ON primes
+                    FOR EACH ROW EXECUTE FUNCTION primes_claimed_once();
+                CREATE TABLE order_sessions (
+                    id text PRIMARY KEY,
+                    order_token text NOT NULL UNIQUE,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                    out_trade_no text NOT NULL,
+                    status text NOT NULL,
+                    payment_id text,
+                    created_at timestamptz NOT NULL,
+                    expires_at timestamptz NOT NULL,
+                    body jsonb NOT NULL,
+                    UNIQUE (merchant_id, environment, out_trade_no)
+                );
+                CREATE TABLE payments (
+                    id text PRIMARY KEY,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                    status text NOT NULL,
+                    amount bigint NOT NULL CHECK (amount > 0),
+                    currency text NOT NULL,
+                    captured_amount bigint NOT NULL CHECK (captured_amount >= 0),
+                    refunded_amount bigint NOT NULL CHECK (refunded_amount >= 0 AND refunded_amount <= captured_amount),
+                    order_number text,
+                    out_trade_no text,
+                    session_id text REFERENCES order_sessions (id),
+                    pending_operation boolean NOT NULL,
+                    capture_at timestamptz,
+                    created_at timestamptz NOT NULL,
+                    updated_at timestamptz NOT NULL,
+                    body jsonb NOT NULL
+                );
+                CREATE INDEX payments_listing ON payments (merchant_id, environment, created_at, id);
+                CREATE INDEX payments_status ON payments (status, updated_at);
+                CREATE INDEX payments_capture ON payments (capture_at) WHERE capture_at IS NOT NULL;
+                CREATE TABLE payment_card_data (
+                    payment_id text PRIMARY KEY REFERENCES payments (id),
+                    sealed bytea NOT NULL
+                );
+                CREATE TABLE payment_transitions (
+                    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    payment_id text NOT NULL REFERENCES payments (id),
+                    from_status text,
+                    to_status text NOT NULL,
+                    at timestamptz NOT NULL,
+                    cause text NOT NULL
+                );
+                CREATE INDEX payment_transitions_payment ON payment_transitions (payment_id, seq);
+                CREATE TABLE refunds (
+                    seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+                    id text PRIMARY KEY,
+                    payment_id text NOT NULL REFERENCES payments (id),
+                    amount bigint NOT NULL CHECK (amount > 0),
+                    currency text NOT NULL,
+                    status text NOT NULL,
+                    reason text,
+                    decline_code text,
+                    created_at timestamptz NOT NULL,
+                    updated_at timestamptz NOT NULL
+                );
+                CREATE INDEX refunds_payment ON refunds (payment_id, created_at);
+                CREATE INDEX refunds_pending ON refunds (status) WHERE status = 'pending';
+                CREATE TABLE webhook_events (
+                    seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+                    id text PRIMARY KEY,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    object_id text NOT NULL,
+                    type text NOT NULL,
+                    payload bytea NOT NULL,
+                    created_at timestamptz NOT NULL,
+                    delivery_url text,
+                    state text NOT NULL CHECK (state IN ('pending', 'delivered', 'dead')),
+                    attempts integer NOT NULL,
+                    next_attempt_at timestamptz
+                );
+                CREATE INDEX webhook_events_due ON webhook_events (state, next_attempt_at);
+                CREATE INDEX webhook_events_merchant ON webhook_events (merchant_id, created_at);
+                CREATE INDEX webhook_events_object ON webhook_events (object_id);
+                CREATE TABLE webhook_attempts (
+                    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    event_id text NOT NULL REFERENCES webhook_events (id),
+                    attempted_at timestamptz NOT NULL,
+                    http_status integer,
+                    error text,
+                    state text NOT NULL
+                );
+                CREATE INDEX webhook_attempts_event ON webhook_attempts (event_id, seq);
+                CREATE TABLE idempotency_keys (
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                    idempotency_key text NOT NULL,
+                    operation text NOT NULL,
+                    fingerprint text NOT NULL,
+                    recovery_point text NOT NULL,
+                    locked_at timestamptz,
+                    response bytea,
+                    created_at timestamptz NOT NULL,
+                    PRIMARY KEY (merchant_id, environment, idempotency_key)
+                );
+                CREATE TABLE sandbox_acquirer_authorizations (
+                    seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+                    reference text PRIMARY KEY,
+                    merchant_reference text NOT NULL,
+                    merchant_id text NOT NULL,
+                    amount bigint NOT NULL,
+                    currency text NOT NULL,
+                    last_four text NOT NULL,
+                    status text NOT NULL,
+                    decline_code text,
+                    auth_code text NOT NULL,
+                    captured_amount bigint NOT NULL,
+                    refunded_amount bigint NOT NULL,
+                    voided boolean NOT NULL,
+                    created_at timestamptz NOT NULL,
+                    resolves_at timestamptz
+                );
+                CREATE INDEX sandbox_acquirer_by_merchant_reference
+                    ON sandbox_acquirer_authorizations (merchant_reference, created_at);
+                CREATE TABLE sandbox_acquirer_operations (
+                    id text PRIMARY KEY,
+                    reference text NOT NULL,
+                    kind text NOT NULL,
+                    amount bigint NOT NULL,
+                    succeeded boolean NOT NULL,
+                    decline_code text,
+                    created_at timestamptz NOT NULL
+                );
+                CREATE INDEX sandbox_acquirer_operations_reference ON sandbox_acquirer_operations (reference);
+                """),
+        PostgresMigration(
+            version: 2, name: "webhook_endpoint_enabled",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN webhook_enabled boolean NOT NULL DEFAULT true;
+                """),
+        PostgresMigration(
+            version: 3, name: "stored_responses",
+            sql: """
+                CREATE TABLE stored_responses (
+                    name text PRIMARY KEY,
+                    created_at timestamptz NOT NULL,
+                    value bytea NOT NULL
+                );
+                CREATE INDEX stored_responses_created ON stored_responses (created_at);
+                INSERT INTO stored_responses (name, created_at, value)
+                    SELECT name, now(), value FROM settings WHERE name LIKE 'response:%';
+                DELETE FROM settings WHERE name LIKE 'response:%';
+                """),
+        // TapPay's card_info carries the issuer's name in Traditional Chinese (SQLite's migration 5; a prime's
+        // card information is one jsonb document here, which carries it already).
+        PostgresMigration(
+            version: 4, name: "issuer_zh_tw",
+            sql: """
+                ALTER TABLE bin_entries ADD COLUMN issuer_zh_tw text;
+                """),
+    ]
+}

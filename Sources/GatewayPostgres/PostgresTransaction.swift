@@ -1,0 +1,567 @@
+import Foundation
+import Gateway
+
+/// The rows of one open PostgreSQL transaction. Only valid inside the `write`/`read` call that made it.
+struct PostgresTransaction: StoreTransaction {
+    let store: PostgresStore
+    let db: PGConnection
+
+    /// `$first, $first+1, …` for `count` values.
+    static func placeholders(_ count: Int, from first: Int) -> String {
+        (first..<(first + count)).map { "$\($0)" }.joined(separator: ", ")
+    }
+
+    // MARK: Settings
+
+    func setting(_ name: String) throws -> Data? {
+        try db.query("SELECT value FROM settings WHERE name = $1", [.text(name)]) { $0.bytea(0) }.first ?? nil
+    }
+
+    func setSetting(_ name: String, value: Data) throws {
+        try db.run(
+            "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            [.text(name), .bytea(value)])
+    }
+
+    // MARK: Merchants
+
+    /// The merchant's document without its sealed secrets, which go in their own `bytea` columns.
+    private func merchantBody(_ m: MerchantRecord) throws -> PGValue {
+        var body = m
+        body.webhookSecretsSealed = nil
+        body.credentialsSealed = nil
+        body.identityKeySealed = nil
+        return .jsonb(try store.json(body))
+    }
+
+    func insertMerchant(_ m: MerchantRecord) throws {
+        try db.run(
+            """
+            INSERT INTO merchants (id, environment, app_id, secret_key_id, webhook_url, webhook_enabled,
+                webhook_secrets, credentials, identity_key, created_at, body)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            """,
+            [
+                .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID),
+                PGValue(m.webhookURL), .bool(m.webhookEnabled), PGValue(m.webhookSecretsSealed),
+                PGValue(m.credentialsSealed), PGValue(m.identityKeySealed), .timestamptz(m.createdAt),
+                try merchantBody(m),
+            ])
+    }
+
+    func updateMerchant(_ m: MerchantRecord) throws {
+        try db.run(
+            """
+            UPDATE merchants SET webhook_url = $1, webhook_enabled = $2, webhook_secrets = $3, credentials = $4,
+                identity_key = $5, body = $6 WHERE id = $7
+            """,
+            [
+                PGValue(m.webhookURL), .bool(m.webhookEnabled), PGValue(m.webhookSecretsSealed),
+                PGValue(m.credentialsSealed), PGValue(m.identityKeySealed), try merchantBody(m), .text(m.id),
+            ])
+    }
+
+    /// The columns ``merchantRecord(_:)`` reads, in order.
+    static let merchantColumns = "body, webhook_secrets, credentials, identity_key"
+
+    func merchantRecord(_ row: PGRow) throws -> MerchantRecord {
+        var record = try store.decode(MerchantRecord.self, row.text(0))
+        record.webhookSecretsSealed = row.bytea(1)
+        record.credentialsSealed = row.bytea(2)
+        record.identityKeySealed = row.bytea(3)
+        return record
+    }
+
+    private func merchants(where clause: String, _ values: [PGValue]) throws -> [MerchantRecord] {
+        try db.query(
+            "SELECT \(Self.merchantColumns) FROM merchants WHERE \(clause) ORDER BY created_at, id", values,
+            merchantRecord)
+    }
+
+    func merchant(id: String) throws -> MerchantRecord? { try merchants(where: "id = $1", [.text(id)]).first }
+    func merchant(appID: String) throws -> MerchantRecord? {
+        try merchants(where: "app_id = $1", [.text(appID)]).first
+    }
+    func merchant(secretKeyID: String) throws -> MerchantRecord? {
+        try merchants(where: "secret_key_id = $1", [.text(secretKeyID)]).first
+    }
+    func merchants(environment: GatewayEnvironment) throws -> [MerchantRecord] {
+        try merchants(where: "environment = $1", [.text(environment.rawValue)])
+    }
+
+    func insertProcessingKey(_ k: ProcessingKeyRecord) throws {
+        try db.run(
+            """
+            INSERT INTO processing_keys (id, merchant_id, active, private_key, certificate_pem, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6)
+            """,
+            [
+                .text(k.id), .text(k.merchantID), .bool(k.active), .bytea(k.privateKeySealed),
+                .text(k.certificatePEM), .timestamptz(k.createdAt),
+            ])
+    }
+
+    func updateProcessingKey(_ k: ProcessingKeyRecord) throws {
+        try db.run("UPDATE processing_keys SET active = $1 WHERE id = $2", [.bool(k.active), .text(k.id)])
+    }
+
+    func processingKeys(merchantID: String) throws -> [ProcessingKeyRecord] {
+        try db.query(
+            """
+            SELECT id, merchant_id, private_key, certificate_pem, active, created_at FROM processing_keys
+            WHERE merchant_id = $1 ORDER BY created_at, seq
+            """, [.text(merchantID)]
+        ) { row in
+            ProcessingKeyRecord(
+                id: row.text(0), merchantID: row.text(1), privateKeySealed: row.bytea(2) ?? Data(),
+                certificatePEM: row.text(3), active: row.bool(4), createdAt: row.date(5))
+        }
+    }
+
+    func replaceBINTable(merchantID: String, entries: [BINEntry]) throws {
+        try db.run("DELETE FROM bin_entries WHERE merchant_id = $1", [.text(merchantID)])
+        for e in entries {
+            try db.run(
+                """
+                INSERT INTO bin_entries (merchant_id, prefix, issuer, bank_id, level, country, country_code, funding,
+                    issuer_zh_tw)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8::int8::integer, $9)
+                ON CONFLICT (merchant_id, prefix) DO UPDATE SET issuer = excluded.issuer, bank_id = excluded.bank_id,
+                    level = excluded.level, country = excluded.country, country_code = excluded.country_code,
+                    funding = excluded.funding, issuer_zh_tw = excluded.issuer_zh_tw
+                """,
+                [
+                    .text(merchantID), .text(e.prefix), PGValue(e.issuer), PGValue(e.bankID), PGValue(e.level),
+                    PGValue(e.country), PGValue(e.countryCode), PGValue(e.funding.map(Int64.init)),
+                    PGValue(e.issuerZhTW),
+                ])
+        }
+    }
+
+    func binEntries(merchantID: String, prefixes: [String]) throws -> [BINEntry] {
+        guard !prefixes.isEmpty else { return [] }
+        return try db.query(
+            """
+            SELECT prefix, issuer, bank_id, level, country, country_code, funding, issuer_zh_tw FROM bin_entries
+            WHERE merchant_id = $1 AND prefix IN (\(Self.placeholders(prefixes.count, from: 2)))
+            """, [.text(merchantID)] + prefixes.map { .text($0) }
+        ) { row in
+            BINEntry(
+                prefix: row.text(0), issuer: row.optionalText(1), bankID: row.optionalText(2),
+                level: row.optionalText(3), country: row.optionalText(4), countryCode: row.optionalText(5),
+                funding: row.optionalInt(6).map(Int.init), issuerZhTW: row.optionalText(7))
+        }
+    }
+
+    func replaceCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws {
+        try db.run("DELETE FROM cobrand_ranges WHERE merchant_id = $1", [.text(merchantID)])
+        for r in ranges {
+            try db.run(
+                "INSERT INTO cobrand_ranges (merchant_id, low, high, code) VALUES ($1, $2, $3, $4)",
+                [.text(merchantID), .int8(r.low), .int8(r.high), .text(r.code)])
+        }
+    }
+
+    func coBrandCodes(merchantID: String, bin: Int64) throws -> [String] {
+        try db.query(
+            "SELECT DISTINCT code FROM cobrand_ranges WHERE merchant_id = $1 AND low <= $2 AND high >= $2 ORDER BY code",
+            [.text(merchantID), .int8(bin)]
+        ) { $0.text(0) }
+    }
+
+    // MARK: Replay
+
+    func recordTransactionID(
+        merchantID: String, environment: GatewayEnvironment, transactionID: String, at: Date
+    ) throws -> Bool {
+        try db.change(
+            """
+            INSERT INTO seen_transactions (merchant_id, environment, transaction_id, seen_at) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (merchant_id, environment, transaction_id) DO NOTHING
+            """, [.text(merchantID), .text(environment.rawValue), .text(transactionID), .timestamptz(at)]) == 1
+    }
+
+    // MARK: Primes
+
+    func insertPrime(_ p: PrimeRecord) throws {
+        try db.run(
+            """
+            INSERT INTO primes (hash, merchant_id, environment, amount, currency, deferred, card_info, card_data,
+                created_at, expires_at, claimed_at, payment_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            """,
+            [
+                .text(p.hash), .text(p.merchantID), .text(p.environment.rawValue), .int8(p.amount), .text(p.currency),
+                .bool(p.isDeferred), .jsonb(try store.json(p.cardInfo)), PGValue(p.cardDataSealed),
+                .timestamptz(p.createdAt), .timestamptz(p.expiresAt), PGValue(p.claimedAt), PGValue(p.paymentID),
+            ])
+    }
+
+    func prime(hash: String) throws -> PrimeRecord? {
+        try db.query(
+            """
+            SELECT hash, merchant_id, environment, amount, currency, deferred, card_info, card_data, created_at,
+                expires_at, claimed_at, payment_id FROM primes WHERE hash = $1
+            """, [.text(hash)]
+        ) { row in
+            PrimeRecord(
+                hash: row.text(0), merchantID: row.text(1),
+                environment: GatewayEnvironment(rawValue: row.text(2)) ?? .sandbox, amount: row.int(3),
+                currency: row.text(4), isDeferred: row.bool(5), cardInfo: try store.decode(CardInfo.self, row.text(6)),
+                cardDataSealed: row.bytea(7), createdAt: row.date(8), expiresAt: row.date(9),
+                claimedAt: row.optionalDate(10), paymentID: row.optionalText(11))
+        }.first
+    }
+
+    func claimPrime(hash: String, paymentID: String, at: Date) throws -> Bool {
+        try db.change(
+            """
+            UPDATE primes SET claimed_at = $1, payment_id = $2, card_data = NULL WHERE hash = $3 AND claimed_at IS NULL
+            """, [.timestamptz(at), .text(paymentID), .text(hash)]) == 1
+    }
+
+    func purgeExpiredPrimes(now: Date) throws -> Int {
+        try db.change(
+            "UPDATE primes SET card_data = NULL WHERE card_data IS NOT NULL AND expires_at <= $1", [.timestamptz(now)])
+    }
+
+    // MARK: Sessions
+
+    func insertSession(_ s: OrderSession) throws -> Bool {
+        try db.change(
+            """
+            INSERT INTO order_sessions (id, order_token, merchant_id, environment, out_trade_no, status, payment_id,
+                created_at, expires_at, body)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            ON CONFLICT (merchant_id, environment, out_trade_no) DO NOTHING
+            """,
+            [
+                .text(s.id), .text(s.orderToken), .text(s.merchantID), .text(s.environment.rawValue),
+                .text(s.outTradeNo), .text(s.status.rawValue), PGValue(s.paymentID), .timestamptz(s.createdAt),
+                .timestamptz(s.expiresAt), .jsonb(try store.json(s)),
+            ]) == 1
+    }
+
+    func session(orderToken: String) throws -> OrderSession? {
+        try db.query("SELECT body FROM order_sessions WHERE order_token = $1", [.text(orderToken)]) {
+            try store.decode(OrderSession.self, $0.text(0))
+        }.first
+    }
+
+    func session(id: String) throws -> OrderSession? {
+        try db.query("SELECT body FROM order_sessions WHERE id = $1", [.text(id)]) {
+            try store.decode(OrderSession.self, $0.text(0))
+        }.first
+    }
+
+    func updateSession(_ s: OrderSession) throws {
+        try db.run(
+            "UPDATE order_sessions SET status = $1, payment_id = $2, body = $3 WHERE id = $4",
+            [.text(s.status.rawValue), PGValue(s.paymentID), .jsonb(try store.json(s)), .text(s.id)])
+    }
+
+    // MARK: Payments
+
+    private func paymentValues(_ p: Payment) throws -> [PGValue] {
+        var stored = p
+        stored.refunds = []
+        return [
+            .text(p.merchantID), .text(p.environment.rawValue), .text(p.status.rawValue), .int8(p.amount),
+            .text(p.currency), .int8(p.capturedAmount), .int8(p.refundedAmount), PGValue(p.orderNumber),
+            PGValue(p.outTradeNo), PGValue(p.sessionID), .bool(p.pendingOperation != nil),
+            PGValue(p.status == .authorized ? p.captureAt : nil), .timestamptz(p.createdAt), .timestamptz(p.updatedAt),
+            .jsonb(try store.json(stored)), .text(p.id),
+        ]
+    }
+
+    func insertPayment(_ p: Payment) throws {
+        try db.run(
+            """
+            INSERT INTO payments (merchant_id, environment, status, amount, currency, captured_amount, refunded_amount,
+                order_number, out_trade_no, session_id, pending_operation, capture_at, created_at, updated_at, body, id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+            """, try paymentValues(p))
+    }
+
+    func updatePayment(_ p: Payment) throws {
+        try db.run(
+            """
+            UPDATE payments SET merchant_id = $1, environment = $2, status = $3, amount = $4, currency = $5,
+                captured_amount = $6, refunded_amount = $7, order_number = $8, out_trade_no = $9, session_id = $10,
+                pending_operation = $11, capture_at = $12, created_at = $13, updated_at = $14, body = $15
+            WHERE id = $16
+            """, try paymentValues(p))
+    }
+
+    func payment(id: String) throws -> Payment? {
+        try db.query("SELECT body FROM payments WHERE id = $1", [.text(id)]) {
+            try store.decode(Payment.self, $0.text(0))
+        }.first
+    }
+
+    func payments(
+        merchantID: String, environment: GatewayEnvironment, query: PaymentQuery, after: PaymentCursor?
+    ) throws -> [Payment] {
+        var clauses = ["merchant_id = $1", "environment = $2"]
+        var values: [PGValue] = [.text(merchantID), .text(environment.rawValue)]
+        func add(_ clause: String, _ value: PGValue) {
+            values.append(value)
+            clauses.append(clause.replacingOccurrences(of: "?", with: "$\(values.count)"))
+        }
+        if let from = query.createdFrom { add("created_at >= ?", .timestamptz(from)) }
+        if let to = query.createdTo { add("created_at < ?", .timestamptz(to)) }
+        if let currency = query.currency { add("currency = ?", .text(currency)) }
+        if let min = query.minAmount { add("amount >= ?", .int8(min)) }
+        if let max = query.maxAmount { add("amount <= ?", .int8(max)) }
+        if !query.statuses.isEmpty {
+            clauses.append("status IN (\(Self.placeholders(query.statuses.count, from: values.count + 1)))")
+            values += query.statuses.map { .text($0.rawValue) }
+        }
+        if let number = query.orderNumber { add("order_number = ?", .text(number)) }
+        if let outTradeNo = query.outTradeNo { add("out_trade_no = ?", .text(outTradeNo)) }
+        if let after {
+            values += [.timestamptz(after.createdAt), .text(after.id)]
+            let at = values.count - 1
+            clauses.append("(created_at < $\(at) OR (created_at = $\(at) AND id < $\(at + 1)))")
+        }
+        values.append(.int8(Int64(query.limit)))
+        return try db.query(
+            """
+            SELECT body FROM payments WHERE \(clauses.joined(separator: " AND "))
+            ORDER BY created_at DESC, id DESC LIMIT $\(values.count)
+            """, values
+        ) { try store.decode(Payment.self, $0.text(0)) }
+    }
+
+    func paymentIDs(statuses: [PaymentStatus], updatedBefore: Date, limit: Int) throws -> [String] {
+        guard !statuses.isEmpty else { return [] }
+        let count = statuses.count
+        return try db.query(
+            """
+            SELECT id FROM payments WHERE status IN (\(Self.placeholders(count, from: 1))) AND updated_at <= $\(count + 1)
+            ORDER BY updated_at LIMIT $\(count + 2)
+            """, statuses.map { .text($0.rawValue) } + [.timestamptz(updatedBefore), PGValue(limit)]
+        ) { $0.text(0) }
+    }
+
+    func paymentIDsNeedingCapture(due: Date, limit: Int) throws -> [String] {
+        try db.query(
+            """
+            SELECT id FROM payments WHERE pending_operation OR (status = 'authorized' AND capture_at <= $1)
+            ORDER BY updated_at LIMIT $2
+            """, [.timestamptz(due), PGValue(limit)]
+        ) { $0.text(0) }
+    }
+
+    func insertTransition(_ t: PaymentTransition) throws {
+        try db.run(
+            "INSERT INTO payment_transitions (payment_id, from_status, to_status, at, cause) VALUES ($1, $2, $3, $4, $5)",
+            [.text(t.paymentID), PGValue(t.from?.rawValue), .text(t.to.rawValue), .timestamptz(t.at), .text(t.cause)])
+    }
+
+    func transitions(paymentID: String) throws -> [PaymentTransition] {
+        try db.query(
+            "SELECT from_status, to_status, at, cause FROM payment_transitions WHERE payment_id = $1 ORDER BY seq",
+            [.text(paymentID)]
+        ) { row in
+            PaymentTransition(
+                paymentID: paymentID, from: row.optionalText(0).flatMap(PaymentStatus.init(rawValue:)),
+                to: PaymentStatus(rawValue: row.text(1)) ?? .unknown, at: row.date(2), cause: row.text(3))
+        }
+    }
+
+    func setCardData(paymentID: String, sealed: Data?) throws {
+        if let sealed {
+            try db.run(
+                """
+                INSERT INTO payment_card_data (payment_id, sealed) VALUES ($1, $2)
+                ON CONFLICT (payment_id) DO UPDATE SET sealed = excluded.sealed
+                """, [.text(paymentID), .bytea(sealed)])
+        } else {
+            try db.run("DELETE FROM payment_card_data WHERE payment_id = $1", [.text(paymentID)])
+        }
+    }
+
+    func cardData(paymentID: String) throws -> Data? {
+        try db.query("SELECT sealed FROM payment_card_data WHERE payment_id = $1", [.text(paymentID)]) {
+            $0.bytea(0)
+        }.first ?? nil
+    }
+
+    // MARK: Refunds
+
+    func insertRefund(_ r: Refund) throws {
+        try db.run(
+            """
+            INSERT INTO refunds (id, payment_id, amount, currency, status, reason, decline_code, created_at, updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            """,
+            [
+                .text(r.id), .text(r.paymentID), .int8(r.amount), .text(r.currency), .text(r.status.rawValue),
+                PGValue(r.reason), PGValue(r.declineCode), .timestamptz(r.createdAt), .timestamptz(r.updatedAt),
+            ])
+    }
+
+    func updateRefund(_ r: Refund) throws {
+        try db.run(
+            "UPDATE refunds SET status = $1, decline_code = $2, updated_at = $3 WHERE id = $4",
+            [.text(r.status.rawValue), PGValue(r.declineCode), .timestamptz(r.updatedAt), .text(r.id)])
+    }
+
+    func refunds(paymentID: String) throws -> [Refund] {
+        try db.query(
+            """
+            SELECT id, payment_id, amount, currency, status, reason, decline_code, created_at, updated_at FROM refunds
+            WHERE payment_id = $1 ORDER BY created_at, seq
+            """, [.text(paymentID)]
+        ) { row in
+            Refund(
+                id: row.text(0), paymentID: row.text(1), amount: row.int(2), currency: row.text(3),
+                status: Refund.Status(rawValue: row.text(4)) ?? .pending, reason: row.optionalText(5),
+                declineCode: row.optionalText(6), createdAt: row.date(7), updatedAt: row.date(8))
+        }
+    }
+
+    func paymentIDsWithPendingRefunds(limit: Int) throws -> [String] {
+        try db.query(
+            "SELECT DISTINCT payment_id FROM refunds WHERE status = 'pending' LIMIT $1", [PGValue(limit)]
+        ) { $0.text(0) }
+    }
+
+    // MARK: Outbox
+
+    func insertEvent(_ e: WebhookEvent, objectID: String, deliveryURL: String?) throws {
+        try db.run(
+            """
+            INSERT INTO webhook_events (id, merchant_id, object_id, type, payload, created_at, delivery_url, state,
+                attempts, next_attempt_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $6)
+            """,
+            [
+                .text(e.id), .text(e.merchantID), .text(objectID), .text(e.type), .bytea(e.payload),
+                .timestamptz(e.createdAt), PGValue(deliveryURL),
+            ])
+    }
+
+    static func event(_ row: PGRow) -> WebhookEvent {
+        WebhookEvent(
+            id: row.text(0), merchantID: row.text(1), type: row.text(2), payload: row.bytea(3) ?? Data(),
+            createdAt: row.date(4))
+    }
+
+    func events(merchantID: String, limit: Int) throws -> [WebhookEvent] {
+        try db.query(
+            """
+            SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE merchant_id = $1
+            ORDER BY created_at DESC, seq DESC LIMIT $2
+            """, [.text(merchantID), PGValue(limit)], Self.event)
+    }
+
+    func event(id: String) throws -> WebhookEvent? {
+        try db.query(
+            "SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE id = $1", [.text(id)],
+            Self.event
+        ).first
+    }
+
+    // MARK: Idempotency
+
+    func claimIdempotencyKey(_ r: IdempotencyRecord) throws -> Bool {
+        try db.change(
+            """
+            INSERT INTO idempotency_keys (merchant_id, environment, idempotency_key, operation, fingerprint,
+                recovery_point, locked_at, response, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            ON CONFLICT (merchant_id, environment, idempotency_key) DO NOTHING
+            """,
+            [
+                .text(r.merchantID), .text(r.environment.rawValue), .text(r.key), .text(r.operation),
+                .text(r.fingerprint), .text(r.recoveryPoint), PGValue(r.lockedAt), PGValue(r.responseSealed),
+                .timestamptz(r.createdAt),
+            ]) == 1
+    }
+
+    func idempotencyRecord(
+        merchantID: String, environment: GatewayEnvironment, key: String
+    ) throws -> IdempotencyRecord? {
+        try db.query(
+            """
+            SELECT operation, fingerprint, recovery_point, locked_at, response, created_at FROM idempotency_keys
+            WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3
+            """, [.text(merchantID), .text(environment.rawValue), .text(key)]
+        ) { row in
+            IdempotencyRecord(
+                merchantID: merchantID, environment: environment, key: key, operation: row.text(0),
+                fingerprint: row.text(1), recoveryPoint: row.text(2), lockedAt: row.optionalDate(3),
+                responseSealed: row.bytea(4), createdAt: row.date(5))
+        }.first
+    }
+
+    func updateIdempotencyRecord(_ r: IdempotencyRecord) throws {
+        try db.run(
+            """
+            UPDATE idempotency_keys SET recovery_point = $1, locked_at = $2, response = $3
+            WHERE merchant_id = $4 AND environment = $5 AND idempotency_key = $6
+            """,
+            [
+                .text(r.recoveryPoint), PGValue(r.lockedAt), PGValue(r.responseSealed), .text(r.merchantID),
+                .text(r.environment.rawValue), .text(r.key),
+            ])
+    }
+
+    func deleteIdempotencyRecord(merchantID: String, environment: GatewayEnvironment, key: String) throws {
+        try db.run(
+            "DELETE FROM idempotency_keys WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3",
+            [.text(merchantID), .text(environment.rawValue), .text(key)])
+    }
+
+    func purgeIdempotencyRecords(before: Date) throws -> Int {
+        try db.change(
+            "DELETE FROM idempotency_keys WHERE response IS NOT NULL AND created_at < $1", [.timestamptz(before)])
+    }
+
+    func storedResponse(_ name: String) throws -> Data? {
+        try db.query("SELECT value FROM stored_responses WHERE name = $1", [.text(name)]) { $0.bytea(0) }.first
+            ?? nil
+    }
+
+    func setStoredResponse(_ name: String, value: Data, createdAt: Date) throws {
+        try db.run(
+            """
+            INSERT INTO stored_responses (name, created_at, value) VALUES ($1, $2, $3)
+            ON CONFLICT (name) DO UPDATE SET created_at = excluded.created_at, value = excluded.value
+            """, [.text(name), .timestamptz(createdAt), .bytea(value)])
+    }
+
+    func purgeStoredResponses(before: Date) throws -> Int {
+        try db.change("DELETE FROM stored_responses WHERE created_at < $1", [.timestamptz(before)])
+    }
+
+    // MARK: Audit
+
+    func auditRows() throws -> [AuditRow] {
+        var events: [String: Set<String>] = [:]
+        for (object, type) in try db.query(
+            "SELECT object_id, type FROM webhook_events", [], { ($0.text(0), $0.text(1)) })
+        {
+            events[object, default: []].insert(type)
+        }
+        return try db.query(
+            """
+            SELECT p.id, p.status, p.captured_amount,
+                (SELECT COALESCE(SUM(r.amount), 0)::bigint FROM refunds r
+                    WHERE r.payment_id = p.id AND r.status = 'succeeded'),
+                (SELECT COUNT(*) FROM sandbox_acquirer_authorizations a WHERE a.merchant_reference = p.id),
+                (SELECT COUNT(*) FROM sandbox_acquirer_operations o
+                    JOIN sandbox_acquirer_authorizations a ON a.reference = o.reference
+                    WHERE a.merchant_reference = p.id AND o.kind = 'capture' AND o.succeeded)
+            FROM payments p ORDER BY p.created_at, p.id
+            """
+        ) { row in
+            AuditRow(
+                paymentID: row.text(0), status: PaymentStatus(rawValue: row.text(1)) ?? .unknown,
+                capturedAmount: row.int(2), refundedAmount: row.int(3), eventTypes: events[row.text(0)] ?? [],
+                processorAuthorizations: Int(row.int(4)), processorCaptures: Int(row.int(5)))
+        }
+    }
+}

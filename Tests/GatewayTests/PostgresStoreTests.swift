@@ -1,0 +1,232 @@
+import Foundation
+import Gateway
+import Synchronization
+import Testing
+
+@testable import GatewayPostgres
+
+/// What only PostgreSQL has: concurrent writers on several connections, lost connections, a server that
+/// restarts. Each failure must stay invisible to the caller (run again) or be reported, never half-applied.
+@Suite("PostgreSQL store")
+struct PostgresStoreTests {
+    static let serverConfigured = StoreBackend.postgresURL != nil
+
+    /// Runs `body` on `count` threads released together; returns what each threw (nil on success).
+    static func together(_ count: Int, _ body: @Sendable @escaping (Int) throws -> Void) -> [String?] {
+        let results = Mutex([String?](repeating: "not_run", count: count))
+        let start = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            Thread.detachNewThread {
+                start.wait()
+                var outcome: String?
+                do { try body(index) } catch { outcome = String(describing: error) }
+                results.withLock { $0[index] = outcome }
+                group.leave()
+            }
+        }
+        for _ in 0..<count { start.signal() }
+        group.wait()
+        return results.withLock { $0 }
+    }
+
+    @Test(
+        "a serialization failure is retried and unseen: two read-then-write increments both count",
+        .enabled(if: serverConfigured, "ORCHARD_TEST_POSTGRES_URL is not set"))
+    func serializationFailureRetried() throws {
+        let database = try PostgresTestDatabase()
+        let store = try database.store(cipher: nil)
+        try store.write { try $0.setSetting("counter", value: Data("0".utf8)) }
+        let bothRead = DispatchGroup()
+        bothRead.enter()
+        bothRead.enter()
+        let firstAttempt = Mutex([true, true])
+        let errors = Self.together(2) { index in
+            try store.write { tx in
+                let value = Int(String(decoding: try tx.setting("counter") ?? Data(), as: UTF8.self)) ?? -1
+                if firstAttempt.withLock({ attempts in
+                    defer { attempts[index] = false }; return attempts[index]
+                }) {
+                    // Both transactions have read the old value before either writes it.
+                    bothRead.leave()
+                    bothRead.wait()
+                }
+                try tx.setSetting("counter", value: Data(String(value + 1).utf8))
+            }
+        }
+        #expect(errors == [nil, nil])
+        #expect(try store.read { try $0.setting("counter") } == Data("2".utf8))
+        #expect(store.retriedTransactionCount >= 1)
+    }
+
+    @Test(
+        "a deadlock is retried and unseen: two writers taking two rows in opposite orders both commit",
+        .enabled(if: serverConfigured, "ORCHARD_TEST_POSTGRES_URL is not set"))
+    func deadlockRetried() throws {
+        let database = try PostgresTestDatabase()
+        let store = try database.store(cipher: nil)
+        try store.write { tx in
+            try tx.setSetting("a", value: Data("0".utf8))
+            try tx.setSetting("b", value: Data("0".utf8))
+        }
+        let bothLocked = DispatchGroup()
+        bothLocked.enter()
+        bothLocked.enter()
+        let firstAttempt = Mutex([true, true])
+        let errors = Self.together(2) { index in
+            let order = index == 0 ? ["a", "b"] : ["b", "a"]
+            try store.transaction(.readCommitted) { tx in
+                try tx.setSetting(order[0], value: Data("\(index)".utf8))
+                if firstAttempt.withLock({ attempts in
+                    defer { attempts[index] = false }; return attempts[index]
+                }) {
+                    bothLocked.leave()
+                    bothLocked.wait()
+                }
+                try tx.setSetting(order[1], value: Data("\(index)".utf8))
+            }
+        }
+        #expect(errors == [nil, nil])
+        let values = try store.read { tx in [try tx.setting("a"), try tx.setting("b")] }
+        // The transaction run again after the deadlock wrote both rows last.
+        #expect(values[0] == values[1])
+        #expect(store.retriedTransactionCount >= 1)
+    }
+
+    @Test(
+        "a connection lost in the middle of a transaction: nothing of it stays, and it runs again on a new one",
+        .enabled(if: serverConfigured, "ORCHARD_TEST_POSTGRES_URL is not set"))
+    func connectionLostMidTransaction() throws {
+        let database = try PostgresTestDatabase()
+        let store = try database.store(cipher: nil)
+        let admin = try database.store(cipher: nil)
+        let runs = Mutex(0)
+        try store.write { tx in
+            let run = runs.withLock { count in
+                count += 1
+                return count
+            }
+            try tx.setSetting("run-\(run)", value: Data("x".utf8))
+            if run == 1 {
+                let pid = try #require(
+                    try (tx as! PostgresTransaction).db.query("SELECT pg_backend_pid()") { $0.int(0) }.first)
+                try admin.transaction(.readCommitted) { other in
+                    _ = try other.db.query("SELECT pg_terminate_backend($1::int8::integer)", [.int8(pid)]) {
+                        $0.bool(0)
+                    }
+                }
+            }
+            try tx.setSetting("last", value: Data("\(run)".utf8))
+        }
+        #expect(runs.withLock { $0 } == 2)
+        #expect(try store.read { try $0.setting("run-1") } == nil)
+        #expect(try store.read { try $0.setting("run-2") } == Data("x".utf8))
+        #expect(try store.read { try $0.setting("last") } == Data("2".utf8))
+    }
+
+    @Test(
+        "instances starting together migrate once under the advisory lock",
+        .enabled(if: serverConfigured, "ORCHARD_TEST_POSTGRES_URL is not set"))
+    func concurrentMigrations() throws {
+        let database = try PostgresTestDatabase()
+        let errors = Self.together(4) { _ in _ = try database.store(cipher: nil) }
+        #expect(errors == [nil, nil, nil, nil])
+        #expect(try database.store(cipher: nil).appliedMigrations() == [1, 2, 3])
+    }
+
+    @Test(
+        "the database refuses a second claim of a prime and a second use of a transaction id, whatever the code does",
+        .enabled(if: serverConfigured, "ORCHARD_TEST_POSTGRES_URL is not set"))
+    func constraintsAtTheDatabase() throws {
+        let h = try Harness(.postgres)
+        let payment = try h.pay()
+        let store = try #require(h.store as? PostgresStore)
+        #expect(throws: PostgresError.self) {
+            try store.transaction(.readCommitted) { tx in
+                try tx.db.run(
+                    "UPDATE primes SET payment_id = 'pay_other', claimed_at = now() WHERE payment_id = $1",
+                    [.text(payment.id)])
+            }
+        }
+        #expect(throws: PostgresError.self) {
+            try store.transaction(.readCommitted) { tx in
+                try tx.db.run("INSERT INTO seen_transactions SELECT * FROM seen_transactions")
+            }
+        }
+        #expect(throws: PostgresError.self) {
+            try store.transaction(.readCommitted) { tx in
+                try tx.db.run(
+                    "UPDATE payments SET refunded_amount = captured_amount + 1 WHERE id = $1", [.text(payment.id)])
+            }
+        }
+    }
+
+    @Test(
+        "a webhook event handed to one instance is not handed to another until its lease ends",
+        .enabled(if: serverConfigured, "ORCHARD_TEST_POSTGRES_URL is not set"))
+    func webhookLease() throws {
+        let h = try Harness(.postgres)
+        _ = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: "https://shop.example/hook")
+        _ = try h.pay()
+        let other = try h.reopenedStore()
+        let now = h.clock.now()
+        let first = try h.store.dueWebhooks(now: now, limit: 1)
+        let second = try other.dueWebhooks(now: now, limit: 10)
+        #expect(first.count == 1 && second.count == 1)
+        #expect(Set(first.map(\.event.id)).isDisjoint(with: second.map(\.event.id)))
+        #expect(try other.dueWebhooks(now: now, limit: 10).isEmpty)
+        // The instance holding them died: after the lease they are due again, for anyone.
+        let later = try other.dueWebhooks(now: now.addingTimeInterval(121), limit: 10)
+        #expect(Set(later.map(\.event.id)) == Set((first + second).map(\.event.id)))
+    }
+
+    @Test(
+        "the server restarts under load: every acknowledged payment is kept, none is charged twice, /readyz follows",
+        .enabled(if: TemporaryPostgresCluster.available, Comment(rawValue: TemporaryPostgresCluster.unavailableMessage))
+    )
+    func serverRestartUnderLoad() throws {
+        let cluster = try TemporaryPostgresCluster()
+        let database = try PostgresTestDatabase(onServer: cluster.url)
+        let h = try Harness(.postgres, database: database)
+        let store = try #require(h.store as? PostgresStore)
+        let acknowledged = Mutex([String: PaymentStatus]())
+        let failures = Mutex([String]())
+        let stopped = Mutex(false)
+        let workers = DispatchGroup()
+        for _ in 0..<4 {
+            workers.enter()
+            Thread.detachNewThread {
+                defer { workers.leave() }
+                while !stopped.withLock({ $0 }) {
+                    do {
+                        let payment = try h.pay()
+                        acknowledged.withLock { $0[payment.id] = payment.status }
+                    } catch {
+                        failures.withLock { $0.append(String(describing: error)) }
+                    }
+                }
+            }
+        }
+        Thread.sleep(forTimeInterval: 1)
+        try cluster.stop()
+        #expect(!store.isReachable())
+        Thread.sleep(forTimeInterval: 1)
+        try cluster.start()
+        Thread.sleep(forTimeInterval: 1.5)
+        stopped.withLock { $0 = true }
+        workers.wait()
+        #expect(store.isReachable())
+        let kept = acknowledged.withLock { $0 }
+        #expect(kept.count > 4)
+        for (id, status) in kept {
+            #expect(try store.read { try $0.payment(id: id) }?.status == status, "acknowledged payment \(id)")
+            #expect(try h.authorizations(id) == 1)
+        }
+        let audit = try LedgerAudit.run(store: store)
+        #expect(audit.holds, "\(audit)")
+        // Requests in flight during the restart either waited for the server or failed with a stable error; a
+        // failure left nothing half-written (the audit above).
+        for failure in failures.withLock({ $0 }) { #expect(!failure.contains("pan"), "\(failure)") }
+    }
+}
