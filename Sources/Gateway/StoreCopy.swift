@@ -3,9 +3,13 @@ import Foundation
 /// A value of a row in the portable form stores copy through: times are Unix milliseconds (UTC), flags 0 or 1,
 /// documents JSON text, sealed secrets the sealed bytes as stored (never opened).
 public enum PortableValue: Sendable, Hashable {
+    /// SQL NULL.
     case null
+    /// An integer: an amount in minor units, a count, a time in Unix milliseconds, a flag.
     case integer(Int64)
+    /// Text, JSON documents included.
     case text(String)
+    /// Bytes: sealed secrets, event payloads, stored answers.
     case blob(Data)
 }
 
@@ -59,11 +63,13 @@ public struct StoreCopyError: Error, CustomStringConvertible, Sendable {
         public static let copyFailed = Code(rawValue: "copy_failed")
     }
 
+    /// Which failure it is.
     public var code: Code
     /// What went wrong, for an operator (never a row's values).
     public var message: String
     public var description: String { "\(code): \(message)" }
 
+    /// An error with `code` and `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
@@ -94,7 +100,8 @@ public enum StoreCopy {
     public static func copy(from source: any StoreExporting, to target: any StoreImporting) throws -> Report {
         try checkTables(of: source, "source")
         try checkTables(of: target, "target")
-        var report: Report?
+        var rows: [(table: String, count: Int)]?
+        var audit: LedgerAudit.Report?
         try target.importRows(
             { insert in
                 var read: [String: Int] = [:]
@@ -108,25 +115,25 @@ public enum StoreCopy {
                         throw StoreCopyError(.copyFailed, "a row of \(table) could not be written: \(error)")
                     }
                 }
-                report = Report(rows: tables.map { ($0, read[$0] ?? 0) }, audit: LedgerAudit.check([]))
+                rows = tables.map { ($0, read[$0] ?? 0) }
             },
             verify: { tx, counts in
-                guard let copied = report else { return }
-                for (table, count) in copied.rows where counts[table] != count {
+                guard let rows else { throw StoreCopyError(.copyFailed, "the target verified before copying") }
+                for (table, count) in rows where counts[table] != count {
                     throw StoreCopyError(
                         .rowCountMismatch, "\(table): \(count) rows read, \(counts[table] ?? 0) in the target")
                 }
-                let audit = LedgerAudit.check(try tx.auditRows())
-                guard audit.holds else {
+                let report = LedgerAudit.check(try tx.auditRows())
+                guard report.holds else {
                     throw StoreCopyError(
                         .auditFailed,
-                        "the audit found \(audit.findings.count) finding(s): "
-                            + audit.findings.prefix(5).map(\.description).joined(separator: "; "))
+                        "the audit found \(report.findings.count) finding(s): "
+                            + report.findings.prefix(5).map(\.description).joined(separator: "; "))
                 }
-                report?.audit = audit
+                audit = report
             })
-        guard let report else { throw StoreCopyError(.copyFailed, "the target did not run the copy") }
-        return report
+        guard let rows, let audit else { throw StoreCopyError(.copyFailed, "the target did not run the copy") }
+        return Report(rows: rows, audit: audit)
     }
 
     private static func checkTables(of store: any StoreTableCounting, _ role: String) throws {

@@ -11,7 +11,8 @@ extension SQLiteStore: StoreExporting {
         try transaction("BEGIN") { tx in
             var counts: [String: Int] = [:]
             for table in try tx.gatewayTables() {
-                counts[table] = Int(try tx.db.query("SELECT count(*) FROM \"\(table)\"") { $0.int(0) }.first ?? 0)
+                let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                counts[table] = Int(try tx.db.query("SELECT count(*) FROM \(quoted)") { $0.int(0) }.first ?? 0)
             }
             return counts
         }
@@ -39,7 +40,6 @@ extension SQLiteTransaction {
                 AND name <> 'schema_migrations' ORDER BY name
             """
         ) { $0.text(0) }
-        .filter { !$0.contains("\"") }
     }
 }
 
