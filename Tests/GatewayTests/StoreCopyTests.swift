@@ -146,4 +146,19 @@ struct StoreCopyTests {
         #expect(report.rows.first { $0.table == "primes" }?.count == 1)
         #expect(try target.read { try $0.payment(id: payment.id) } == payment)
     }
+
+    @Test("a copy whose audit fails is rolled back: a captured payment without its event")
+    func auditFailureRollsBack() throws {
+        try StoreBackend.postgres.requireServer()
+        let h = try Harness(.sqlite)
+        _ = try h.pay()
+        try SQLiteScript.run("DELETE FROM webhook_attempts; DELETE FROM webhook_events", databasePath: h.databasePath)
+        let source = try #require(h.store as? SQLiteStore)
+        let database = try PostgresTestDatabase()
+        let target = try database.store(cipher: h.cipher)
+        let failure = #expect(throws: StoreCopyError.self) { try StoreCopy.copy(from: source, to: target) }
+        #expect(failure?.code == .auditFailed)
+        #expect(failure?.message.contains("missing_event") == true)
+        #expect(try target.rowCounts().values.allSatisfy { $0 == 0 })
+    }
 }
