@@ -1,3 +1,4 @@
+import ApplePayModel
 import Foundation
 
 /// A value of a row in the portable form stores copy through: times are Unix milliseconds (UTC), flags 0 or 1,
@@ -44,7 +45,7 @@ public protocol StoreImporting: StoreTableCounting {
 }
 
 /// Why a copy between stores stopped. The target is left as it was (no row written).
-public struct StoreCopyError: Error, CustomStringConvertible, Sendable {
+public struct StoreCopyError: CodedError, Sendable {
     /// A stable code.
     public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
         public var rawValue: String
@@ -66,13 +67,12 @@ public struct StoreCopyError: Error, CustomStringConvertible, Sendable {
     /// Which failure it is.
     public var code: Code
     /// What went wrong, for an operator (never a row's values).
-    public var message: String
-    public var description: String { "\(code): \(message)" }
+    public var reason: String
 
-    /// An error with `code` and `message`.
-    public init(_ code: Code, _ message: String) {
+    /// An error with `code` and `reason`.
+    public init(_ code: Code, _ reason: String) {
         self.code = code
-        self.message = message
+        self.reason = reason
     }
 }
 

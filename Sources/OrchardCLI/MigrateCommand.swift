@@ -54,7 +54,7 @@ enum MigrateCommand {
             io.out("copied sqlite:\(sourcePath) to \(shown)")
             return 0
         } catch let error as StoreCopyError {
-            io.err("orchard migrate: \(error.code): \(error.message) (target \(shown))")
+            io.err("orchard migrate: \(error) (target \(shown))")
             return 1
         } catch {
             io.err("orchard migrate: copy_failed: \(error) (target \(shown))")

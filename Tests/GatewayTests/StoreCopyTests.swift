@@ -158,7 +158,7 @@ struct StoreCopyTests {
         let target = try database.store(cipher: h.cipher)
         let failure = #expect(throws: StoreCopyError.self) { try StoreCopy.copy(from: source, to: target) }
         #expect(failure?.code == .auditFailed)
-        #expect(failure?.message.contains("missing_event") == true)
+        #expect(failure?.reason.contains("missing_event") == true)
         #expect(try target.rowCounts().values.allSatisfy { $0 == 0 })
     }
 }
