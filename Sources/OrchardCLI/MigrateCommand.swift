@@ -27,6 +27,7 @@ enum MigrateCommand {
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
         let sourcePath: String
         let target: GatewayRuntime.Options
+        let configuration: PostgresStore.Configuration
         do {
             let parsed = try Arguments(arguments, options: ["from", "to"], flags: ["help"])
             if parsed.flag("help") {
@@ -37,6 +38,8 @@ enum MigrateCommand {
             let to = try parsed.required("to")
             guard GatewayDatabase.isPostgres(to) else { throw UsageError("--to must be a postgres:// URL") }
             target = try GatewayDatabase.options(to)
+            guard let postgres = target.postgres else { throw UsageError("--to must be a postgres:// URL") }
+            configuration = postgres
             guard FileManager.default.fileExists(atPath: sourcePath) else {
                 throw UsageError("no database at \(sourcePath)")
             }
@@ -47,7 +50,6 @@ enum MigrateCommand {
         let shown = GatewayDatabase.display(target)
         do {
             let source = try SQLiteStore(path: sourcePath, cipher: nil)
-            guard let configuration = target.postgres else { throw UsageError("--to must be a postgres:// URL") }
             let report = try StoreCopy.copy(from: source, to: try PostgresStore(configuration, cipher: nil))
             for (table, count) in report.rows { io.out("\(table): \(count) rows") }
             io.out("row counts match; audit: \(report.audit.paymentsChecked) payments, all invariants hold")
