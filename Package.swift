@@ -94,7 +94,7 @@ let package = Package(
                 "GatewayHTTP", "Gateway", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
                 "OrchardCLI", "OrchardTestSupport",
             ]),
-        .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI"]),
+        .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres"]),
         // The client SDK against a real gateway served in-process on loopback.
         .testTarget(
             name: "OrchardPayTests",

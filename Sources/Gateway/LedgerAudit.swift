@@ -38,6 +38,11 @@ public enum LedgerAudit {
     /// Audits every payment in `store`.
     public static func run(store: any Store) throws(GatewayError) -> Report {
         let rows = try gatewayThrowing { try store.read { try $0.auditRows() } }
+        return check(rows)
+    }
+
+    /// Audits `rows` (read with ``StoreTransaction/auditRows()``, e.g. inside a transaction that is still open).
+    public static func check(_ rows: [AuditRow]) -> Report {
         var findings: [AuditFinding] = []
         var unsettled = 0
         for row in rows {

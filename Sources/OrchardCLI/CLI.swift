@@ -26,6 +26,7 @@ public enum CLI {
         RequestCommand.command,
         DemoCommand.command,
         AuditCommand.command,
+        MigrateCommand.command,
         GatewayWorkerCommand.command,
         ServeCommand.command,
         MerchantCommand.command,
