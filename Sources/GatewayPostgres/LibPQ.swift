@@ -128,7 +128,7 @@ final class PGResult {
 }
 
 /// One row of a binary-format result.
-struct PGRow {
+struct PGRow: StoreRow {
     let result: PGResult
     let index: Int
 
@@ -154,6 +154,7 @@ struct PGRow {
     func bytea(_ column: Int) -> Data? { isNull(column) ? nil : Data(result.bytes(row: index, column: column)) }
     func date(_ column: Int) -> Date { PGTime.date(microseconds: int(column)) }
     func optionalDate(_ column: Int) -> Date? { isNull(column) ? nil : date(column) }
+    func bytes(_ column: Int) -> Data? { bytea(column) }
 }
 
 /// One owned `PGconn`; finished in deinit. Not thread-safe: the pool hands it to one caller at a time.

@@ -27,7 +27,7 @@ extension PostgresStore {
                 [.timestamptz(now), PGValue(limit), .timestamptz(now.addingTimeInterval(configuration.webhookLease))]
             ) { row in
                 (
-                    event: PostgresTransaction.event(row), attempts: Int(row.int(5)), url: row.text(6),
+                    event: WebhookEvent(row: row), attempts: Int(row.int(5)), url: row.text(6),
                     sealed: row.bytea(7), due: row.date(8), seq: row.int(9)
                 )
             }
@@ -120,25 +120,11 @@ extension PostgresStore {
 // MARK: - Sandbox acquirer ledger
 
 extension PostgresStore {
-    private static let authorizationColumns = """
-        reference, merchant_reference, merchant_id, amount, currency, last_four, status, decline_code, auth_code,
-        captured_amount, refunded_amount, voided, created_at, resolves_at
-        """
-
-    private func authorization(_ row: PGRow) -> SandboxAuthorization {
-        SandboxAuthorization(
-            reference: row.text(0), merchantReference: row.text(1), merchantID: row.text(2), amount: row.int(3),
-            currency: row.text(4), lastFour: row.text(5),
-            status: SandboxAuthorization.Status(rawValue: row.text(6)) ?? .declined, declineCode: row.optionalText(7),
-            authCode: row.text(8), capturedAmount: row.int(9), refundedAmount: row.int(10), voided: row.bool(11),
-            createdAt: row.date(12), resolvesAt: row.optionalDate(13))
-    }
-
     public func insertAcquirerAuthorization(_ a: SandboxAuthorization) throws {
         try transaction(.serializable) { tx in
             try tx.db.run(
                 """
-                INSERT INTO sandbox_acquirer_authorizations (\(Self.authorizationColumns))
+                INSERT INTO sandbox_acquirer_authorizations (\(SandboxAuthorization.storeColumns))
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
                 """,
                 [
@@ -170,18 +156,19 @@ extension PostgresStore {
         try transaction(.readOnly) { tx in
             try tx.db.query(
                 """
-                SELECT \(Self.authorizationColumns) FROM sandbox_acquirer_authorizations WHERE merchant_reference = $1
+                SELECT \(SandboxAuthorization.storeColumns) FROM sandbox_acquirer_authorizations WHERE merchant_reference = $1
                 ORDER BY created_at, seq
-                """, [.text(merchantReference)], authorization)
+                """, [.text(merchantReference)]
+            ) { SandboxAuthorization(row: $0) }
         }
     }
 
     public func acquirerAuthorization(reference: String) throws -> SandboxAuthorization? {
         try transaction(.readOnly) { tx in
             try tx.db.query(
-                "SELECT \(Self.authorizationColumns) FROM sandbox_acquirer_authorizations WHERE reference = $1",
-                [.text(reference)], authorization
-            ).first
+                "SELECT \(SandboxAuthorization.storeColumns) FROM sandbox_acquirer_authorizations WHERE reference = $1",
+                [.text(reference)]
+            ) { SandboxAuthorization(row: $0) }.first
         }
     }
 
@@ -224,15 +211,6 @@ extension PostgresStore: OperationsQueries {
         (SELECT a.http_status FROM webhook_attempts a WHERE a.event_id = e.id ORDER BY a.seq DESC LIMIT 1)
         """
 
-    private func eventRecord(_ row: PGRow) -> EventRecord {
-        let state = WebhookDeliveryState(rawValue: row.text(5)) ?? .pending
-        return EventRecord(
-            event: PostgresTransaction.event(row),
-            delivery: EventDelivery(
-                state: state, attempts: Int(row.int(6)), nextAttemptAt: state == .pending ? row.optionalDate(7) : nil,
-                lastStatus: row.optionalInt(8).map(Int.init)))
-    }
-
     public func eventPage(
         merchantID: String, type: String?, after cursor: EventCursor?, limit: Int
     ) throws
@@ -251,14 +229,14 @@ extension PostgresStore: OperationsQueries {
         }
         values.append(PGValue(limit))
         sql += " ORDER BY e.created_at DESC, e.id DESC LIMIT $\(values.count)"
-        return try transaction(.readOnly) { tx in try tx.db.query(sql, values, eventRecord) }
+        return try transaction(.readOnly) { tx in try tx.db.query(sql, values) { EventRecord(row: $0) } }
     }
 
     public func eventRecord(id: String) throws -> EventRecord? {
         try transaction(.readOnly) { tx in
-            try tx.db.query(
-                "SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.id = $1", [.text(id)], eventRecord
-            ).first
+            try tx.db.query("SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.id = $1", [.text(id)]) {
+                EventRecord(row: $0)
+            }.first
         }
     }
 

@@ -443,25 +443,19 @@ struct PostgresTransaction: StoreTransaction {
             ])
     }
 
-    static func event(_ row: PGRow) -> WebhookEvent {
-        WebhookEvent(
-            id: row.text(0), merchantID: row.text(1), type: row.text(2), payload: row.bytea(3) ?? Data(),
-            createdAt: row.date(4))
-    }
-
     func events(merchantID: String, limit: Int) throws -> [WebhookEvent] {
         try db.query(
             """
             SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE merchant_id = $1
             ORDER BY created_at DESC, seq DESC LIMIT $2
-            """, [.text(merchantID), PGValue(limit)], Self.event)
+            """, [.text(merchantID), PGValue(limit)]
+        ) { WebhookEvent(row: $0) }
     }
 
     func event(id: String) throws -> WebhookEvent? {
         try db.query(
-            "SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE id = $1", [.text(id)],
-            Self.event
-        ).first
+            "SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE id = $1", [.text(id)]
+        ) { WebhookEvent(row: $0) }.first
     }
 
     // MARK: Idempotency

@@ -7,17 +7,6 @@ extension SQLiteStore: OperationsQueries {
         (SELECT a.http_status FROM webhook_attempts a WHERE a.event_id = e.id ORDER BY a.seq DESC LIMIT 1)
         """
 
-    private func eventRecord(_ row: Row) -> EventRecord {
-        let state = WebhookDeliveryState(rawValue: row.text(5)) ?? .pending
-        return EventRecord(
-            event: WebhookEvent(
-                id: row.text(0), merchantID: row.text(1), type: row.text(2), payload: row.blob(3) ?? Data(),
-                createdAt: row.date(4)),
-            delivery: EventDelivery(
-                state: state, attempts: Int(row.int(6)), nextAttemptAt: state == .pending ? row.optionalDate(7) : nil,
-                lastStatus: row.optionalInt(8).map(Int.init)))
-    }
-
     public func eventPage(
         merchantID: String, type: String?, after cursor: EventCursor?, limit: Int
     ) throws
@@ -35,14 +24,14 @@ extension SQLiteStore: OperationsQueries {
         }
         sql += " ORDER BY e.created_at DESC, e.id DESC LIMIT ?"
         values.append(SQLValue(limit))
-        return try transaction("BEGIN") { tx in try tx.db.query(sql, values, eventRecord) }
+        return try transaction("BEGIN") { tx in try tx.db.query(sql, values) { EventRecord(row: $0) } }
     }
 
     public func eventRecord(id: String) throws -> EventRecord? {
         try transaction("BEGIN") { tx in
-            try tx.db.query(
-                "SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.id = ?", [.text(id)], eventRecord
-            ).first
+            try tx.db.query("SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.id = ?", [.text(id)]) {
+                EventRecord(row: $0)
+            }.first
         }
     }
 

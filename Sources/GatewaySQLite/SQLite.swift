@@ -154,3 +154,15 @@ struct Row {
     func date(_ index: Int32) -> Date { Date(unixMilliseconds: int(index)) }
     func optionalDate(_ index: Int32) -> Date? { isNull(index) ? nil : date(index) }
 }
+
+/// The shared row mappings (``StoreRow``) read SQLite rows by `Int` position.
+extension Row: StoreRow {
+    func text(_ column: Int) -> String { text(Int32(column)) }
+    func optionalText(_ column: Int) -> String? { optionalText(Int32(column)) }
+    func int(_ column: Int) -> Int64 { int(Int32(column)) }
+    func optionalInt(_ column: Int) -> Int64? { optionalInt(Int32(column)) }
+    func bool(_ column: Int) -> Bool { bool(Int32(column)) }
+    func date(_ column: Int) -> Date { date(Int32(column)) }
+    func optionalDate(_ column: Int) -> Date? { optionalDate(Int32(column)) }
+    func bytes(_ column: Int) -> Data? { blob(Int32(column)) }
+}

@@ -188,9 +188,7 @@ extension SQLiteStore {
                 """, [SQLValue(now), SQLValue(limit)]
             ) { row in
                 (
-                    WebhookEvent(
-                        id: row.text(0), merchantID: row.text(1), type: row.text(2), payload: row.blob(3) ?? Data(),
-                        createdAt: row.date(4)), Int(row.int(5)), row.text(6), row.text(7)
+                    WebhookEvent(row: row), Int(row.int(5)), row.text(6), row.text(7)
                 )
             }
             var secretsByMerchant: [String: [String]] = [:]
@@ -279,24 +277,10 @@ extension SQLiteStore {
 // MARK: - Sandbox acquirer ledger
 
 extension SQLiteStore {
-    private static let authorizationColumns = """
-        reference, merchant_reference, merchant_id, amount, currency, last_four, status, decline_code, auth_code,
-        captured_amount, refunded_amount, voided, created_at, resolves_at
-        """
-
-    private func authorization(_ row: Row) -> SandboxAuthorization {
-        SandboxAuthorization(
-            reference: row.text(0), merchantReference: row.text(1), merchantID: row.text(2), amount: row.int(3),
-            currency: row.text(4), lastFour: row.text(5),
-            status: SandboxAuthorization.Status(rawValue: row.text(6)) ?? .declined, declineCode: row.optionalText(7),
-            authCode: row.text(8), capturedAmount: row.int(9), refundedAmount: row.int(10), voided: row.bool(11),
-            createdAt: row.date(12), resolvesAt: row.optionalDate(13))
-    }
-
     public func insertAcquirerAuthorization(_ a: SandboxAuthorization) throws {
         try transaction("BEGIN IMMEDIATE", acquirer: true) { tx in
             try tx.db.run(
-                "INSERT INTO sandbox_acquirer_authorizations (\(Self.authorizationColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO sandbox_acquirer_authorizations (\(SandboxAuthorization.storeColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     .text(a.reference), .text(a.merchantReference), .text(a.merchantID), .integer(a.amount),
                     .text(a.currency), .text(a.lastFour), .text(a.status.rawValue), SQLValue(a.declineCode),
@@ -325,17 +309,18 @@ extension SQLiteStore {
     public func acquirerAuthorizations(merchantReference: String) throws -> [SandboxAuthorization] {
         try transaction("BEGIN") { tx in
             try tx.db.query(
-                "SELECT \(Self.authorizationColumns) FROM sandbox_acquirer_authorizations WHERE merchant_reference = ? ORDER BY created_at, rowid",
-                [.text(merchantReference)], authorization)
+                "SELECT \(SandboxAuthorization.storeColumns) FROM sandbox_acquirer_authorizations WHERE merchant_reference = ? ORDER BY created_at, rowid",
+                [.text(merchantReference)]
+            ) { SandboxAuthorization(row: $0) }
         }
     }
 
     public func acquirerAuthorization(reference: String) throws -> SandboxAuthorization? {
         try transaction("BEGIN") { tx in
             try tx.db.query(
-                "SELECT \(Self.authorizationColumns) FROM sandbox_acquirer_authorizations WHERE reference = ?",
-                [.text(reference)], authorization
-            ).first
+                "SELECT \(SandboxAuthorization.storeColumns) FROM sandbox_acquirer_authorizations WHERE reference = ?",
+                [.text(reference)]
+            ) { SandboxAuthorization(row: $0) }.first
         }
     }
 

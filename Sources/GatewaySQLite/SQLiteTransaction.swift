@@ -441,24 +441,19 @@ struct SQLiteTransaction: StoreTransaction {
             ])
     }
 
-    private func event(_ row: Row) -> WebhookEvent {
-        WebhookEvent(
-            id: row.text(0), merchantID: row.text(1), type: row.text(2), payload: row.blob(3) ?? Data(),
-            createdAt: row.date(4))
-    }
-
     func events(merchantID: String, limit: Int) throws -> [WebhookEvent] {
         try db.query(
             """
             SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE merchant_id = ?
             ORDER BY created_at DESC, rowid DESC LIMIT ?
-            """, [.text(merchantID), .integer(Int64(limit))], event)
+            """, [.text(merchantID), .integer(Int64(limit))]
+        ) { WebhookEvent(row: $0) }
     }
 
     func event(id: String) throws -> WebhookEvent? {
         try db.query(
-            "SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE id = ?", [.text(id)], event
-        ).first
+            "SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE id = ?", [.text(id)]
+        ) { WebhookEvent(row: $0) }.first
     }
 
     // MARK: Idempotency
