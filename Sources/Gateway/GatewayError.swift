@@ -19,7 +19,7 @@ public struct GatewayError: CodedError, Sendable, Codable {
         public var description: String { rawValue }
 
         /// A parameter is malformed or out of bounds (`param` names it).
-        public static let invalidRequest = Code(rawValue: "parameter_invalid")
+        public static let parameterInvalid = Code(rawValue: "parameter_invalid")
         /// A required parameter is absent (`param` names it).
         public static let parameterMissing = Code(rawValue: "parameter_missing")
         /// Not an ISO 4217 currency code.
@@ -33,7 +33,7 @@ public struct GatewayError: CodedError, Sendable, Codable {
         /// No such object (payment, event …) for this merchant and environment.
         public static let notFound = Code(rawValue: "not_found")
         /// Credentials are wrong.
-        public static let authenticationFailed = Code(rawValue: "invalid_credentials")
+        public static let invalidCredentials = Code(rawValue: "invalid_credentials")
         /// The operation is not allowed for this merchant or environment.
         public static let forbidden = Code(rawValue: "forbidden")
         /// No merchant with that id in this environment.
@@ -55,7 +55,7 @@ public struct GatewayError: CodedError, Sendable, Codable {
         /// The charge's currency differs from the token's currencyCode (or the session's).
         public static let currencyMismatch = Code(rawValue: "currency_mismatch")
         /// The merchant does not accept the currency.
-        public static let currencyNotAllowed = Code(rawValue: "currency_not_supported")
+        public static let currencyNotSupported = Code(rawValue: "currency_not_supported")
         /// The card network is not allowed for the merchant.
         public static let networkNotAllowed = Code(rawValue: "network_not_allowed")
         /// No order session with that token.
@@ -66,8 +66,6 @@ public struct GatewayError: CodedError, Sendable, Codable {
         public static let sessionAlreadyPaid = Code(rawValue: "session_already_paid")
         /// Another session of this merchant has the same out_trade_no.
         public static let duplicateOutTradeNo = Code(rawValue: "duplicate_out_trade_no")
-        /// No payment with that id (the API's `not_found`).
-        public static let paymentNotFound = notFound
         /// The idempotency key was used with different parameters or another operation.
         public static let idempotencyConflict = Code(rawValue: "idempotency_conflict")
         /// A request with the same idempotency key is still being processed.
@@ -149,7 +147,7 @@ public struct GatewayError: CodedError, Sendable, Codable {
 
     /// A `parameter_invalid` naming `param`.
     public static func invalid(_ param: String, _ reason: String) -> GatewayError {
-        GatewayError(.invalidRequest, reason, param: param)
+        GatewayError(.parameterInvalid, reason, param: param)
     }
 
     /// Wraps any error from a store or a helper: gateway errors pass through, others become `storage_failure`.

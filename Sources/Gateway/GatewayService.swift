@@ -146,14 +146,14 @@ public final class GatewayService: Sendable {
                 "more than zero, with at most \(AmountRules.maximumIntegerDigits) digits before the decimal point")
         }
         guard merchant.accepts(currency: currency) else {
-            throw GatewayError(.currencyNotAllowed, "the merchant does not accept \(currency)", param: "currency")
+            throw GatewayError(.currencyNotSupported, "the merchant does not accept \(currency)", param: "currency")
         }
     }
 
     func ownedPayment(_ merchant: Merchant, _ id: String, in tx: any StoreTransaction) throws -> Payment {
         guard let payment = try tx.payment(id: id), payment.merchantID == merchant.id,
             payment.environment == merchant.environment
-        else { throw GatewayError(.paymentNotFound, "no payment \(id)", param: "payment_id") }
+        else { throw GatewayError(.notFound, "no payment \(id)", param: "payment_id") }
         return payment
     }
 
@@ -212,10 +212,10 @@ public final class GatewayService: Sendable {
             throw GatewayError(.networkNotAllowed, "the merchant does not accept \(opened.networkLabel)")
         }
         guard let currency = currencies.alphabeticCode(numeric: opened.currencyNumericCode) else {
-            throw GatewayError(.currencyNotAllowed, "the token's currency is unknown")
+            throw GatewayError(.currencyNotSupported, "the token's currency is unknown")
         }
         guard merchant.accepts(currency: currency) else {
-            throw GatewayError(.currencyNotAllowed, "the merchant does not accept \(currency)")
+            throw GatewayError(.currencyNotSupported, "the merchant does not accept \(currency)")
         }
         if !terms.isDeferred, let totalCurrency = terms.totalCurrency, totalCurrency != currency {
             throw GatewayError(

@@ -172,7 +172,7 @@ public final class MerchantRegistry: Sendable {
     public func authenticateClient(appID: String, appKey: String) throws(GatewayError) -> Merchant {
         let record = try gatewayThrowing { try store.read { try $0.merchant(appID: appID) } }
         guard let record, Identifiers.matches(appKey, hashHex: record.appKeyHash) else {
-            throw GatewayError(.authenticationFailed, "unknown app id or wrong app key")
+            throw GatewayError(.invalidCredentials, "unknown app id or wrong app key")
         }
         return Merchant(record)
     }
@@ -181,12 +181,12 @@ public final class MerchantRegistry: Sendable {
     public func authenticateServer(secretKey: String) throws(GatewayError) -> Merchant {
         let utf8 = Array(secretKey.utf8)
         guard utf8.count == 52, secretKey.hasPrefix("sk_test_") || secretKey.hasPrefix("sk_live_") else {
-            throw GatewayError(.authenticationFailed, "malformed secret key")
+            throw GatewayError(.invalidCredentials, "malformed secret key")
         }
         let keyID = String(decoding: utf8[8..<20], as: UTF8.self)
         let record = try gatewayThrowing { try store.read { try $0.merchant(secretKeyID: keyID) } }
         guard let record, Identifiers.matches(secretKey, hashHex: record.secretKeyHash) else {
-            throw GatewayError(.authenticationFailed, "unknown secret key")
+            throw GatewayError(.invalidCredentials, "unknown secret key")
         }
         return Merchant(record)
     }

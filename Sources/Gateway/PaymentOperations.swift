@@ -64,7 +64,7 @@ extension GatewayService {
             case send(Payment, Data)
         }
         let next: Next = try write { tx in
-            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
             guard payment.status == .processing else { return .done(payment) }
             if payment.authorizationSentAt != nil { return .query }
             guard let sealed = try tx.cardData(paymentID: paymentID) else {
@@ -166,7 +166,7 @@ extension GatewayService {
         let now = clock.now()
         var lateApproval: ProcessorApproval?
         let payment: Payment = try write { tx in
-            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
             guard payment.status == .processing || payment.status == .unknown else {
                 // Settled meanwhile (failed as never sent): an approval arriving now must not stay authorized.
                 if case .approved(let approval) = outcome, payment.status == .failed,
@@ -259,7 +259,7 @@ extension GatewayService {
         case .notFound:
             let now = clock.now()
             return try write { tx in
-                guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+                guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
                 guard payment.status == .processing || payment.status == .unknown else { return payment }
                 // Within the processor timeout the authorization may still be on its way: not proof yet.
                 if let sent = payment.authorizationSentAt,
@@ -329,7 +329,7 @@ extension GatewayService {
     {
         let now = clock.now()
         let (payment, operation): (Payment, PendingOperation) = try write { tx in
-            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
             if let pending = payment.pendingOperation {
                 guard resume, pending.kind == kind else {
                     throw GatewayError(
@@ -367,7 +367,7 @@ extension GatewayService {
             : processor.void(reference: reference, operationID: operation.operationID)
         let settled = clock.now()
         return try write { tx in
-            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
             guard payment.pendingOperation == operation else { return payment }
             switch outcome {
             case .succeeded:
@@ -422,7 +422,7 @@ extension GatewayService {
                 let now = clock.now()
                 refundID = try Identifiers.make("re_", 24)
                 try write { tx in
-                    guard let payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+                    guard let payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
                     guard payment.status == .captured || payment.status == .partiallyRefunded else {
                         throw GatewayError(
                             .invalidStateTransition, "a \(payment.status.rawValue) payment cannot be refunded",
@@ -452,7 +452,7 @@ extension GatewayService {
         let (payment, pending) = try read { tx -> (Payment, Refund) in
             guard let payment = try tx.payment(id: paymentID),
                 let refund = try tx.refunds(paymentID: paymentID).first(where: { $0.id == refundID })
-            else { throw GatewayError(.paymentNotFound) }
+            else { throw GatewayError(.notFound) }
             return (payment, refund)
         }
         if pending.status == .pending, let reference = payment.acquirerReference {
@@ -487,7 +487,7 @@ extension GatewayService {
             }
         }
         return try read { tx in
-            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.paymentNotFound) }
+            guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
             payment.refunds = try tx.refunds(paymentID: paymentID)
             guard let refund = payment.refunds.first(where: { $0.id == refundID }) else {
                 throw GatewayError(.internalError, "refund vanished")

@@ -135,7 +135,7 @@ public final class GatewayAPI: Sendable {
     }
 
     private func credentialError(_ error: GatewayError) -> any Error {
-        if error.code == .authenticationFailed || error.code == .merchantNotFound {
+        if error.code == .invalidCredentials || error.code == .merchantNotFound {
             return HTTPAPIError.invalidCredentials("the credentials are not valid")
         }
         return GatewayAPIError.from(error)

@@ -176,8 +176,8 @@ struct MerchantTests {
         let last = wrong.removeLast()
         wrong += last == "x" ? "y" : "x"
         #expect(wrong != c.secretKey)
-        expectGatewayError(.authenticationFailed) { try h.gateway.merchants.authenticateServer(secretKey: wrong) }
-        expectGatewayError(.authenticationFailed) {
+        expectGatewayError(.invalidCredentials) { try h.gateway.merchants.authenticateServer(secretKey: wrong) }
+        expectGatewayError(.invalidCredentials) {
             try h.gateway.merchants.authenticateClient(appID: c.appID, appKey: c.secretKey)
         }
         #expect(try h.gateway.merchants.credentials(merchantID: h.merchant.id) == c)

@@ -110,7 +110,7 @@ struct SecretHandlingTests {
         ])
     func notifyURLNeedsHost(url: String) throws {
         let h = try Harness()
-        let error = expectGatewayError(.invalidRequest) {
+        let error = expectGatewayError(.parameterInvalid) {
             try h.gateway.createSession(
                 merchant: h.merchant,
                 CreateSessionRequest(
