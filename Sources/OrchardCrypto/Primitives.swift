@@ -1,4 +1,5 @@
 import COpenSSL
+import Foundation
 
 /// Randomness from OpenSSL's CSPRNG.
 public enum SecureRandom {
@@ -38,16 +39,6 @@ public enum ConstantTime {
     public static func equals<A: ContiguousBytes, B: ContiguousBytes>(_ a: A, _ b: B) -> Bool {
         a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in equals(pa, pb) } }
     }
-}
-
-/// Something that can lend its contiguous bytes (arrays, slices, SecureBytes' copies).
-public protocol ContiguousBytes {
-    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
-}
-extension Array: ContiguousBytes where Element == UInt8 {}
-extension ArraySlice: ContiguousBytes where Element == UInt8 {}
-extension UnsafeRawBufferPointer: ContiguousBytes {
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try body(self) }
 }
 
 /// SHA-256.
