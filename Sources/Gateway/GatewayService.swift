@@ -314,7 +314,7 @@ public final class GatewayService: Sendable {
             // One transaction before the processor call: the prime claimed (its card data dropped), the payment
             // created already marked as sent (its card data kept only in memory) and the recovery point set. A
             // crash after it is settled by querying the processor, never by authorizing again.
-            let (payment, card): (Payment, SecureBytes) = try write { tx in
+            var sending: (payment: Payment, card: SecureBytes) = try write { tx in
                 try scope.claim(in: tx)
                 guard let prime = try tx.prime(hash: primeHash), prime.merchantID == merchant.id,
                     prime.environment == merchant.environment
@@ -354,8 +354,8 @@ public final class GatewayService: Sendable {
                 return (payment, card)
             }
             scope.claimCommitted()
-            defer { card.erase() }
-            return try drive(paymentID: paymentID, scope: scope, sending: (payment, card))
+            defer { sending.card.erase() }
+            return try drive(paymentID: paymentID, scope: scope, sending: sending)
         }
     }
 
@@ -617,9 +617,9 @@ extension JSONEncoder {
 /// The card data a prime or payment keeps sealed until authorization: account number, expiry,
 /// cryptogram, ECI — length-prefixed fields.
 struct CardSecret {
-    let accountNumber: SecureBytes
+    var accountNumber: SecureBytes
     let expirationDate: String
-    let cryptogram: SecureBytes?
+    var cryptogram: SecureBytes?
     let eci: String?
 
     static func pack(_ opened: OpenedToken) -> [UInt8] {

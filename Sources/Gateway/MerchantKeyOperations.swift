@@ -29,14 +29,37 @@ public struct MerchantKeyStatus: Sendable, Hashable, Codable {
     public var active: Bool
 }
 
-/// A generated key waiting for (or holding) its certificate, kept sealed in the settings.
+/// A generated key waiting for (or holding) its certificate, kept sealed in the settings: a JSON object of these
+/// fields and `privateKeyPEM`, the key, which goes in and out of the JSON in zeroing buffers (never a `String`).
 private struct PendingMerchantKey: Codable {
     var id: String
     var merchantID: String
     var type: String
     var purpose: String
-    var privateKeyPEM: String
     var createdAt: Date
+
+    static let privateKeyMember = "privateKeyPEM"
+
+    /// The JSON of the fields and `privateKeyPEM`.
+    func serialized(privateKeyPEM: SecureBytes) throws -> SecureBytes {
+        var bytes = Array(try JSONEncoder().encode(self))
+        defer { SecureBytes.zero(&bytes) }
+        guard bytes.last == UInt8(ascii: "}") else { throw GatewayError(.internalError, "a pending key's JSON") }
+        bytes.removeLast()
+        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+        SecureJSON.appendMember(Self.privateKeyMember, privateKeyPEM, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+        return SecureBytes(bytes)
+    }
+
+    /// The fields and the private key of ``serialized(privateKeyPEM:)``'s JSON.
+    static func parse(_ json: SecureBytes) throws -> (PendingMerchantKey, privateKeyPEM: SecureBytes) {
+        let pending = try json.withBorrowedData { try JSONDecoder().decode(PendingMerchantKey.self, from: $0) }
+        guard let key = SecureJSON.string(at: [privateKeyMember], in: json) else {
+            throw GatewayError(.internalError, "a pending key without its private key")
+        }
+        return (pending, key)
+    }
 }
 
 extension GatewayError.Code {
@@ -66,17 +89,16 @@ extension MerchantRegistry {
         }
         if purpose == "identity", type != "rsa" { throw .invalid("type", "an identity key is rsa") }
         let id = try Identifiers.make("mk_", 24)
-        let (csr, hash, pem): (String, String, String) = try gatewayThrowing {
+        let (csr, hash, pem): (String, String, SecureBytes) = try gatewayThrowing {
             let key = type == "ec" ? try EVPKey.generateEC() : try EVPKey.generateRSA(bits: 2048)
             let subject = [("CN", merchant.merchantIdentifiers.first ?? merchant.name), ("C", merchant.countryCode)]
             let csr = try CertificateSigningRequest.pem(key: key, subject: subject)
             return (csr, Data(SHA256.hash(key.publicKeyDER)).base64EncodedString(), try key.privateKeyPEM())
         }
-        let pending = PendingMerchantKey(
-            id: id, merchantID: merchant.id, type: type, purpose: purpose, privateKeyPEM: pem, createdAt: clock.now())
+        let pending = PendingMerchantKey(id: id, merchantID: merchant.id, type: type, purpose: purpose, createdAt: clock.now())
         let name = Self.settingName(id)
         let sealed = try cipher.seal(
-            Array(try gatewayThrowing { try JSONEncoder().encode(pending) }), context: SealingContext.setting(name))
+            try gatewayThrowing { try pending.serialized(privateKeyPEM: pem) }, context: SealingContext.setting(name))
         let result = MerchantKeyCSR(id: id, type: type, purpose: purpose, csrPEM: csr, publicKeyHash: hash)
         try gatewayThrowing {
             try store.write { tx in
@@ -104,22 +126,19 @@ extension MerchantRegistry {
             throw GatewayError(.notFound, "no such merchant key", param: "id")
         }
         let bytes = try cipher.open(sealed, context: SealingContext.setting(name))
-        let pending = try gatewayThrowing {
-            try JSONDecoder().decode(PendingMerchantKey.self, from: Data(bytes.copyBytes()))
-        }
+        let (pending, pem) = try gatewayThrowing { try PendingMerchantKey.parse(bytes) }
         guard pending.merchantID == merchant.id else {
             throw GatewayError(.notFound, "no such merchant key", param: "id")
         }
         guard let certificate = try? X509Certificate(pem: certificatePEM) else {
             throw GatewayError(.certificateInvalid, "not a PEM X.509 certificate", param: "certificate_pem")
         }
-        let key = try gatewayThrowing { try EVPKey(privateKeyPEM: pending.privateKeyPEM) }
+        let key = try gatewayThrowing { try EVPKey(privateKeyPEM: pem) }
         guard certificate.matches(privateKey: key) else {
             throw GatewayError(
                 .certificateKeyMismatch, "the certificate is not for this merchant key", param: "certificate_pem")
         }
         let now = clock.now()
-        let pem = SecureBytes(Array(pending.privateKeyPEM.utf8))
         if pending.purpose == "processing" {
             try gatewayThrowing {
                 try store.write { tx in

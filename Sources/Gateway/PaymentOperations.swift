@@ -105,7 +105,7 @@ extension GatewayService {
         let paymentID = payment.id
         let outcome: AuthorizationOutcome
         do {
-            let card = try CardSecret.unpack(try bytes.get())
+            var card = try CardSecret.unpack(try bytes.get())
             defer {
                 card.accountNumber.erase()
                 card.cryptogram?.erase()

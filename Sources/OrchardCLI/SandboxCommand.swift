@@ -85,7 +85,7 @@ enum SandboxCommand {
             default: throw UsageError("--new-key is ec or rsa")
             }
             let keyPath = (directory as NSString).appendingPathComponent("merchant.key")
-            try CLIInput.write(try key.privateKeyPEM(), to: keyPath, secret: true)
+            try CLIInput.write(try key.privateKeyPEM(), to: keyPath)
             fields.append(("key", .string(keyPath)))
             publicKeyPEM = key.publicKeyPEM
         } else {

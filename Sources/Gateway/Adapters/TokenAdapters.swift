@@ -43,8 +43,7 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, @unchecked Sendable 
     private func merchantKey(_ material: ProcessingKeyMaterial) throws(GatewayError) -> MerchantKey {
         if let cached = lock.withLock({ keys[material.id] }) { return cached }
         do {
-            let pem = material.privateKeyPEM.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-            let key = try MerchantKey(privateKeyPEM: pem, certificatePEM: material.certificatePEM)
+            let key = try MerchantKey(privateKeyPEM: material.privateKeyPEM, certificatePEM: material.certificatePEM)
             lock.withLock { keys[material.id] = key }
             return key
         } catch let error as PaymentTokenError {
@@ -96,31 +95,49 @@ public struct SandboxPKIIssuer: SandboxKeyIssuer {
         self.certificateValidity = certificateValidity
     }
 
-    private struct Serialized: Codable {
-        var root, rootKey, intermediate, intermediateKey, leaf, leafKey: String
+    /// The members of the serialized form, a JSON object of PEM strings: certificates and their private keys.
+    private enum Member {
+        static let root = "root", rootKey = "rootKey", intermediate = "intermediate"
+        static let intermediateKey = "intermediateKey", leaf = "leaf", leafKey = "leafKey"
     }
 
     public func generatePKI(now: Date) throws -> SecureBytes {
         let pki = try SandboxPKI.generate(
             notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(pkiValidity))
-        let serialized = Serialized(
-            root: pki.root.pem, rootKey: try pki.rootKey.privateKeyPEM(), intermediate: pki.intermediate.pem,
-            intermediateKey: try pki.intermediateKey.privateKeyPEM(), leaf: pki.leaf.pem,
-            leafKey: try pki.leafKey.privateKeyPEM())
-        var bytes = Array(try JSONEncoder().encode(serialized))
+        let members: [(String, SecureBytes)] = [
+            (Member.root, SecureBytes(pki.root.pem.utf8)), (Member.rootKey, try pki.rootKey.privateKeyPEM()),
+            (Member.intermediate, SecureBytes(pki.intermediate.pem.utf8)),
+            (Member.intermediateKey, try pki.intermediateKey.privateKeyPEM()),
+            (Member.leaf, SecureBytes(pki.leaf.pem.utf8)), (Member.leafKey, try pki.leafKey.privateKeyPEM()),
+        ]
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
         defer { SecureBytes.zero(&bytes) }
+        for (index, (name, value)) in members.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            SecureJSON.appendMember(name, value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
         return SecureBytes(bytes)
     }
 
-    /// The PKI of a serialized form made by ``generatePKI(now:)``.
+    /// The PKI of a serialized form made by ``generatePKI(now:)``; the private keys go from it to OpenSSL in
+    /// zeroing buffers, never as `String`s.
     public static func pki(serialized: SecureBytes) throws -> SandboxPKI {
-        let parts = try JSONDecoder().decode(Serialized.self, from: Data(serialized.copyBytes()))
+        func member(_ name: String) throws -> SecureBytes {
+            guard let value = SecureJSON.string(at: [name], in: serialized) else {
+                throw GatewayError(.internalError, "the stored sandbox PKI has no \(name)")
+            }
+            return value
+        }
+        func certificate(_ name: String) throws -> X509Certificate {
+            try X509Certificate(pem: String(decoding: try member(name).copyBytes(), as: UTF8.self))
+        }
         return SandboxPKI(
-            rootKey: try EVPKey(privateKeyPEM: parts.rootKey), root: try X509Certificate(pem: parts.root),
-            intermediateKey: try EVPKey(privateKeyPEM: parts.intermediateKey),
-            intermediate: try X509Certificate(pem: parts.intermediate),
-            leafKey: try EVPKey(privateKeyPEM: parts.leafKey),
-            leaf: try X509Certificate(pem: parts.leaf))
+            rootKey: try EVPKey(privateKeyPEM: try member(Member.rootKey)), root: try certificate(Member.root),
+            intermediateKey: try EVPKey(privateKeyPEM: try member(Member.intermediateKey)),
+            intermediate: try certificate(Member.intermediate),
+            leafKey: try EVPKey(privateKeyPEM: try member(Member.leafKey)),
+            leaf: try certificate(Member.leaf))
     }
 
     /// The sandbox PKI stored (sealed) in a gateway database, if it was provisioned.
@@ -141,9 +158,7 @@ public struct SandboxPKIIssuer: SandboxKeyIssuer {
         let certificate = try pki.issueMerchantCertificate(
             publicKey: key, merchantIdentifier: merchantIdentifier, notBefore: now.addingTimeInterval(-86_400),
             notAfter: now.addingTimeInterval(certificateValidity))
-        var pem = Array(try key.privateKeyPEM().utf8)
-        defer { SecureBytes.zero(&pem) }
-        return ProcessingKeyMaterial(id: id, privateKeyPEM: SecureBytes(pem), certificatePEM: certificate.pem)
+        return ProcessingKeyMaterial(id: id, privateKeyPEM: try key.privateKeyPEM(), certificatePEM: certificate.pem)
     }
 
     public func trustAnchorPEM(pki serialized: SecureBytes) throws -> String {
