@@ -138,7 +138,8 @@ public struct SandboxPKI: Sendable {
         for (name, bytes, secret) in files {
             let path = directory.appendingPathComponent(name).path
             let created = bytes.withBorrowedData { data in
-                manager.createFile(atPath: path, contents: data, attributes: [.posixPermissions: secret ? 0o600 : 0o644])
+                manager.createFile(
+                    atPath: path, contents: data, attributes: [.posixPermissions: secret ? 0o600 : 0o644])
             }
             guard created else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
         }

@@ -95,7 +95,8 @@ extension MerchantRegistry {
             let csr = try CertificateSigningRequest.pem(key: key, subject: subject)
             return (csr, Data(SHA256.hash(key.publicKeyDER)).base64EncodedString(), try key.privateKeyPEM())
         }
-        let pending = PendingMerchantKey(id: id, merchantID: merchant.id, type: type, purpose: purpose, createdAt: clock.now())
+        let pending = PendingMerchantKey(
+            id: id, merchantID: merchant.id, type: type, purpose: purpose, createdAt: clock.now())
         let name = Self.settingName(id)
         let sealed = try cipher.seal(
             try gatewayThrowing { try pending.serialized(privateKeyPEM: pem) }, context: SealingContext.setting(name))

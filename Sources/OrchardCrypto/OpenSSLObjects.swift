@@ -96,7 +96,9 @@ public final class EVPKey: @unchecked Sendable {
             guard let password else { return PEM_read_bio_PrivateKey(bio, nil, nil, nil) }
             var passwordBytes = Array(password.utf8CString)
             defer { passwordBytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
-            return passwordBytes.withUnsafeMutableBufferPointer { PEM_read_bio_PrivateKey(bio, nil, nil, $0.baseAddress) }
+            return passwordBytes.withUnsafeMutableBufferPointer {
+                PEM_read_bio_PrivateKey(bio, nil, nil, $0.baseAddress)
+            }
         }
         guard let key else {
             throw CryptoError(code: .invalidInput, reason: "not a PEM private key: \(OpenSSLErrorQueue.drain())")

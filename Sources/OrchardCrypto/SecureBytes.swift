@@ -36,7 +36,8 @@ public struct SecureBytes: Sendable, CustomStringConvertible, CustomDebugStringC
     package func withBorrowedData<R>(_ body: (Data) throws -> R) rethrows -> R {
         try withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress, buffer.count > 0 else { return try body(Data()) }
-            return try body(Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: buffer.count, deallocator: .none))
+            return try body(
+                Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: buffer.count, deallocator: .none))
         }
     }
 

@@ -145,7 +145,8 @@ package struct SecureJSONScanner {
     }
 
     /// Appends the unescaped contents of the raw string `range` to `out`; false when an escape is malformed.
-    package static func unescape(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, into out: inout [UInt8]) -> Bool {
+    package static func unescape(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, into out: inout [UInt8]) -> Bool
+    {
         var index = range.lowerBound
         while index < range.upperBound {
             let byte = bytes[index]

@@ -26,7 +26,9 @@ struct SecretKeyStorageTests {
     func earlierForm() throws {
         let pki = try SandboxPKI.generate(
             notBefore: Self.now.addingTimeInterval(-86_400), notAfter: Self.now.addingTimeInterval(86_400))
-        func text(_ key: EVPKey) throws -> String { String(decoding: try key.privateKeyPEM().copyBytes(), as: UTF8.self) }
+        func text(_ key: EVPKey) throws -> String {
+            String(decoding: try key.privateKeyPEM().copyBytes(), as: UTF8.self)
+        }
         let earlier = try JSONEncoder().encode([
             "root": pki.root.pem, "rootKey": try text(pki.rootKey), "intermediate": pki.intermediate.pem,
             "intermediateKey": try text(pki.intermediateKey), "leaf": pki.leaf.pem, "leafKey": try text(pki.leafKey),
