@@ -110,6 +110,13 @@ public struct GatewayError: CodedError, Sendable, Codable {
     public var paymentID: String?
     /// The HTTP status another service answered (Apple's, for `apple_pay_validation_failed`).
     public var upstreamStatus: Int?
+    /// The type of the foreign error ``wrap(_:)`` made this from (`SQLiteError` …), for logs and ``description``
+    /// only: never encoded, never in a client's response.
+    public var wrapped: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case code, reason, param, declineCode, tokenErrorCode, paymentID, upstreamStatus
+    }
 
     public init(
         _ code: Code, _ reason: String = "", param: String? = nil, declineCode: String? = nil,
@@ -130,6 +137,7 @@ public struct GatewayError: CodedError, Sendable, Codable {
         if let declineCode { text += " [\(declineCode)]" }
         if let tokenErrorCode { text += " [\(tokenErrorCode)]" }
         if !reason.isEmpty { text += ": \(reason)" }
+        if let wrapped { text += " (wrapped \(wrapped))" }
         return text
     }
 
@@ -150,10 +158,13 @@ public struct GatewayError: CodedError, Sendable, Codable {
         GatewayError(.parameterInvalid, reason, param: param)
     }
 
-    /// Wraps any error from a store or a helper: gateway errors pass through, others become `storage_failure`.
+    /// Wraps any error from a store or a helper: gateway errors pass through, others become `storage_failure`
+    /// naming the wrapped error's type in ``wrapped``.
     package static func wrap(_ error: any Error) -> GatewayError {
         if let error = error as? GatewayError { return error }
-        return GatewayError(.storageFailure, String(describing: error))
+        var wrapping = GatewayError(.storageFailure, String(describing: error))
+        wrapping.wrapped = String(reflecting: type(of: error))
+        return wrapping
     }
 }
 

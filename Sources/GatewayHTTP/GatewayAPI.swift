@@ -216,7 +216,7 @@ public final class GatewayAPI: Sendable {
                 storable = response.status == .ok
             } catch {
                 let apiError = GatewayAPIError.from(error)
-                context.errorCode = apiError.base.code
+                context.record(apiError, cause: error)
                 response = apiError.response(requestID: context.requestID)
                 let code = apiError.base.code.rawValue
                 storable =

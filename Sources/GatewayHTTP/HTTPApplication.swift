@@ -82,6 +82,8 @@ public final class RequestContext: @unchecked Sendable {
     public var principal: Principal?
     /// The code of the error answered, if the response is an error (for logs and metrics).
     public internal(set) var errorCode: HTTPAPIError.Code?
+    /// What caused a 5xx answer, as codes and type names (for the access log only; never answered).
+    public internal(set) var errorDetail: String?
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
     /// A context (the application makes one per request).

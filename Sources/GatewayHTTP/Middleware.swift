@@ -2,7 +2,8 @@ import ApplePayModel
 import Foundation
 
 /// Writes one structured JSON line per request:
-/// `{"time","level","request_id","method","route","status","latency_ms","remote"[,"error_code"]}`.
+/// `{"time","level","request_id","method","route","status","latency_ms","remote"[,"error_code"][,"error_detail"]}`
+/// (`error_detail`: what caused a 5xx, e.g. `storage_failure (wrapped GatewaySQLite.SQLiteError)`).
 ///
 /// The route is the matched template (`/v1/payments/{id}`), never the raw path, and no header, query or body is
 /// ever written, so ids, keys and card data stay out of the log.
@@ -36,6 +37,7 @@ public struct AccessLogMiddleware: HTTPMiddleware {
             ("remote", request.remoteAddress.map(jsonString) ?? "null"),
         ]
         if let code = context.errorCode { fields.append(("error_code", jsonString(code.rawValue))) }
+        if let detail = context.errorDetail { fields.append(("error_detail", jsonString(detail))) }
         sink("{" + fields.map { "\(jsonString($0.0)):\($0.1)" }.joined(separator: ",") + "}")
         return response
     }

@@ -76,7 +76,7 @@ extension GatewayAPI {
         let paid: HTTPResponse
         do { paid = try createPayment(call) } catch {
             let apiError = GatewayAPIError.from(error)
-            context.errorCode = apiError.base.code
+            context.record(apiError, cause: error)
             return apiError.response(requestID: context.requestID)
         }
         let payment = (try? JSONSerialization.jsonObject(with: paid.body)) as? [String: Any] ?? [:]

@@ -615,11 +615,11 @@ struct ErrorMappingTests {
         }
         // Spec → implementation: each documented code has a source (the mapping table, the transport, the
         // token library).
-        let sources = try Set(GatewayAPIError.table.keys).union(Self.transportCodes()).union(Self.tokenCodes())
+        let sources = try Set(GatewayAPIError.table.keys.map(\.rawValue)).union(Self.transportCodes()).union(Self.tokenCodes())
         let unsourced = Set(documented.keys).subtracting(sources)
         #expect(unsourced.isEmpty, "documented but never answered: \(unsourced.sorted())")
         // Implementation → spec: each entry of the mapping table is documented.
-        let undocumented = Set(GatewayAPIError.table.keys).subtracting(documented.keys)
+        let undocumented = Set(GatewayAPIError.table.keys.map(\.rawValue)).subtracting(documented.keys)
         #expect(undocumented.isEmpty, "mapped but not in x-orchard-error-codes: \(undocumented.sorted())")
     }
 
