@@ -5,6 +5,8 @@ import PackageDescription
 
 let package = Package(
     name: "Orchard",
+    // The package uses no API newer than these (no Synchronization's Mutex or Atomic, which need macOS 15 and iOS
+    // 18): its one lock box is ApplePayModel's `Locked`, on NSLock, so the client SDK keeps iOS 17.
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "ApplePayModel", targets: ["ApplePayModel"]),

@@ -1,6 +1,6 @@
+import ApplePayModel
 import Foundation
 import OrchardCrypto
-import Synchronization
 
 /// The decrypted payment data of a token.
 ///
@@ -11,11 +11,11 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
     CustomReflectable
 {
     // Held in a lock only so that ``erase()`` can empty it; readers take a copy (copy-on-write) and read that.
-    private let plaintext: Mutex<SecureBytes>
+    private let plaintext: Locked<SecureBytes>
 
     /// Validates and keeps `plaintext` (Apple's payment data JSON).
     package init(plaintext: SecureBytes) throws(PaymentTokenError) {
-        self.plaintext = Mutex(plaintext)
+        self.plaintext = Locked(plaintext)
         do {
             try Self.validate(plaintext)
         } catch {

@@ -1,6 +1,6 @@
+import ApplePayModel
 import Foundation
 import OrchardCrypto
-import Synchronization
 
 /// A Payment Processing key of a merchant: the private key (kept in secure memory) and its certificate.
 public struct ProcessingKeyMaterial: Sendable {
@@ -54,7 +54,7 @@ public final class OpenedToken: Sendable, CustomStringConvertible, CustomDebugSt
         self.transactionIdentifier = transactionIdentifier
         self.network = network
         self.methodType = methodType
-        self.secrets = Mutex(Secrets(accountNumber: accountNumber, cryptogram: cryptogram))
+        self.secrets = Locked(Secrets(accountNumber: accountNumber, cryptogram: cryptogram))
         self.expirationDate = expirationDate
         self.currencyNumericCode = currencyNumericCode
         self.amount = amount
@@ -90,7 +90,7 @@ public final class OpenedToken: Sendable, CustomStringConvertible, CustomDebugSt
         var accountNumber: SecureBytes
         var cryptogram: SecureBytes?
     }
-    private let secrets: Mutex<Secrets>
+    private let secrets: Locked<Secrets>
 
     /// Erases the account number and the cryptogram.
     public func erase() {

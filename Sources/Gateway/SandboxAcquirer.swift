@@ -1,3 +1,4 @@
+import ApplePayModel
 import ApplePaySandbox
 import Foundation
 import OrchardCrypto
@@ -95,7 +96,7 @@ public protocol SandboxAcquirerLedger: Sendable {
 /// Captures: once, at most the authorized amount, not after a void. Voids: only before capture.
 /// Refunds: captured payments, total at most the captured amount. Repeated operation ids answer the first
 /// outcome. Every call waits ``Configuration/latency`` first.
-public final class SandboxAcquirer: Processor, @unchecked Sendable {
+public final class SandboxAcquirer: Processor, Sendable {
     /// Delays and clocks of the sandbox acquirer.
     public struct Configuration: Sendable {
         /// Waited at the start of every call (load tests inject latency here).
@@ -123,7 +124,7 @@ public final class SandboxAcquirer: Processor, @unchecked Sendable {
     /// Serializes the books of one payment (its merchant reference): a query's status update and a capture's
     /// amounts never overwrite each other, and an operation id is applied once. Payments on different stripes
     /// proceed in parallel, so one payment's durable write does not hold up the others'.
-    private let locks = (0..<64).map { _ in NSLock() }
+    private let locks = (0..<64).map { _ in Locked() }
 
     public init(ledger: any SandboxAcquirerLedger, clock: any GatewayClock, configuration: Configuration = .init()) {
         self.ledger = ledger
@@ -131,7 +132,7 @@ public final class SandboxAcquirer: Processor, @unchecked Sendable {
         self.configuration = configuration
     }
 
-    private func lock(_ merchantReference: String) -> NSLock {
+    private func lock(_ merchantReference: String) -> Locked<Void> {
         locks[Int(UInt(bitPattern: merchantReference.hashValue) % UInt(locks.count))]
     }
 

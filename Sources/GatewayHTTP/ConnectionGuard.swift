@@ -38,6 +38,7 @@ public enum ConnectionShedReason: String, Sendable, CaseIterable {
 /// cannot have been closed, and so cannot have been reused by another connection or file). A connection whose
 /// handler has started (phase "busy") is never closed; a connection closed while its body was arriving never
 /// reaches its handler, because ``beginAnswer(_:)`` refuses it under the lock.
+// Unchecked: its tables are guarded by the condition variable `lock`, which the sweeper waits on (not a Locked).
 final class ConnectionGuard: @unchecked Sendable {
     /// The limits the guard enforces, in seconds and connection counts; 0 seconds means no deadline.
     struct Policy: Sendable, Equatable {

@@ -1,7 +1,7 @@
+import ApplePayModel
 import Foundation
 import Gateway
 import OrchardCrypto
-import Synchronization
 
 extension RouteScope {
     /// Client routes: the app id and app key (`X-Orchard-App-Id`, `X-Orchard-App-Key`); CORS for web origins.
@@ -31,7 +31,7 @@ public final class GatewayAPI: Sendable {
     /// Merchant validation for Apple Pay on the Web; without it `POST /v1/apple-pay/merchant-sessions` answers
     /// `502 apple_pay_validation_failed`.
     public let merchantValidation: MerchantValidationService?
-    private let draining = Mutex(false)
+    private let draining = Locked(false)
 
     /// The body cap of `PUT /v1/bin-table` (8 MiB); other routes use the server's (64 KiB by default).
     public static let binTableMaxBytes = 8 << 20

@@ -65,6 +65,7 @@ public protocol RequestContextKey {
 /// principal, and typed extension values.
 ///
 /// A context belongs to one request and is used on that request's worker thread only.
+// Unchecked: one request's context, read and written on that request's worker thread only.
 public final class RequestContext: @unchecked Sendable {
     /// The request id (`req_…`), answered in `Request-Id`.
     public let requestID: String

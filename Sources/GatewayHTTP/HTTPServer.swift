@@ -63,15 +63,18 @@ public struct HTTPServerError: CodedError, Sendable {
 /// ``HTTPResponder/respond(to:rejectedWith:)`` and the connection is closed: at once, without reading the body,
 /// when `Content-Length` announces it; for a body without a length (chunked), at its end, discarding what exceeds
 /// the cap, or by closing the connection once more than 1 MiB past the cap has arrived.
+// Unchecked: `state` holds libmicrohttpd's daemon pointer (not Sendable), used only under that lock or by the daemon's own thread-safe calls.
 public final class HTTPServer: @unchecked Sendable {
     /// The configuration the server was made with.
     public let configuration: ServerConfiguration
     private let core: ServerCore
-    private let lock = NSLock()
-    private var daemon: OpaquePointer?
-    private var started = false
-    private var accepting = false
-    private var boundPort = 0
+    private struct State {
+        var daemon: OpaquePointer?
+        var started = false
+        var accepting = false
+        var boundPort = 0
+    }
+    private let state = Locked(State())
 
     /// A server answering with `responder`. Call ``start()`` to listen. `messages` receives libmicrohttpd's own
     /// diagnostics (bind failures, TLS handshake errors …), standard error by default.
@@ -93,14 +96,14 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     deinit {
-        if let daemon {
+        if let daemon = state.current.daemon {
             MHD_stop_daemon(daemon)
             core.connections.stopSweeping()
         }
     }
 
     /// The port the server listens on (the one picked when configured with port 0); 0 before ``start()``.
-    public var port: Int { lock.withLock { boundPort } }
+    public var port: Int { state.withLock { $0.boundPort } }
 
     /// The base URL, e.g. `http://127.0.0.1:8080`.
     public var baseURL: String {
@@ -110,14 +113,14 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Whether the server accepts new connections: true from ``start()`` until ``stop()`` has stopped listening.
-    public var isAcceptingConnections: Bool { lock.withLock { accepting } }
+    public var isAcceptingConnections: Bool { state.withLock { $0.accepting } }
 
     /// The number of requests being handled now (received but not yet fully answered).
     public var requestsInFlight: Int { core.inFlightCount }
 
     /// The number of open connections (idle keep-alive ones included); 0 when not running.
     public var openConnections: Int {
-        lock.withLock { daemon.map { Int(orchard_mhd_daemon_current_connections($0)) } ?? 0 }
+        state.withLock { $0.daemon.map { Int(orchard_mhd_daemon_current_connections($0)) } ?? 0 }
     }
 
     /// How many connections the server has closed to protect itself since it was made, by reason.
@@ -143,15 +146,15 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Binds and starts the worker threads.
     public func start() throws(HTTPServerError) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !started else { throw HTTPServerError(.alreadyStarted, "the server was already started") }
-        let daemon = try startDaemon()
-        self.daemon = daemon
-        self.started = true
-        self.accepting = true
-        self.boundPort = Int(orchard_mhd_daemon_bind_port(daemon))
-        core.connections.startSweeping(interval: Self.sweepInterval)
+        try state.withLock { state throws(HTTPServerError) in
+            guard !state.started else { throw HTTPServerError(.alreadyStarted, "the server was already started") }
+            let daemon = try startDaemon()
+            state.daemon = daemon
+            state.started = true
+            state.accepting = true
+            state.boundPort = Int(orchard_mhd_daemon_bind_port(daemon))
+            core.connections.startSweeping(interval: Self.sweepInterval)
+        }
     }
 
     /// How often deadlines, the keep-alive trim and the reserve are checked, in seconds.
@@ -258,19 +261,17 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Stops gracefully, waiting at most `timeoutSeconds` for requests in flight.
     public func stop(timeoutSeconds: Double) {
-        lock.lock()
-        guard let daemon else {
-            lock.unlock()
-            return
+        let taken = state.withLock { state -> OpaquePointer? in
+            defer { state.daemon = nil }
+            return state.daemon
         }
-        self.daemon = nil
-        lock.unlock()
+        guard let daemon = taken else { return }
         core.beginDraining()
         let listenSocket = MHD_quiesce_daemon(daemon)
         // The socket must stay open until the daemon is stopped; shutting it down stops the kernel from
         // queueing new connections, which are refused instead of waiting in the backlog.
         if listenSocket >= 0 { shutdown(listenSocket, Int32(SHUT_RDWR)) }
-        lock.withLock { accepting = false }
+        state.withLock { $0.accepting = false }
         core.waitForInFlight(timeoutSeconds: timeoutSeconds)
         MHD_stop_daemon(daemon)
         core.connections.stopSweeping()
@@ -372,6 +373,7 @@ private let collectValue: MHD_KeyValueIterator = { context, _, key, value in
 
 /// What libmicrohttpd's callbacks reach through their context pointer; owned by the ``HTTPServer``, which stops
 /// the daemon before releasing it.
+// Unchecked: the daemon's threads share it; its counters wait on the condition variable `condition` (not a Locked), the rest is set in init.
 private final class ServerCore: @unchecked Sendable {
     let responder: any HTTPResponder
     let maxBodyBytes: Int

@@ -1,3 +1,4 @@
+import ApplePayModel
 import Foundation
 
 /// A set of metrics rendered in the Prometheus text exposition format 0.0.4 (`GET /metrics`).

@@ -1,18 +1,5 @@
+import ApplePayModel
 import Foundation
-
-/// A value guarded by a lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
 
 /// Token buckets per key: each key may make `burst` requests at once and `ratePerSecond` on average.
 public final class TokenBucketRateLimiter: Sendable {

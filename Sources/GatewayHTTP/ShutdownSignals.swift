@@ -1,3 +1,4 @@
+import ApplePayModel
 import Dispatch
 import Foundation
 
@@ -13,6 +14,7 @@ import Foundation
 ///
 /// The closure runs once, on a Dispatch queue, for the first signal received; typically it calls
 /// ``HTTPServer/stop()`` and then lets the main thread exit.
+// Unchecked: its dispatch sources and the saved C signal handlers are set in init and only read after.
 public final class ShutdownSignalHandler: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
     private let fired = Locked(false)

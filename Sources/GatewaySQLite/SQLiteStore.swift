@@ -1,3 +1,4 @@
+import ApplePayModel
 import CSQLite
 import Foundation
 import Gateway
@@ -10,6 +11,7 @@ import Gateway
 /// caller returns only after its batch's `COMMIT` is durable. Reads run on a small pool of reader connections
 /// (WAL snapshots of committed data) and never wait behind the writer. Processor calls happen outside
 /// transactions.
+// Unchecked: its SQLite connections (not Sendable) are used by one thread at a time: the writer by the batch leader, a reader by the transaction that took it from the pool.
 public final class SQLiteStore: Store, @unchecked Sendable {
     /// The database file.
     public let path: String
@@ -18,12 +20,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// Queues writes and elects the batch leader (see ``GroupCommit``).
     private let batches: GroupCommit
     /// Idle reader connections; read transactions take one (a new one when all are busy, up to a bound).
-    private var idleReaderConnections: [SQLiteConnection] = []
-    private let readersLock = NSLock()
+    private let idleReaderConnections = Locked<[SQLiteConnection]>([])
     /// Write transactions committed with at least one changed row, the batch commits (fsyncs) that held
-    /// them, and how many of the transactions were the sandbox acquirer's books (guarded by `countsLock`).
-    private var counts = (transactions: 0, batches: 0, acquirer: 0)
-    private let countsLock = NSLock()
+    /// them, and how many of the transactions were the sandbox acquirer's books.
+    private let counts = Locked((transactions: 0, batches: 0, acquirer: 0))
     let cipher: EnvelopeCipher?
     private let busyTimeoutMilliseconds: Int32
     let encoder: JSONEncoder = {
@@ -57,7 +57,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try Self.migrate(connection)
         batches = GroupCommit(connection: connection, maximumBatch: Self.maximumBatch)
         let first = try openReader()
-        idleReaderConnections.append(first)
+        idleReaderConnections.withLock { $0.append(first) }
     }
 
     private func openReader() throws -> SQLiteConnection {
@@ -107,7 +107,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     private func writeTransaction<T>(acquirer: Bool, _ body: (SQLiteTransaction) throws -> T) throws -> T {
         let outcome = try batches.run { db in try body(SQLiteTransaction(store: self, db: db)) }
         if outcome.changed || outcome.batchChanged {
-            countsLock.withLock {
+            counts.withLock { counts in
                 if outcome.changed { counts.transactions += 1 }
                 if outcome.changed, acquirer { counts.acquirer += 1 }
                 if outcome.batchChanged { counts.batches += 1 }
@@ -117,10 +117,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     private func readTransaction<T>(_ body: (SQLiteTransaction) throws -> T) throws -> T {
-        let reader = try readersLock.withLock { idleReaderConnections.popLast() } ?? openReader()
+        let reader = try idleReaderConnections.withLock { $0.popLast() } ?? openReader()
         defer {
-            readersLock.withLock {
-                if idleReaderConnections.count < Self.idleReaders { idleReaderConnections.append(reader) }
+            idleReaderConnections.withLock { idle in
+                if idle.count < Self.idleReaders { idle.append(reader) }
             }
         }
         try reader.execute("BEGIN")
@@ -137,11 +137,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// How many write transactions committed a change since the store opened. Each was durable
     /// (`synchronous=FULL`) before its caller returned; with group commit several share one `fdatasync`
     /// (``durableBatchCount``). A write transaction that changed nothing writes no WAL frame.
-    package var durableCommitCount: Int { countsLock.withLock { counts.transactions } }
+    package var durableCommitCount: Int { counts.current.transactions }
 
     /// How many batch commits wrote a change since the store opened: each is one `fdatasync` of the WAL
     /// under `synchronous=FULL`, shared by the write transactions of its batch.
-    package var durableBatchCount: Int { countsLock.withLock { counts.batches } }
+    package var durableBatchCount: Int { counts.current.batches }
 
     /// Runs right after each batch commit that changed rows, before its callers return (set it before the
     /// store is shared; crash tests use it to stop the process between the commit and the answers).
@@ -156,7 +156,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// Since the store opened, read together: write transactions committed with a change (all of them, the
     /// sandbox acquirer's included), batch commits (each one `fdatasync`), and the sandbox acquirer's
     /// transactions among the first.
-    public var commitCounts: (transactions: Int, batches: Int, acquirer: Int) { countsLock.withLock { counts } }
+    public var commitCounts: (transactions: Int, batches: Int, acquirer: Int) { counts.current }
 
     public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         try transaction("BEGIN IMMEDIATE") { try body($0) }

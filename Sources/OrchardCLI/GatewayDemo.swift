@@ -398,6 +398,7 @@ final class GatewayDemo {
 }
 
 /// The demo's webhook receiver: a libmicrohttpd server on a free loopback port that keeps each delivery.
+// Unchecked: the deliveries are guarded by the condition variable `condition` (waited on, so not a Locked); the server is set in init.
 final class WebhookInbox: @unchecked Sendable {
     /// One POST received.
     struct Delivery: Sendable {

@@ -8,7 +8,7 @@ import OrchardCrypto
 
 /// The gateway over a SQLite or PostgreSQL database: master key, store, sandbox PKI and sandbox merchant, token
 /// opener, sandbox acquirer. `orchard serve`, `orchard merchant show` and `orchard sandbox mint --database` share it.
-public final class GatewayRuntime: @unchecked Sendable {
+public final class GatewayRuntime: Sendable {
     /// How to open a database.
     public struct Options: Sendable {
         /// The SQLite file (created with its parent directory when missing), unless ``postgres`` is set.

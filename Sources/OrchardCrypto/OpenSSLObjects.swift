@@ -52,6 +52,7 @@ package final class MemoryBIO {
 }
 
 /// An ASN.1 object identifier parsed once (dotted text), for extension and attribute lookups.
+// Unchecked: an OpenSSL ASN1_OBJECT pointer, never changed after init; OpenSSL only reads it.
 package final class ASN1ObjectID: @unchecked Sendable {
     package let pointer: OpaquePointer
     /// The dotted form, e.g. "1.2.840.113635.100.6.29".
@@ -68,6 +69,7 @@ package final class ASN1ObjectID: @unchecked Sendable {
 /// An owned OpenSSL `EVP_PKEY`: an EC or RSA public key or key pair.
 ///
 /// Instances are immutable after creation and safe to share between threads.
+// Unchecked: an owned EVP_PKEY pointer, never changed after init; OpenSSL 3 keys are safe to use from several threads.
 public final class EVPKey: @unchecked Sendable {
     /// The owned pointer; freed in `deinit`.
     package let pointer: OpaquePointer
@@ -244,6 +246,7 @@ public final class EVPKey: @unchecked Sendable {
 }
 
 /// An owned OpenSSL `X509` certificate.
+// Unchecked: an owned X509 pointer, never changed after init (its cached extensions are computed at parse time).
 public final class X509Certificate: @unchecked Sendable {
     /// The owned pointer; freed in `deinit`.
     package let pointer: OpaquePointer

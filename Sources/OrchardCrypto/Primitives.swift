@@ -189,6 +189,7 @@ public enum AESGCM {
 ///
 /// OpenSSL 3 resolves a legacy `EVP_sha256()` or `EVP_aes_256_gcm()` handle by fetching the provider's
 /// implementation again at every `…Init_ex`; an explicitly fetched one is used as it is.
+// Unchecked: OpenSSL algorithm handles fetched once in init and only read (they are reference-counted and thread-safe).
 package final class FetchedAlgorithms: @unchecked Sendable {
     /// SHA-256 (falls back to the built-in handle when fetching fails).
     package let sha256: OpaquePointer

@@ -9,7 +9,7 @@ import Foundation
 /// A throwaway certificate authority made with the `openssl` command in a temporary directory: it issues a TLS
 /// server certificate for 127.0.0.1, client certificates, and signs certificate signing requests (standing in for
 /// Apple when it signs the gateway's merchant identity CSR).
-public final class TestCertificateAuthority: @unchecked Sendable {
+public final class TestCertificateAuthority: Sendable {
     /// Where the `openssl` command is, when installed.
     public static let opensslPath = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -91,7 +91,7 @@ public final class TestCertificateAuthority: @unchecked Sendable {
 
 /// `Tests/Support/apple-pay-standin.py` running: a local HTTPS stand-in for Apple's merchant-session endpoint that
 /// requires a client certificate issued by its CA. Stopped by ``stop()`` (or when released).
-public final class ApplePayStandIn: @unchecked Sendable {
+public final class ApplePayStandIn: Sendable {
     /// Where `python3` is, when installed.
     public static let pythonPath = ["/usr/bin/python3", "/usr/local/bin/python3", "/opt/homebrew/bin/python3"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }

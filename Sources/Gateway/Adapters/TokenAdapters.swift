@@ -1,3 +1,4 @@
+import ApplePayModel
 import ApplePaySandbox
 import ApplePayToken
 import Foundation
@@ -6,15 +7,17 @@ import OrchardCrypto
 /// The product's ``PaymentTokenOpener``: ApplePayToken's verification (CMS signature, chain to the
 /// environment's trust anchor, signing-time window) and decryption with the merchant's key ring.
 /// Token errors come out with the token library's code (``GatewayError/token(code:reason:)``).
-public final class ApplePayTokenOpener: PaymentTokenOpener, @unchecked Sendable {
+public final class ApplePayTokenOpener: PaymentTokenOpener, Sendable {
     private let anchors: [GatewayEnvironment: TrustAnchor]
     private let window: SigningTimeWindow
-    private let lock = NSLock()
-    /// Parsed merchant keys by key id (a key id's material never changes).
-    private var keys: [String: MerchantKey] = [:]
-    /// One decryptor per environment and key ring, kept so its chain cache serves every token: a new decryptor
-    /// per token would validate the Apple chain from scratch each time.
-    private var decryptors: [String: PaymentTokenDecryptor] = [:]
+    private struct Cache {
+        /// Parsed merchant keys by key id (a key id's material never changes).
+        var keys: [String: MerchantKey] = [:]
+        /// One decryptor per environment and key ring, kept so its chain cache serves every token: a new
+        /// decryptor per token would validate the Apple chain from scratch each time.
+        var decryptors: [String: PaymentTokenDecryptor] = [:]
+    }
+    private let cache = Locked(Cache())
 
     /// An opener trusting `trustAnchors[environment]` for each environment (the sandbox PKI's root for
     /// sandbox, Apple Root CA - G3 for production).
@@ -25,26 +28,26 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, @unchecked Sendable 
 
     /// How many certificate sets the kept decryptors have validated and cached (for tests and diagnostics).
     package var cachedCertificateSets: Int {
-        lock.withLock { decryptors.values.reduce(0) { $0 + $1.cachedCertificateSets } }
+        cache.withLock { $0.decryptors.values.reduce(0) { $0 + $1.cachedCertificateSets } }
     }
 
     private func decryptor(
         environment: GatewayEnvironment, anchor: TrustAnchor, material: [ProcessingKeyMaterial]
     ) throws(GatewayError) -> PaymentTokenDecryptor {
         let ring = environment.rawValue + "|" + material.map(\.id).sorted().joined(separator: ",")
-        if let cached = lock.withLock({ decryptors[ring] }) { return cached }
+        if let cached = cache.withLock({ $0.decryptors[ring] }) { return cached }
         var merchantKeys: [MerchantKey] = []
         for key in material { merchantKeys.append(try merchantKey(key)) }
         let decryptor = PaymentTokenDecryptor(trustAnchor: anchor, keys: merchantKeys, window: window)
-        lock.withLock { decryptors[ring] = decryptor }
+        cache.withLock { $0.decryptors[ring] = decryptor }
         return decryptor
     }
 
     private func merchantKey(_ material: ProcessingKeyMaterial) throws(GatewayError) -> MerchantKey {
-        if let cached = lock.withLock({ keys[material.id] }) { return cached }
+        if let cached = cache.withLock({ $0.keys[material.id] }) { return cached }
         do {
             let key = try MerchantKey(privateKeyPEM: material.privateKeyPEM, certificatePEM: material.certificatePEM)
-            lock.withLock { keys[material.id] = key }
+            cache.withLock { $0.keys[material.id] = key }
             return key
         } catch let error as PaymentTokenError {
             throw GatewayError.token(code: error.code.rawValue, reason: error.reason)
