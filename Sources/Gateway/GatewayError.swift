@@ -100,11 +100,11 @@ public struct GatewayError: CodedError, Sendable, Codable {
     public var code: Code
     /// A human-readable reason (no secrets).
     public var reason: String
-    /// The request parameter at fault, for `invalid_request` and mismatches.
+    /// The request parameter at fault, for `parameter_invalid`, `parameter_missing` and mismatches.
     public var param: String?
     /// The issuer's or processor's decline code (`do_not_honor`, `insufficient_funds` …).
     public var declineCode: String?
-    /// The token library's error code (`signature_invalid` …), for `token_invalid`.
+    /// The token library's error code (`signature_invalid` …), for a token the library refused (answered with that code).
     public var tokenErrorCode: String?
     /// The payment the error is about, when one was created (a declined payment keeps its record).
     public var paymentID: String?
