@@ -37,25 +37,28 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
 
         // MARK: Libraries
+        // The base every module may import: coded errors and RFC 3339 times. Foundation only (iOS too).
+        .target(name: "OrchardBase"),
         // Foundation only: must also compile for iOS.
-        .target(name: "ApplePayModel"),
+        .target(name: "ApplePayModel", dependencies: ["OrchardBase"]),
         // OpenSSL wrappers shared by the token library and the gateway: owned pointers,
         // secure bytes, digests, HMAC, AES-GCM, randomness, the OpenSSL error queue.
         .target(name: "OrchardCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "ApplePayModel"]),
+        .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "OrchardBase"]),
         .target(name: "ApplePaySandbox", dependencies: ["ApplePayToken", "OrchardCrypto", "COpenSSL"]),
         // The payment domain: services over protocols (Store, Processor, Clock, WebhookSender).
-        .target(name: "Gateway", dependencies: ["ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
+        .target(
+            name: "Gateway", dependencies: ["OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
         // The embedded default Store.
         .target(name: "GatewaySQLite", dependencies: ["Gateway", "CSQLite"]),
         // The Store for several instances on one PostgreSQL database.
         .target(name: "GatewayPostgres", dependencies: ["Gateway", "CPostgres"]),
         // Outbound HTTP (webhook delivery, merchant validation) on libcurl.
-        .target(name: "GatewayCurl", dependencies: ["Gateway", "ApplePayModel", "OrchardCrypto", "CCurl"]),
+        .target(name: "GatewayCurl", dependencies: ["Gateway", "OrchardBase", "OrchardCrypto", "CCurl"]),
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "Gateway", "CMicroHTTPD", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
+                "Gateway", "CMicroHTTPD", "OrchardBase", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
             ],
             // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
             resources: [.copy("Web")]),
@@ -64,8 +67,8 @@ let package = Package(
         .target(
             name: "OrchardCLI",
             dependencies: [
-                "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewaySQLite", "GatewayPostgres",
-                "GatewayCurl", "GatewayHTTP",
+                "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewaySQLite",
+                "GatewayPostgres", "GatewayCurl", "GatewayHTTP",
             ]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
         // libFuzzer target over token handling (docs/tokens.md); built normally it replays inputs.

@@ -1,5 +1,5 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
 
 /// One configurable setting of `orchard serve`, known under one name in three places:
 ///
