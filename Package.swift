@@ -55,10 +55,14 @@ let package = Package(
         .target(name: "GatewayPostgres", dependencies: ["Gateway", "CPostgres"]),
         // Outbound HTTP (webhook delivery, merchant validation) on libcurl.
         .target(name: "GatewayCurl", dependencies: ["Gateway", "OrchardBase", "OrchardCrypto", "CCurl"]),
+        // The HTTP server framework on libmicrohttpd: request and response types, router, middleware, limits,
+        // slow-client protections, TLS, metrics. It knows nothing of payments.
+        .target(name: "OrchardHTTP", dependencies: ["CMicroHTTPD", "OrchardBase", "OrchardCrypto"]),
+        // The gateway's HTTP API on OrchardHTTP: routes, authentication, error mapping.
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "Gateway", "CMicroHTTPD", "OrchardBase", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
+                "OrchardHTTP", "Gateway", "OrchardBase", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
             ],
             // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
             resources: [.copy("Web")]),
@@ -68,7 +72,7 @@ let package = Package(
             name: "OrchardCLI",
             dependencies: [
                 "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewaySQLite",
-                "GatewayPostgres", "GatewayCurl", "GatewayHTTP",
+                "GatewayPostgres", "GatewayCurl", "OrchardHTTP", "GatewayHTTP",
             ]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
         // libFuzzer target over token handling (docs/tokens.md); built normally it replays inputs.
@@ -94,14 +98,14 @@ let package = Package(
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
-                "GatewayHTTP", "Gateway", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
+                "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
                 "OrchardCLI", "OrchardTestSupport",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres"]),
         // The client SDK against a real gateway served in-process on loopback.
         .testTarget(
             name: "OrchardPayTests",
-            dependencies: ["OrchardPay", "GatewayHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport"]),
+            dependencies: ["OrchardPay", "GatewayHTTP", "OrchardHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import OrchardCrypto
+import OrchardHTTP
 import Synchronization
 
 extension RouteScope {

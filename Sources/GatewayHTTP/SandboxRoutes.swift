@@ -2,6 +2,7 @@ import ApplePayModel
 import ApplePaySandbox
 import Foundation
 import Gateway
+import OrchardHTTP
 
 extension GatewayAPI {
     /// The sandbox-only routes, mounted only when the API has a ``sandboxWallet`` (the gateway runs in the

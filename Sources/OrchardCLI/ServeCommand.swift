@@ -4,6 +4,7 @@ import Gateway
 import GatewayCurl
 import GatewayHTTP
 import GatewayPostgres
+import OrchardHTTP
 import Synchronization
 
 /// `orchard serve`: the gateway's HTTP API on libmicrohttpd, with the webhook dispatcher and the reconciliation

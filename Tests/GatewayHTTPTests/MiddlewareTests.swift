@@ -1,5 +1,6 @@
 import Foundation
 import GatewayHTTP
+import OrchardHTTP
 import Testing
 
 /// A gateway-like application: client routes (app id + key), server routes (bearer secret), public routes.

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import GatewayHTTP
 import OrchardCLI
+import OrchardHTTP
 import Testing
 
 /// Walks every endpoint over loopback HTTP (successes and the errors each documents) and checks every JSON

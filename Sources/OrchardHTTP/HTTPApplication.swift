@@ -81,7 +81,7 @@ public final class RequestContext: @unchecked Sendable {
     /// The authenticated caller, once the authentication middleware has run.
     public var principal: Principal?
     /// The code of the error answered, if the response is an error (for logs and metrics).
-    public internal(set) var errorCode: HTTPAPIError.Code?
+    public package(set) var errorCode: HTTPAPIError.Code?
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
     /// A context (the application makes one per request).

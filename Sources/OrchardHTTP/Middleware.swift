@@ -1,5 +1,5 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
 
 /// Writes one structured JSON line per request:
 /// `{"time","level","request_id","method","route","status","latency_ms","remote"[,"error_code"]}`.
@@ -48,7 +48,7 @@ public struct AccessLogMiddleware: HTTPMiddleware {
 }
 
 /// A JSON string literal for `text`, escaped.
-func jsonString(_ text: String) -> String { JSONValue.stringLiteral(text) }
+func jsonString(_ text: String) -> String { JSONString.literal(text) }
 
 /// Counts requests by method, route template and status, and observes latencies by route, in a
 /// ``MetricsRegistry``: `orchard_http_requests_total` and `orchard_http_request_duration_seconds`.
@@ -160,7 +160,8 @@ public struct CORSMiddleware: HTTPMiddleware {
 }
 
 extension HTTPHeaders {
-    mutating func addVary(_ name: String) {
+    /// Adds `name` to `Vary` unless it is there already.
+    package mutating func addVary(_ name: String) {
         let existing = values(for: "Vary").flatMap { $0.split(separator: ",") }.map {
             $0.trimmingCharacters(in: .whitespaces)
         }

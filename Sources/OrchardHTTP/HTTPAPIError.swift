@@ -1,5 +1,5 @@
 import Foundation
-import Gateway
+import OrchardBase
 
 /// An error answered to an API client, rendered as
 /// `{"error": {"type", "code", "message", "param", "request_id"}}`.
@@ -108,11 +108,13 @@ public struct HTTPAPIError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// The JSON response for this error, carrying `requestID` in the body.
     public func response(requestID: String?) -> HTTPResponse {
-        let fields: [String: Any] = [
-            "type": type.rawValue, "code": code.rawValue, "message": message,
-            "param": param ?? NSNull(), "request_id": requestID ?? NSNull(),
+        // Keys in sorted order, as the gateway's JSON writer orders them.
+        let fields: [(String, String?)] = [
+            ("code", code.rawValue), ("message", message), ("param", param), ("request_id", requestID),
+            ("type", type.rawValue),
         ]
-        let body = WireFormat.data(["error": fields])
+        let members = fields.map { key, value in JSONString.literal(key) + ":" + (value.map(JSONString.literal) ?? "null") }
+        let body = Data(("{\"error\":{" + members.joined(separator: ",") + "}}").utf8)
         var headers = self.headers
         headers["Content-Type"] = JSONCoding.contentType
         return HTTPResponse(status: status, headers: headers, body: body)
