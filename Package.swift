@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "OrchardHTTP", "Gateway", "OrchardBase", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
+                "OrchardHTTP", "Gateway", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
             ],
             // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
             resources: [.copy("Web")]),

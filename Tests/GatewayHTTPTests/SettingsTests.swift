@@ -1,5 +1,6 @@
 import Foundation
 import GatewayHTTP
+import OrchardCLI
 import OrchardHTTP
 import Testing
 
