@@ -113,7 +113,9 @@ public struct HTTPAPIError: Error, Sendable, Equatable, CustomStringConvertible 
             ("code", code.rawValue), ("message", message), ("param", param), ("request_id", requestID),
             ("type", type.rawValue),
         ]
-        let members = fields.map { key, value in JSONString.literal(key) + ":" + (value.map(JSONString.literal) ?? "null") }
+        let members = fields.map { key, value in
+            JSONString.literal(key) + ":" + (value.map(JSONString.literal) ?? "null")
+        }
         let body = Data(("{\"error\":{" + members.joined(separator: ",") + "}}").utf8)
         var headers = self.headers
         headers["Content-Type"] = JSONCoding.contentType
