@@ -113,10 +113,15 @@ public struct HTTPAPIError: Error, Sendable, Equatable, CustomStringConvertible 
             ("code", code.rawValue), ("message", message), ("param", param), ("request_id", requestID),
             ("type", type.rawValue),
         ]
-        let members = fields.map { key, value in
-            JSONString.literal(key) + ":" + (value.map(JSONString.literal) ?? "null")
+        var out = Array("{\"error\":{".utf8)
+        for (index, (key, value)) in fields.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONString.write(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            if let value { JSONString.write(value, to: &out) } else { out.append(contentsOf: "null".utf8) }
         }
-        let body = Data(("{\"error\":{" + members.joined(separator: ",") + "}}").utf8)
+        out.append(contentsOf: "}}".utf8)
+        let body = Data(out)
         var headers = self.headers
         headers["Content-Type"] = JSONCoding.contentType
         return HTTPResponse(status: status, headers: headers, body: body)
