@@ -46,9 +46,13 @@ let package = Package(
         .target(name: "OrchardCrypto", dependencies: ["COpenSSL"]),
         .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "OrchardBase"]),
         .target(name: "ApplePaySandbox", dependencies: ["ApplePayToken", "OrchardCrypto", "COpenSSL"]),
-        // The payment domain: services over protocols (Store, Processor, Clock, WebhookSender).
+        // The payment domain: services over ports (Store, Processor, PaymentTokenOpener, Clock, WebhookSender).
+        .target(name: "Gateway", dependencies: ["OrchardBase", "ApplePayModel", "OrchardCrypto"]),
+        // The composition: the adapters that implement the domain's ports on the token library and the
+        // sandbox (token opener, sandbox PKI issuer and acquirer, sandbox wallet, payment-request evaluator).
         .target(
-            name: "Gateway", dependencies: ["OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
+            name: "GatewayAssembly",
+            dependencies: ["Gateway", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardBase", "OrchardCrypto"]),
         // The embedded default Store.
         .target(name: "GatewaySQLite", dependencies: ["Gateway", "CSQLite"]),
         // The Store for several instances on one PostgreSQL database.
@@ -62,7 +66,7 @@ let package = Package(
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "OrchardHTTP", "Gateway", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
+                "OrchardHTTP", "Gateway", "GatewayAssembly", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
             ],
             // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
             resources: [.copy("Web")]),
@@ -71,7 +75,7 @@ let package = Package(
         .target(
             name: "OrchardCLI",
             dependencies: [
-                "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewaySQLite",
+                "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewayAssembly", "GatewaySQLite",
                 "GatewayPostgres", "GatewayCurl", "OrchardHTTP", "GatewayHTTP",
             ]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
@@ -93,12 +97,13 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "GatewaySQLite", "GatewayPostgres", "GatewayCurl", "ApplePaySandbox", "OrchardTestSupport",
+                "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "GatewayCurl", "ApplePaySandbox",
+                "ApplePayToken", "OrchardTestSupport",
             ]),
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
-                "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
+                "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
                 "OrchardCLI", "OrchardTestSupport",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres"]),

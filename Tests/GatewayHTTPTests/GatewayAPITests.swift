@@ -2,6 +2,7 @@ import ApplePayModel
 import ApplePaySandbox
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayHTTP
 import OrchardCLI
 import OrchardHTTP
