@@ -1,4 +1,5 @@
 import Foundation
+import OrchardBase
 
 /// A JSON document as a Swift value, used to read the request shapes field by field (so that
 /// every problem can be reported with its path) and to write them back.
@@ -59,7 +60,7 @@ package enum JSONValue: Hashable, Sendable, Codable {
         case .null: text += "null"
         case .bool(let value): text += value ? "true" : "false"
         case .number(let value): text += value.description
-        case .string(let value): JSONValue.writeString(value, into: &text)
+        case .string(let value): JSONString.write(value, into: &text)
         case .array(let values):
             guard !values.isEmpty else {
                 text += "[]"
@@ -81,44 +82,13 @@ package enum JSONValue: Hashable, Sendable, Codable {
             let keys = fields.keys.sorted()
             for (index, key) in keys.enumerated() {
                 text += inner ?? ""
-                JSONValue.writeString(key, into: &text)
+                JSONString.write(key, into: &text)
                 text += indent == nil ? ":" : ": "
                 fields[key]!.write(into: &text, indent: inner)
                 text += (index < keys.count - 1 ? "," : "") + newline
             }
             text += (indent ?? "") + "}"
         }
-    }
-
-    /// `value` as a JSON string literal: quotes, backslashes and control characters escaped, and U+2028 and
-    /// U+2029 too, so the text is also safe inside a script or one log line.
-    package static func stringLiteral(_ value: String) -> String {
-        var text = ""
-        writeString(value, into: &text)
-        return text
-    }
-
-    private static func writeString(_ value: String, into text: inout String) {
-        text += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case "\u{08}": text += "\\b"
-            case "\u{0C}": text += "\\f"
-            case "\u{2028}", "\u{2029}": text += String(format: "\\u%04x", scalar.value)
-            default:
-                if scalar.value < 0x20 {
-                    text += String(format: "\\u%04x", scalar.value)
-                } else {
-                    text.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        text += "\""
     }
 
     package var objectValue: [String: JSONValue]? {

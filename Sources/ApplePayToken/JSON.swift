@@ -1,3 +1,4 @@
+import OrchardBase
 import OrchardCrypto
 
 /// A JSON value that keeps object members in order and numbers as their exact text, so payment data
@@ -61,7 +62,7 @@ package enum JSONValue: Sendable, Equatable {
             out.append(UInt8(ascii: "{"))
             for (index, member) in members.enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                JSONValue.writeString(member.key, to: &out)
+                JSONString.write(member.key, to: &out)
                 out.append(UInt8(ascii: ":"))
                 member.value.write(to: &out)
             }
@@ -73,41 +74,11 @@ package enum JSONValue: Sendable, Equatable {
                 value.write(to: &out)
             }
             out.append(UInt8(ascii: "]"))
-        case .string(let value): JSONValue.writeString(value, to: &out)
+        case .string(let value): JSONString.write(value, to: &out)
         case .number(let text): out.append(contentsOf: text.utf8)
         case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
         case .null: out.append(contentsOf: "null".utf8)
         }
-    }
-
-    /// `value` as a JSON string literal: quotes, backslashes and control characters escaped; everything else
-    /// (slashes, non-ASCII) as its UTF-8 bytes. Runs without escapes are copied whole.
-    package static func writeString(_ value: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { bytes in
-            var start = 0
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                start = index + 1
-                out.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
-                case 0x0A: out.append(UInt8(ascii: "n"))
-                case 0x0D: out.append(UInt8(ascii: "r"))
-                case 0x09: out.append(UInt8(ascii: "t"))
-                default:
-                    let hex: StaticString = "0123456789abcdef"
-                    out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                    out.append(hex.utf8Start[Int(byte >> 4)])
-                    out.append(hex.utf8Start[Int(byte & 0x0F)])
-                }
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
-        }
-        out.append(UInt8(ascii: "\""))
     }
 }
 

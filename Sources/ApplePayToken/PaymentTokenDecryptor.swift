@@ -1,6 +1,6 @@
-import ApplePayModel
 import COpenSSL
 import Foundation
+import OrchardBase
 import OrchardCrypto
 
 /// How far a token's signing time may lie from "now".

@@ -1,4 +1,4 @@
-import ApplePayModel
+import OrchardBase
 import Foundation
 
 /// Where the gateway reads "now": the system clock in production, a manual one in tests.

@@ -1,5 +1,5 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
 
 /// An error from the gateway, with a stable code the HTTP layer maps to a status and returns to clients.
 ///

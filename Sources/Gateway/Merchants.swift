@@ -1,4 +1,3 @@
-import ApplePaySandbox
 import Foundation
 import OrchardCrypto
 
@@ -471,16 +470,6 @@ public struct SandboxSetup: Sendable {
 }
 
 extension MerchantRegistry {
-    /// The sandbox merchant's BIN table: a row for each ``SandboxTestCard``, so its `card_info` is complete.
-    public static var sandboxBINEntries: [BINEntry] {
-        SandboxTestCard.all.map { card in
-            BINEntry(
-                prefix: card.binPrefix, issuer: card.issuer, bankID: card.bankID, level: card.level,
-                country: card.country, countryCode: card.countryCode,
-                funding: CardInfo.fundingNumber(methodType: card.type), issuerZhTW: card.issuerZhTW)
-        }
-    }
-
     /// The setting under which the sealed sandbox PKI is kept.
     public static let sandboxPKISetting = "sandbox_pki"
 
@@ -516,7 +505,7 @@ extension MerchantRegistry {
         try addProcessingKey(
             merchantID: merchant.id, privateKeyPEM: key.privateKeyPEM, certificatePEM: key.certificatePEM, id: keyID)
         try gatewayThrowing {
-            try store.write { try $0.replaceBINTable(merchantID: merchant.id, entries: Self.sandboxBINEntries) }
+            try store.write { try $0.replaceBINTable(merchantID: merchant.id, entries: issuer.binEntries) }
         }
         return SandboxSetup(pki: pki, trustAnchorPEM: anchor, merchant: merchant, newCredentials: credentials)
     }

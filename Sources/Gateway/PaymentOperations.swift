@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 import OrchardCrypto
 

@@ -1,4 +1,4 @@
-import ApplePayModel
+import OrchardBase
 import Foundation
 import OrchardCrypto
 
@@ -180,4 +180,6 @@ public protocol SandboxKeyIssuer: Sendable {
         -> ProcessingKeyMaterial
     /// The PEM of the PKI's root, the sandbox trust anchor.
     func trustAnchorPEM(pki: SecureBytes) throws -> String
+    /// The sandbox merchant's BIN table: a row for each test card, so its `card_info` is complete.
+    var binEntries: [BINEntry] { get }
 }

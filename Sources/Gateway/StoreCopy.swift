@@ -1,5 +1,5 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
 
 /// A value of a row in the portable form stores copy through: times are Unix milliseconds (UTC), flags 0 or 1,
 /// documents JSON text, sealed secrets the sealed bytes as stored (never opened).

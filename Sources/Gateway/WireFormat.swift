@@ -1,6 +1,6 @@
 import ApplePayModel
-import ApplePayToken
 import Foundation
+import OrchardBase
 
 /// The wire shapes of `openapi.yaml`, shared by the HTTP responses and the webhook bodies the outbox stores:
 /// amounts as decimal strings with the currency's exponent, RFC 3339 times in UTC with whole seconds, every
@@ -54,12 +54,12 @@ public enum WireFormat {
     private static func write(_ value: Any, to out: inout [UInt8]) throws(NotJSON) {
         switch value {
         case let text as String:
-            ApplePayToken.JSONValue.writeString(text, to: &out)
+            JSONString.write(text, to: &out)
         case let object as [String: Any]:
             out.append(UInt8(ascii: "{"))
             for (index, key) in object.keys.sorted().enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                ApplePayToken.JSONValue.writeString(key, to: &out)
+                JSONString.write(key, to: &out)
                 out.append(UInt8(ascii: ":"))
                 try write(object[key]!, to: &out)
             }

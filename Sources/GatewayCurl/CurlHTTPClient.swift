@@ -1,7 +1,7 @@
-import ApplePayModel
 import CCurl
 import Foundation
 import Gateway
+import OrchardBase
 import OrchardCrypto
 
 /// Why an outbound HTTP request failed, with a stable code.

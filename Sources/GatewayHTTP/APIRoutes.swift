@@ -1,6 +1,7 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import OrchardHTTP
 
 extension GatewayAPI {
     /// Every route of `openapi.yaml`.

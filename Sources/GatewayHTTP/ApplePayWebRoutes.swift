@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import OrchardHTTP
 
 /// The routes of Apple Pay on the Web: merchant validation, the merchant identity, the domains and the domain
 /// association file (`openapi.yaml`, tag "Apple Pay on the Web").

@@ -1,6 +1,7 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import OrchardHTTP
 
 extension HTTPAPIError.ErrorType {
     /// A declined card (402).

@@ -1,7 +1,10 @@
 import ApplePayModel
+import OrchardBase
 import ApplePaySandbox
 import Foundation
 import Gateway
+import GatewayAssembly
+import OrchardHTTP
 
 extension GatewayAPI {
     /// The sandbox-only routes, mounted only when the API has a ``sandboxWallet`` (the gateway runs in the

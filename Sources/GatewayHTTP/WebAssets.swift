@@ -1,5 +1,6 @@
 import Foundation
 import OrchardCrypto
+import OrchardHTTP
 
 /// The browser files the gateway serves (`orchard.js`, the demo store's page): plain files in
 /// `Sources/GatewayHTTP/Web`, copied as this module's SwiftPM resources next to the built executable.

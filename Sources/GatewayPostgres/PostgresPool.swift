@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 
 /// A bounded pool of connections to one database. A caller waits while all are busy; a connection that was

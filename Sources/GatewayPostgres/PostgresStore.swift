@@ -1,4 +1,4 @@
-import ApplePayModel
+import OrchardBase
 import CPostgres
 import Foundation
 import Gateway

@@ -1,4 +1,4 @@
-import ApplePayModel
+import OrchardBase
 import CSQLite
 import Foundation
 

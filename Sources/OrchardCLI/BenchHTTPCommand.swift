@@ -1,7 +1,9 @@
+import OrchardBase
 import ApplePayModel
 import ApplePaySandbox
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayCurl
 import GatewaySQLite
 

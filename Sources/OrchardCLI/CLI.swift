@@ -1,4 +1,4 @@
-import ApplePayModel
+import OrchardBase
 import Foundation
 
 /// The `orchard` command line: a table of subcommands, each a function of its

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import GatewayCurl
 import GatewayHTTP
+import OrchardHTTP
 
 /// The gateway part of `orchard demo`: the whole flow over real HTTP against a running server, each step
 /// printed and checked.

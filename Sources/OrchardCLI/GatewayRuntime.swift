@@ -1,10 +1,13 @@
+import OrchardBase
 import ApplePayToken
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayHTTP
 import GatewayPostgres
 import GatewaySQLite
 import OrchardCrypto
+import OrchardHTTP
 
 /// The gateway over a SQLite or PostgreSQL database: master key, store, sandbox PKI and sandbox merchant, token
 /// opener, sandbox acquirer. `orchard serve`, `orchard merchant show` and `orchard sandbox mint --database` share it.

@@ -1,8 +1,9 @@
-import ApplePayModel
+import OrchardBase
 import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewaySQLite
 import OrchardCrypto
 

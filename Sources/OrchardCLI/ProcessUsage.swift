@@ -1,4 +1,4 @@
-import ApplePayModel
+import OrchardBase
 import Foundation
 
 /// CPU time, memory and load of this process, as the benchmarks report them (Linux `/proc`).

@@ -1,4 +1,5 @@
 import ApplePayModel
+import OrchardBase
 import ApplePaySandbox
 import ApplePayToken
 import Foundation

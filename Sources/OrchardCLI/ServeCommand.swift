@@ -1,10 +1,11 @@
-import ApplePayModel
+import OrchardBase
 import ApplePayToken
 import Foundation
 import Gateway
 import GatewayCurl
 import GatewayHTTP
 import GatewayPostgres
+import OrchardHTTP
 
 /// `orchard serve`: the gateway's HTTP API on libmicrohttpd, with the webhook dispatcher and the reconciliation
 /// of unknown payments running beside it, until SIGTERM or SIGINT.

@@ -2,7 +2,7 @@ import ApplePayToken
 import Foundation
 import OrchardCrypto
 
-import enum ApplePayModel.RFC3339
+import enum OrchardBase.RFC3339
 
 /// `orchard token decrypt|verify`: verify (and decrypt) an Apple Pay payment token.
 enum TokenCommand {

@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 
 /// What an ``ApplePayCheckout`` reports (TapPay's `TPDApplePayDelegate`), in TapPay's order:

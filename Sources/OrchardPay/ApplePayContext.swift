@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 
 /// What an ``ApplePayContext`` asks and reports (PayerMax's `PMApplePayContextDelegate`).

@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 
 /// The client SDK's set-up (TapPay's `TPDSetup`): the app's client credentials and the gateway, the sheet

@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 
 /// A scripted payment sheet for tests and for development without a device: it plays ``Step``s as a customer

@@ -1,3 +1,4 @@
+import OrchardBase
 import Testing
 
 @testable import ApplePayModel

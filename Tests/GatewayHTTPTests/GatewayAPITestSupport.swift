@@ -1,8 +1,10 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayHTTP
 import OrchardCLI
+import OrchardHTTP
 import OrchardTestSupport
 import Testing
 

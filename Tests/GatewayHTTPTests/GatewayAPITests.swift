@@ -1,9 +1,12 @@
+import OrchardBase
 import ApplePayModel
 import ApplePaySandbox
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayHTTP
 import OrchardCLI
+import OrchardHTTP
 import OrchardTestSupport
 import Testing
 
@@ -595,9 +598,13 @@ struct ErrorMappingTests {
     /// Codes the HTTP layer answers by itself: its transport codes and the literals it builds errors from.
     static func transportCodes() throws -> Set<String> {
         let constants = try literals(
-            #"static let \w+: Code = "(\w+)""#, under: "Sources/GatewayHTTP/HTTPAPIError.swift")
-        let built = try literals(#"make\(\s*\.\w+,\s*\.\w+,\s*"(\w+)""#, under: "Sources/GatewayHTTP")
-        let named = try literals(#"code: \.init\(rawValue: "(\w+)"\)"#, under: "Sources/GatewayHTTP")
+            #"static let \w+: Code = "(\w+)""#, under: "Sources/OrchardHTTP/HTTPAPIError.swift")
+        var built = Set<String>()
+        var named = Set<String>()
+        for module in ["Sources/OrchardHTTP", "Sources/GatewayHTTP"] {
+            built.formUnion(try literals(#"make\(\s*\.\w+,\s*\.\w+,\s*"(\w+)""#, under: module))
+            named.formUnion(try literals(#"code: \.init\(rawValue: "(\w+)"\)"#, under: module))
+        }
         // `service_unavailable` is the HTTP library's helper for servers that are not ready; the gateway API
         // never answers it (readiness is `GET /readyz`'s 503 body, not an error).
         return constants.union(built).union(named).subtracting(["service_unavailable"])

@@ -4,6 +4,7 @@ import Gateway
 import GatewayHTTP
 import GatewayPostgres
 import OrchardCLI
+import OrchardHTTP
 import OrchardTestSupport
 import Synchronization
 import Testing

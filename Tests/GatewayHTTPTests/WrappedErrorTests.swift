@@ -3,6 +3,7 @@ import Gateway
 import Testing
 
 @testable import GatewayHTTP
+@testable import OrchardHTTP
 
 /// A foreign error as a store would throw it, with text that must stay out of the client's response.
 struct DiskTrouble: Error, CustomStringConvertible {

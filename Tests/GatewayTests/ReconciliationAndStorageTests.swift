@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewaySQLite
 import OrchardCrypto
 import Testing

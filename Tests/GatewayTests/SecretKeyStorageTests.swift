@@ -1,5 +1,6 @@
 import ApplePaySandbox
 import Foundation
+import GatewayAssembly
 import OrchardCrypto
 import Testing
 

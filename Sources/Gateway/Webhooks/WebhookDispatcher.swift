@@ -1,5 +1,5 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
 
 /// Why a webhook request got no HTTP answer, with a stable code.
 ///

@@ -1,7 +1,8 @@
-import ApplePayModel
+import OrchardBase
 import ApplePaySandbox
 import ApplePayToken
 import Foundation
+import Gateway
 import OrchardCrypto
 
 /// The product's ``PaymentTokenOpener``: ApplePayToken's verification (CMS signature, chain to the
@@ -166,5 +167,15 @@ public struct SandboxPKIIssuer: SandboxKeyIssuer {
 
     public func trustAnchorPEM(pki serialized: SecureBytes) throws -> String {
         try Self.pki(serialized: serialized).root.pem
+    }
+
+    /// A row for each ``SandboxTestCard``.
+    public var binEntries: [BINEntry] {
+        SandboxTestCard.all.map { card in
+            BINEntry(
+                prefix: card.binPrefix, issuer: card.issuer, bankID: card.bankID, level: card.level,
+                country: card.country, countryCode: card.countryCode,
+                funding: CardInfo.fundingNumber(methodType: card.type), issuerZhTW: card.issuerZhTW)
+        }
     }
 }

@@ -1,6 +1,6 @@
-import ApplePayModel
 import CMicroHTTPD
 import Foundation
+import OrchardBase
 
 #if canImport(Glibc)
     import Glibc

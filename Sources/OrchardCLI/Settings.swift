@@ -1,5 +1,6 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
+import OrchardHTTP
 
 /// One configurable setting of `orchard serve`, known under one name in three places:
 ///

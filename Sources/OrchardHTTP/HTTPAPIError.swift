@@ -1,5 +1,5 @@
 import Foundation
-import Gateway
+import OrchardBase
 
 /// An error answered to an API client, rendered as
 /// `{"error": {"type", "code", "message", "param", "request_id"}}`.
@@ -108,11 +108,20 @@ public struct HTTPAPIError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// The JSON response for this error, carrying `requestID` in the body.
     public func response(requestID: String?) -> HTTPResponse {
-        let fields: [String: Any] = [
-            "type": type.rawValue, "code": code.rawValue, "message": message,
-            "param": param ?? NSNull(), "request_id": requestID ?? NSNull(),
+        // Keys in sorted order, as the gateway's JSON writer orders them.
+        let fields: [(String, String?)] = [
+            ("code", code.rawValue), ("message", message), ("param", param), ("request_id", requestID),
+            ("type", type.rawValue),
         ]
-        let body = WireFormat.data(["error": fields])
+        var out = Array("{\"error\":{".utf8)
+        for (index, (key, value)) in fields.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONString.write(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            if let value { JSONString.write(value, to: &out) } else { out.append(contentsOf: "null".utf8) }
+        }
+        out.append(contentsOf: "}}".utf8)
+        let body = Data(out)
         var headers = self.headers
         headers["Content-Type"] = JSONCoding.contentType
         return HTTPResponse(status: status, headers: headers, body: body)

@@ -1,4 +1,5 @@
 import Foundation
+import OrchardCrypto
 
 /// The clocks the HTTP layer reads: wall time for log lines, a monotonic clock for latencies and rate limits.
 /// Tests inject fixed or stepped clocks.
@@ -27,11 +28,11 @@ public struct RequestIDGenerator: Sendable {
     /// A generator from a function.
     public init(next: @escaping @Sendable () -> String) { self.next = next }
 
-    /// `req_` and 24 random base-62 characters (about 143 bits) from the system's secure generator.
+    /// `req_` and 24 random base-62 characters (about 143 bits) from the package's one secure identifier maker,
+    /// ``SecureRandom/alphanumeric(_:)`` (a request id correlates, it guards nothing: should the generator ever
+    /// fail, the id is `req_` and zeros rather than no answer).
     public static let random = RequestIDGenerator {
-        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-        var generator = SystemRandomNumberGenerator()
-        return "req_" + String((0..<24).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+        "req_" + ((try? SecureRandom.alphanumeric(24)) ?? String(repeating: "0", count: 24))
     }
 }
 
@@ -82,9 +83,9 @@ public final class RequestContext: @unchecked Sendable {
     /// The authenticated caller, once the authentication middleware has run.
     public var principal: Principal?
     /// The code of the error answered, if the response is an error (for logs and metrics).
-    public internal(set) var errorCode: HTTPAPIError.Code?
+    public package(set) var errorCode: HTTPAPIError.Code?
     /// What caused a 5xx answer, as codes and type names (for the access log only; never answered).
-    public internal(set) var errorDetail: String?
+    public package(set) var errorDetail: String?
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
     /// A context (the application makes one per request).

@@ -1,4 +1,4 @@
-import ApplePayModel
+import OrchardBase
 import Foundation
 
 /// A set of metrics rendered in the Prometheus text exposition format 0.0.4 (`GET /metrics`).
@@ -147,7 +147,7 @@ public final class MetricsRegistry: Sendable {
 }
 
 /// A number as the exposition format writes it: integers without a fraction, `+Inf`, `-Inf`, `NaN`.
-func formatValue(_ value: Double) -> String {
+package func formatValue(_ value: Double) -> String {
     if value.isNaN { return "NaN" }
     if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
     if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }

@@ -1,5 +1,5 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
 
 /// Writes one structured JSON line per request:
 /// `{"time","level","request_id","method","route","status","latency_ms","remote"[,"error_code"][,"error_detail"]}`
@@ -50,10 +50,11 @@ public struct AccessLogMiddleware: HTTPMiddleware {
 }
 
 /// A JSON string literal for `text`, escaped.
-func jsonString(_ text: String) -> String { JSONValue.stringLiteral(text) }
+func jsonString(_ text: String) -> String { JSONString.literal(text) }
 
-/// Counts requests by method, route template and status, and observes latencies by route, in a
-/// ``MetricsRegistry``: `orchard_http_requests_total` and `orchard_http_request_duration_seconds`.
+/// Request metrics in a ``MetricsRegistry``, with the labels of the specification:
+/// `orchard_http_requests_total{route,method,status}` and `orchard_http_request_duration_seconds{route,method}`
+/// (route templates, `unmatched` otherwise; the method `other` for unmatched requests).
 public struct MetricsMiddleware: HTTPMiddleware {
     private let requests: Counter
     private let latency: Histogram
@@ -61,11 +62,10 @@ public struct MetricsMiddleware: HTTPMiddleware {
     /// Registers the two metrics in `registry`.
     public init(registry: MetricsRegistry) {
         requests = registry.counter(
-            "orchard_http_requests_total", help: "HTTP requests answered, by method, route template and status.",
-            labels: ["method", "route", "status"])
+            "orchard_http_requests_total", help: "HTTP requests by route, method and status.",
+            labels: ["route", "method", "status"])
         latency = registry.histogram(
-            "orchard_http_request_duration_seconds", help: "Time to answer HTTP requests, by route template.",
-            labels: ["route"])
+            "orchard_http_request_duration_seconds", help: "HTTP request latency.", labels: ["route", "method"])
     }
 
     /// Counts refused requests too.
@@ -74,10 +74,10 @@ public struct MetricsMiddleware: HTTPMiddleware {
     /// Calls `next`, then records the outcome.
     public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
         let response = next(request, context)
-        let route = context.routeTemplate
         let method = context.route == nil ? "other" : request.method.rawValue
-        requests.increment(labels: [method, route, String(response.status.rawValue)])
-        latency.observe(max(0, context.clock.monotonicSeconds() - context.startedAt), labels: [route])
+        requests.increment(labels: [context.routeTemplate, method, String(response.status.rawValue)])
+        latency.observe(
+            max(0, context.clock.monotonicSeconds() - context.startedAt), labels: [context.routeTemplate, method])
         return response
     }
 }
@@ -87,6 +87,9 @@ public struct CORSPolicy: Sendable {
     /// Whether `origin` may read the response to `request`. Called for preflights (which carry no credentials)
     /// and, after the rest of the chain ran, for actual requests (when ``RequestContext/principal`` may be set).
     public var isAllowed: @Sendable (_ origin: String, _ request: HTTPRequest, _ context: RequestContext) -> Bool
+    /// Whether CORS applies to `request` at all (a preflight's route is the one it asks about); requests it does
+    /// not apply to pass untouched. All requests by default.
+    public var appliesTo: @Sendable (_ request: HTTPRequest, _ context: RequestContext) -> Bool
     /// Methods a preflight allows.
     public var allowedMethods: [HTTPMethod]
     /// Request headers a preflight allows.
@@ -95,6 +98,11 @@ public struct CORSPolicy: Sendable {
     public var exposedHeaders: [String]
     /// How long a browser may cache a preflight answer, in seconds.
     public var maxAgeSeconds: Int
+    /// The answer to a preflight from a refused origin (403 `forbidden` by default).
+    public var refusal: HTTPAPIError
+    /// When true, an `OPTIONS` request that is not a preflight this policy answers is 405 `method_not_allowed`
+    /// on a known path (instead of 204 with `Allow`).
+    public var refusesOtherOptions: Bool
 
     /// A policy deciding origins with `isAllowed`.
     public init(
@@ -103,13 +111,18 @@ public struct CORSPolicy: Sendable {
             "Content-Type", "Idempotency-Key", "X-Orchard-App-Id", "X-Orchard-App-Key", "Authorization",
         ],
         exposedHeaders: [String] = ["Request-Id", "Retry-After"], maxAgeSeconds: Int = 600,
+        refusal: HTTPAPIError = .forbidden("origin not allowed"), refusesOtherOptions: Bool = false,
+        appliesTo: @escaping @Sendable (_ request: HTTPRequest, _ context: RequestContext) -> Bool = { _, _ in true },
         isAllowed: @escaping @Sendable (_ origin: String, _ request: HTTPRequest, _ context: RequestContext) -> Bool
     ) {
         self.isAllowed = isAllowed
+        self.appliesTo = appliesTo
         self.allowedMethods = allowedMethods
         self.allowedHeaders = allowedHeaders
         self.exposedHeaders = exposedHeaders
         self.maxAgeSeconds = maxAgeSeconds
+        self.refusal = refusal
+        self.refusesOtherOptions = refusesOtherOptions
     }
 
     /// A policy allowing exactly `origins` (e.g. `https://shop.example`) for every request.
@@ -120,23 +133,32 @@ public struct CORSPolicy: Sendable {
 
 /// Answers CORS preflights (`OPTIONS` with `Access-Control-Request-Method`) and adds
 /// `Access-Control-Allow-Origin` to actual responses for allowed origins. Every response to a request with an
-/// `Origin` gets `Vary: Origin`. A preflight from a refused origin is answered 403 `forbidden`.
+/// `Origin` the policy applies to gets `Vary: Origin`. A preflight from a refused origin is answered with the
+/// policy's ``CORSPolicy/refusal``.
 public struct CORSMiddleware: HTTPMiddleware {
     /// The policy.
     public let policy: CORSPolicy
+    /// The routes, to tell a known path from an unknown one (for ``CORSPolicy/refusesOtherOptions``).
+    public let router: Router?
 
-    /// A middleware applying `policy`.
-    public init(policy: CORSPolicy) { self.policy = policy }
+    /// A middleware applying `policy`; give `router` when the policy refuses other `OPTIONS` requests.
+    public init(policy: CORSPolicy, router: Router? = nil) {
+        self.policy = policy
+        self.router = router
+    }
 
     /// Refused requests get CORS headers too, so scripts can read the error.
     public var runsForRejectedRequests: Bool { true }
 
     /// Answers a preflight, or calls `next` and decorates its response.
     public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
-        guard let origin = request.headers["Origin"] else { return next(request, context) }
-        if request.method == .options, request.headers.contains("Access-Control-Request-Method") {
+        let applies = policy.appliesTo(request, context)
+        if request.method == .options, applies, let origin = request.headers["Origin"],
+            request.headers.contains("Access-Control-Request-Method")
+        {
             guard policy.isAllowed(origin, request, context) else {
-                var response = HTTPAPIError.forbidden("origin not allowed").response(requestID: context.requestID)
+                var response = policy.refusal.response(requestID: context.requestID)
+                context.errorCode = policy.refusal.code
                 response.headers.addVary("Origin")
                 return response
             }
@@ -149,7 +171,13 @@ public struct CORSMiddleware: HTTPMiddleware {
             response.headers.addVary("Origin")
             return response
         }
+        if request.method == .options, policy.refusesOtherOptions, let router,
+            case .methodNotAllowed(let allowed) = router.resolve(method: .options, path: request.path)
+        {
+            throw HTTPAPIError.methodNotAllowed(.options, allowed: allowed)
+        }
         var response = next(request, context)
+        guard let origin = request.headers["Origin"], applies else { return response }
         if policy.isAllowed(origin, request, context) {
             response.headers["Access-Control-Allow-Origin"] = origin
             if !policy.exposedHeaders.isEmpty {
@@ -162,7 +190,8 @@ public struct CORSMiddleware: HTTPMiddleware {
 }
 
 extension HTTPHeaders {
-    mutating func addVary(_ name: String) {
+    /// Adds `name` to `Vary` unless it is there already.
+    package mutating func addVary(_ name: String) {
         let existing = values(for: "Vary").flatMap { $0.split(separator: ",") }.map {
             $0.trimmingCharacters(in: .whitespaces)
         }

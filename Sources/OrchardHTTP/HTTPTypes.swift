@@ -1,5 +1,4 @@
 import Foundation
-import Gateway
 
 /// An HTTP request method (`GET`, `POST` …), compared by its upper-case token.
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
@@ -293,13 +292,6 @@ public struct HTTPResponse: Sendable {
         _ value: T, status: HTTPStatus = .ok, encoder: JSONEncoder = JSONCoding.encoder
     ) throws -> HTTPResponse {
         let body = try encoder.encode(value)
-        return HTTPResponse(status: status, headers: ["Content-Type": JSONCoding.contentType], body: body)
-    }
-
-    /// An `application/json` response from a JSON-compatible object (dictionaries, arrays, strings, numbers,
-    /// booleans, `NSNull`), keys sorted.
-    public static func jsonObject(_ object: Any, status: HTTPStatus = .ok) throws -> HTTPResponse {
-        let body = try WireFormat.json(object)
         return HTTPResponse(status: status, headers: ["Content-Type": JSONCoding.contentType], body: body)
     }
 }

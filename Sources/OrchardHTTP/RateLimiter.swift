@@ -1,4 +1,4 @@
-import ApplePayModel
+import OrchardBase
 import Foundation
 
 /// Token buckets per key: each key may make `burst` requests at once and `ratePerSecond` on average.

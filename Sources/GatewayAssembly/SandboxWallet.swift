@@ -1,6 +1,7 @@
 import ApplePayModel
 import ApplePaySandbox
 import Foundation
+import Gateway
 
 /// Mints sandbox Apple Pay tokens for a merchant: real-format tokens encrypted to the merchant's active
 /// processing certificate and signed by the sandbox PKI the gateway trusts. `orchard sandbox mint --database`

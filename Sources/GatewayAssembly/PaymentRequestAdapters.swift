@@ -1,5 +1,6 @@
 import ApplePayModel
 import Foundation
+import Gateway
 
 /// ISO 4217 from ApplePayModel's currency table: the product's ``CurrencyCatalog``.
 public struct ISO4217Currencies: CurrencyCatalog {
