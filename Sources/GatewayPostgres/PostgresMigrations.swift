@@ -241,5 +241,25 @@ enum PostgresMigrations {
             sql: """
                 ALTER TABLE bin_entries ADD COLUMN issuer_zh_tw text;
                 """),
+        // Merchant console sign-ins (SQLite's migration 6).
+        PostgresMigration(
+            version: 5, name: "console_sessions",
+            sql: """
+                CREATE TABLE console_sessions (
+                    id text PRIMARY KEY,
+                    token_hash text NOT NULL UNIQUE,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    created_at timestamptz NOT NULL,
+                    last_seen_at timestamptz NOT NULL,
+                    ended_at timestamptz
+                );
+                CREATE INDEX console_sessions_last_seen ON console_sessions (last_seen_at);
+                """),
+        // How long each webhook delivery attempt took (SQLite's migration 7).
+        PostgresMigration(
+            version: 6, name: "webhook_attempt_latency",
+            sql: """
+                ALTER TABLE webhook_attempts ADD COLUMN latency_ms integer;
+                """),
     ]
 }
