@@ -150,6 +150,7 @@ public final class MerchantRegistry: Sendable {
         guard spec.webOrigins.count <= 50, spec.allowedNetworks.count <= 20 else {
             throw .invalid("web_origins", "at most 50 origins and 20 networks")
         }
+        try Self.checkWebOrigins(spec.webOrigins)
         let id = try Identifiers.make("mch_", 16)
         let appID = try Identifiers.make("app_", 16)
         let appKey = try Self.newAppKey()

@@ -34,7 +34,7 @@ enum MerchantCommand {
                              secret_key once (production keeps only their hashes)
           list               every merchant: id, environment, status, name, merchant identifier
           show               one merchant (no secret of a production merchant); without --merchant-id, the sandbox
-                             merchant with its keys, provisioned if the database has none (as before)
+                             merchant with its keys, provisioned if the database has none
           rotate-secret-key  a new secret key, printed once; the old one keeps working for --overlap-hours
                              (default 24, 0 to 720), then is refused with invalid_credentials
           rotate-app-key     a new app key, printed once; the old one stops at once (the app id stays)
@@ -53,17 +53,19 @@ enum MerchantCommand {
 
     static let actions: [String: Action] = [
         "create": Action(
-            options: ["environment", "name", "merchant-identifier", "country", "currencies"],
+            options: ["environment", "name", "merchant-identifier", "country", "currencies", "web-origins"],
             usage: """
                 usage: orchard merchant create --environment production|sandbox --name NAME
                                               --merchant-identifier merchant.com.… [--merchant-identifier …]
-                                              [--country TW] [--currencies TWD,USD] [--database DB] [--json]
+                                              [--country TW] [--currencies TWD,USD]
+                                              [--web-origins https://shop.example,…] [--database DB] [--json]
 
                 Creates a merchant and prints merchant_id, app_id, app_key and secret_key. They are shown once:
                 a production merchant's keys are stored only as hashes and cannot be shown again (a sandbox
                 merchant's stay retrievable with orchard merchant show). --name is 1 to 100 characters; each
                 --merchant-identifier is an Apple merchant identifier (merchant.…); --country is ISO 3166-1
-                alpha-2 (default TW); --currencies lists the ISO 4217 codes it accepts (default: any).
+                alpha-2 (default TW); --currencies lists the ISO 4217 codes it accepts (default: any);
+                --web-origins lists the origins of the web pages that call its client routes (CORS; at most 50).
 
                 \(databaseUsage)
                 """, run: create),
@@ -217,18 +219,19 @@ enum MerchantCommand {
                 if !currencies.contains(code) { currencies.append(code) }
             }
         }
+        let origins = parsed.value("web-origins").map { $0.split(separator: ",").map(String.init) } ?? []
         let registry = try registry(parsed, newSandbox: environment == .sandbox)
         let (merchant, credentials) = try registry.create(
             MerchantSpec(
                 name: name, environment: environment, countryCode: country, merchantIdentifiers: identifiers,
-                allowedCurrencies: currencies))
+                allowedCurrencies: currencies, webOrigins: origins))
         try emit(
             [
                 ("merchant_id", merchant.id), ("environment", merchant.environment.rawValue), ("name", merchant.name),
                 ("app_id", credentials.appID), ("app_key", credentials.appKey),
                 ("secret_key", credentials.secretKey), ("merchant_identifiers", merchant.merchantIdentifiers),
                 ("country", merchant.countryCode), ("currencies", merchant.allowedCurrencies),
-                ("created_at", RFC3339.string(merchant.createdAt)),
+                ("web_origins", merchant.webOrigins), ("created_at", RFC3339.string(merchant.createdAt)),
             ], parsed, io)
         if environment == .production {
             io.err("The app key and secret key are shown only now: store them safely; only their hashes are kept.")
@@ -283,7 +286,8 @@ enum MerchantCommand {
             ("secret_key_prefix", merchant.secretKeyPrefix),
             ("previous_secret_key_expires_at", merchant.previousSecretKeyExpiresAt.map(RFC3339.string)),
             ("merchant_identifiers", merchant.merchantIdentifiers), ("country", merchant.countryCode),
-            ("currencies", merchant.allowedCurrencies), ("webhook_url", merchant.webhookURL),
+            ("currencies", merchant.allowedCurrencies), ("web_origins", merchant.webOrigins),
+            ("webhook_url", merchant.webhookURL),
             ("apple_pay_domains", merchant.applePayDomains), ("processing_keys", keys),
             ("identity_certificate_expires_at", identity.map { RFC3339.string($0.notAfter) }),
             ("disabled_at", merchant.disabledAt.map(RFC3339.string)),

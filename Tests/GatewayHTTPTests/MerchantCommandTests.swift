@@ -67,7 +67,8 @@ struct MerchantCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let created = merchant([
             "create", "--environment", "production", "--name", "Orchard Tea", "--merchant-identifier",
-            "merchant.com.orchard.tea", "--country", "TW", "--currencies", "TWD,USD", "--json",
+            "merchant.com.orchard.tea", "--country", "TW", "--currencies", "TWD,USD", "--web-origins",
+            "https://tea.example,https://www.tea.example", "--json",
         ])
         #expect(created.status == 0, "\(created.err)")
         #expect(created.err.contains("shown only now"))
@@ -79,6 +80,7 @@ struct MerchantCommandTests {
         #expect(merchantID.hasPrefix("mch_") && appID.hasPrefix("app_") && appKey.hasPrefix("ak_"))
         #expect(secretKey.hasPrefix("sk_live_"))
         #expect(fields["currencies"] as? [String] == ["TWD", "USD"])
+        #expect(fields["web_origins"] as? [String] == ["https://tea.example", "https://www.tea.example"])
         #expect(fields["environment"] as? String == "production")
 
         let shown = merchant(["show", "--merchant-id", merchantID, "--json"])
@@ -204,6 +206,11 @@ struct MerchantCommandTests {
         ])
         let unknown = merchant(["disable", "--merchant-id", "mch_none"])
         #expect(unknown.status == 1 && unknown.err.contains("merchant_not_found"))
+        let origin = merchant([
+            "create", "--environment", "production", "--name", "Y", "--merchant-identifier", "merchant.com.y",
+            "--web-origins", "https://shop.example/path",
+        ])
+        #expect(origin.status == 1 && origin.err.contains("web_origins"), "\(origin.err)")
         let help = CapturedOutput()
         #expect(CLI.run(["merchant", "--help"], output: help.output) == 0)
         for word in ["create", "list", "show", "rotate-secret-key", "--overlap-hours", "rotate-app-key", "disable"] {
