@@ -20,7 +20,7 @@ struct AuditLogTests {
         #expect(written.id.hasPrefix("aud_"))
         #expect(written.actor == actor)
         h.clock.advance(by: 1)
-        try h.store.write { tx in
+        _ = try h.store.write { tx in
             try AuditLog.record(
                 in: tx, merchantID: h.merchant.id, action: AuditLog.Action.paymentRefund, target: "pay_x",
                 detail: ["amount": "10.00"], at: h.clock.now())
