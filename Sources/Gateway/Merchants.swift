@@ -269,13 +269,8 @@ public final class MerchantRegistry: Sendable {
         let key = ProcessingKeyRecord(
             id: keyID, merchantID: merchantID, privateKeySealed: sealed, certificatePEM: certificatePEM, active: true,
             createdAt: clock.now())
-        try gatewayThrowing {
-            try store.write { tx in
-                try tx.insertProcessingKey(key)
-                try AuditLog.record(
-                    in: tx, merchantID: merchantID, action: AuditLog.Action.processingKeyCertificate, target: keyID,
-                    at: key.createdAt)
-            }
+        try auditedWrite(merchantID, AuditLog.Action.processingKeyCertificate, target: keyID) {
+            try $0.insertProcessingKey(key)
         }
         return keyID
     }
@@ -373,16 +368,11 @@ public final class MerchantRegistry: Sendable {
         merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes, keyID: String?
     ) throws(GatewayError) {
         let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.identityKey(merchantID: merchantID))
-        let now = clock.now()
-        try gatewayThrowing {
-            try store.write { tx in
-                guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
-                record.identityCertificatePEM = certificatePEM
-                record.identityKeySealed = sealed
-                try tx.updateMerchant(record)
-                try AuditLog.record(
-                    in: tx, merchantID: merchantID, action: AuditLog.Action.identityCertificate, target: keyID, at: now)
-            }
+        try auditedWrite(merchantID, AuditLog.Action.identityCertificate, target: keyID) { tx in
+            guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
+            record.identityCertificatePEM = certificatePEM
+            record.identityKeySealed = sealed
+            try tx.updateMerchant(record)
         }
     }
 
@@ -461,14 +451,8 @@ public final class MerchantRegistry: Sendable {
         guard Set(entries.map(\.prefix)).count == entries.count else {
             throw GatewayError(.binTableInvalid, "bin_prefix values must be unique")
         }
-        let now = clock.now()
-        try gatewayThrowing {
-            try store.write { tx in
-                try tx.replaceBINTable(merchantID: merchantID, entries: entries)
-                try AuditLog.record(
-                    in: tx, merchantID: merchantID, action: AuditLog.Action.binTableReplace,
-                    detail: ["rows": String(entries.count)], at: now)
-            }
+        try auditedWrite(merchantID, AuditLog.Action.binTableReplace, detail: ["rows": String(entries.count)]) {
+            try $0.replaceBINTable(merchantID: merchantID, entries: entries)
         }
         return entries.count
     }
@@ -484,13 +468,23 @@ public final class MerchantRegistry: Sendable {
                 throw .invalid("bin_range", "low ≤ high, 8-digit BINs")
             }
         }
+        try auditedWrite(merchantID, AuditLog.Action.coBrandTableReplace, detail: ["ranges": String(ranges.count)]) {
+            try $0.replaceCoBrandTable(merchantID: merchantID, ranges: ranges)
+        }
+    }
+
+    /// Runs `change` in a write transaction that also records `action` on the merchant in the audit log, now.
+    func auditedWrite<T>(
+        _ merchantID: String, _ action: String, target: String? = nil, detail: [String: String] = [:],
+        _ change: (any StoreTransaction) throws -> T
+    ) throws(GatewayError) -> T {
         let now = clock.now()
-        try gatewayThrowing {
+        return try gatewayThrowing {
             try store.write { tx in
-                try tx.replaceCoBrandTable(merchantID: merchantID, ranges: ranges)
+                let result = try change(tx)
                 try AuditLog.record(
-                    in: tx, merchantID: merchantID, action: AuditLog.Action.coBrandTableReplace,
-                    detail: ["ranges": String(ranges.count)], at: now)
+                    in: tx, merchantID: merchantID, action: action, target: target, detail: detail, at: now)
+                return result
             }
         }
     }
