@@ -62,6 +62,11 @@ public enum ConsoleSessionRules {
         return given.count == expected.count && ConstantTime.equals(given, expected)
     }
 
+    /// The audit log's actor for a session: `console` and the session id's first characters (`cs_ab12cd…`).
+    public static func auditActor(sessionID: String) -> AuditActor {
+        AuditActor(kind: "console", name: String(sessionID.prefix(9)) + "…")
+    }
+
     /// Whether `token` has the form the gateway issues (`cst_` and 43 letters or digits), before any lookup.
     static func isWellFormed(_ token: String) -> Bool {
         token.utf8.count == 47 && token.hasPrefix("cst_")
@@ -73,20 +78,29 @@ public enum ConsoleSessionRules {
 
 extension GatewayService {
     /// Signs in to the console with a merchant's secret key: a new session and its token (the cookie's value,
-    /// returned once; only its hash is stored). A wrong key is `invalid_credentials`.
-    public func signInToConsole(secretKey: String) throws(GatewayError) -> (session: ConsoleSession, token: String) {
+    /// returned once; only its hash is stored), recorded in the audit log as `console.sign_in` (with the client's
+    /// address, when given). A wrong key is `invalid_credentials`, a disabled merchant's `merchant_disabled`.
+    public func signInToConsole(
+        secretKey: String, clientAddress: String? = nil
+    ) throws(GatewayError) -> (session: ConsoleSession, token: String) {
         let merchant = try merchants.authenticateServer(secretKey: secretKey)
         let token = try Identifiers.make("cst_", 43)
         let now = clock.now()
         let record = ConsoleSessionRecord(
             id: try Identifiers.make("cs_", 20), tokenHash: Identifiers.sha256Hex(token), merchantID: merchant.id,
             createdAt: now, lastSeenAt: now, endedAt: nil)
-        try write { try $0.insertConsoleSession(record) }
+        try write { tx in
+            try tx.insertConsoleSession(record)
+            try AuditLog.record(
+                in: tx, merchantID: merchant.id, action: AuditLog.Action.consoleSignIn, target: record.id,
+                detail: clientAddress.map { ["client_address": $0] } ?? [:], at: now,
+                actor: ConsoleSessionRules.auditActor(sessionID: record.id))
+        }
         return (consoleSession(record, merchant: merchant, token: token), token)
     }
 
     /// The session whose token this is, marked as used now; `invalid_credentials` when it is unknown, signed
-    /// out or idle for longer than ``ConsoleSessionRules/idleTimeout``.
+    /// out or idle for longer than ``ConsoleSessionRules/idleTimeout``, `merchant_disabled` once its merchant is.
     public func consoleSession(token: String) throws(GatewayError) -> ConsoleSession {
         let refused = GatewayError(.invalidCredentials, "the console session is unknown, signed out or expired")
         guard ConsoleSessionRules.isWellFormed(token) else { throw refused }
@@ -95,7 +109,7 @@ extension GatewayService {
         guard var record = try read({ try $0.consoleSession(tokenHash: hash) }), record.endedAt == nil,
             now < record.lastSeenAt + ConsoleSessionRules.idleTimeout
         else { throw refused }
-        let merchant = try merchants.merchant(id: record.merchantID)
+        let merchant = try MerchantRegistry.enabled(try merchants.record(record.merchantID))
         if now.timeIntervalSince(record.lastSeenAt) >= ConsoleSessionRules.touchInterval {
             record.lastSeenAt = now
             try write { try $0.updateConsoleSession(record) }
@@ -103,7 +117,8 @@ extension GatewayService {
         return consoleSession(record, merchant: merchant, token: token)
     }
 
-    /// Ends the session on the server: its cookie is refused from now on, on every instance.
+    /// Ends the session on the server: its cookie is refused from now on, on every instance; recorded in the
+    /// audit log as `console.sign_out`.
     public func signOutOfConsole(token: String) throws(GatewayError) {
         _ = try consoleSession(token: token)
         let hash = Identifiers.sha256Hex(token)
@@ -112,6 +127,9 @@ extension GatewayService {
             guard var record = try tx.consoleSession(tokenHash: hash), record.endedAt == nil else { return }
             record.endedAt = now
             try tx.updateConsoleSession(record)
+            try AuditLog.record(
+                in: tx, merchantID: record.merchantID, action: AuditLog.Action.consoleSignOut, target: record.id,
+                at: now, actor: ConsoleSessionRules.auditActor(sessionID: record.id))
         }
     }
 

@@ -47,6 +47,7 @@ extension GatewayAPI {
         router.put(
             "/v1/bin-table", scope: .server, accepts: ["text/csv"], summary: "putBinTable",
             handler: endpoint(putBinTable))
+        mountAuditRoutes(&router)
         // Apple Pay on the Web.
         mountApplePayWeb(on: &router)
         mountWebRoutes(&router)

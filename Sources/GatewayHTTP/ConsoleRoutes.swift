@@ -90,7 +90,7 @@ extension GatewayAPI {
         }
         let signedIn: (session: ConsoleSession, token: String)
         do {
-            signedIn = try gateway.signInToConsole(secretKey: secretKey)
+            signedIn = try gateway.signInToConsole(secretKey: secretKey, clientAddress: request.remoteAddress)
         } catch  where error.code == .invalidCredentials || error.code == .merchantNotFound {
             _ = consoleSignInLimiter.acquire(address)
             throw HTTPAPIError.invalidCredentials("the secret key is not valid")
@@ -108,11 +108,13 @@ extension GatewayAPI {
         } catch { throw GatewayAPIError.from(error) }
     }
 
-    /// A server-route principal from the console's cookie: the session's merchant; a state-changing method
+    /// A server-route principal from the console's cookie: the session's merchant, its changes recorded in the
+    /// audit log under the session (``ConsoleSessionRules/auditActor(sessionID:)``); a state-changing method
     /// also needs `X-CSRF-Token` (403 `csrf_token_invalid`).
-    func consolePrincipal(_ request: HTTPRequest, token: String) throws -> Principal {
+    func consolePrincipal(_ request: HTTPRequest, token: String, context: RequestContext) throws -> Principal {
         let session = try consoleSession(token: token)
         if [.post, .put, .patch, .delete].contains(request.method) { try Self.checkCSRF(request, token: token) }
+        context[AuditActorKey.self] = ConsoleSessionRules.auditActor(sessionID: session.id)
         return Principal(credentialID: "console:" + session.id, kind: "console_session", value: session.merchant)
     }
 

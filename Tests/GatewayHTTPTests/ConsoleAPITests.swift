@@ -47,6 +47,16 @@ struct ConsoleAPITests {
             headers: session.merging(["X-CSRF-Token": csrf, "Idempotency-Key": "rd"]) { $1 })
         #expect(redelivered.status == 200)
 
+        // The console's changes are in the audit log under its session, the sign-in with the client's address.
+        let log = try h.merchantServer("GET", "/v1/audit-log?limit=100").json["data"] as? [[String: Any]] ?? []
+        let refundEntry = try #require(log.first { $0["action"] as? String == "payment.refund" })
+        let actor = try #require(refundEntry["actor"] as? [String: String])
+        #expect(actor["kind"] == "console" && actor["name"]?.hasPrefix("cs_") == true)
+        let signIn = try #require(log.first { $0["action"] as? String == "console.sign_in" })
+        #expect((signIn["actor"] as? [String: String]) == actor)
+        #expect((signIn["detail"] as? [String: String])?["client_address"] == "127.0.0.1")
+        #expect(!log.description.contains(cookie.dropFirst(16)) && !log.description.contains(csrf))
+
         let checker = try OpenAPIChecker.load()
         for exchange in h.exchanges.withLock({ $0 }) { checker.check(exchange) }
     }

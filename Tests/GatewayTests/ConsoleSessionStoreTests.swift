@@ -57,6 +57,17 @@ struct ConsoleSessionStoreTests {
         #expect(throws: GatewayError(.invalidCredentials)) { _ = try h.gateway.consoleSession(token: token) }
         #expect(throws: GatewayError(.invalidCredentials)) { try h.gateway.signOutOfConsole(token: token) }
         #expect(try h.gateway.consoleSession(token: other).merchant.id == h.merchant.id)
+        // Each sign-in and sign-out is in the audit log, under its session.
+        let log = try h.gateway.auditLog(merchant: h.merchant, limit: 100, startingAfter: nil).entries
+        let console = log.filter { $0.action.hasPrefix("console.") }
+        #expect(console.map(\.action).sorted() == ["console.sign_in", "console.sign_in", "console.sign_out"])
+        #expect(console.allSatisfy { $0.actor.kind == "console" && $0.actor.name.hasPrefix("cs_") })
+        #expect(console.allSatisfy { $0.target.map { "\($0.prefix(9))…" } == $0.actor.name })
+        // A disabled merchant's sessions are refused as its keys are.
+        _ = try h.gateway.merchants.setDisabled(merchantID: h.merchant.id, true)
+        #expect(throws: GatewayError(.merchantDisabled)) { _ = try h.gateway.consoleSession(token: other) }
+        #expect(throws: GatewayError(.merchantDisabled)) { _ = try h.gateway.signInToConsole(secretKey: key) }
+        _ = try h.gateway.merchants.setDisabled(merchantID: h.merchant.id, false)
         for forged in ["", "cst_", "cst_" + String(repeating: "A", count: 43), other + "x", "sk_test_x"] {
             #expect(throws: GatewayError(.invalidCredentials)) { _ = try h.gateway.consoleSession(token: forged) }
         }
