@@ -323,7 +323,7 @@ extension GatewayAPI {
                 .badRequest, .invalidRequest, "parameter_invalid", "unknown event type", param: "type")
         }
         let objectID = call.request.query("object_id")
-        if let objectID, objectID.isEmpty || objectID.utf8.count > 64 {
+        if let objectID, objectID.isEmpty || objectID.unicodeScalars.count > 64 {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "parameter_invalid", "object_id is an id of 1 to 64 characters",
                 param: "object_id")

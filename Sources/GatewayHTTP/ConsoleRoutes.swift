@@ -45,13 +45,14 @@ extension GatewayAPI {
             let token = try Self.consoleToken(request)
             return Self.sessionResponse(try consoleSession(token: token))
         }
-        router.delete("/console/session", summary: "deleteConsoleSession") { [self] request, _ in
+        router.delete("/console/session", summary: "deleteConsoleSession") { [self] request, context in
             let token = try Self.consoleToken(request)
             _ = try consoleSession(token: token)
             try Self.checkCSRF(request, token: token)
             do { try gateway.signOutOfConsole(token: token) } catch { throw GatewayAPIError.from(error) }
             var response = HTTPResponse(status: .noContent)
-            response.headers["Set-Cookie"] = Self.cookie(value: "", secure: false) + "; Max-Age=0"
+            response.headers["Set-Cookie"] =
+                Self.cookie(value: "", secure: context[ServedOverTLSKey.self] ?? false) + "; Max-Age=0"
             response.headers["Cache-Control"] = "no-store"
             return response
         }

@@ -2,11 +2,9 @@ import Foundation
 import Gateway
 
 extension SQLiteTransaction {
-    private static let consoleSessionColumns = "id, token_hash, merchant_id, created_at, last_seen_at, ended_at"
-
     func insertConsoleSession(_ session: ConsoleSessionRecord) throws {
         try db.run(
-            "INSERT INTO console_sessions (\(Self.consoleSessionColumns)) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO console_sessions (\(ConsoleSessionRecord.storeColumns)) VALUES (?, ?, ?, ?, ?, ?)",
             [
                 .text(session.id), .text(session.tokenHash), .text(session.merchantID), SQLValue(session.createdAt),
                 SQLValue(session.lastSeenAt), SQLValue(session.endedAt),
@@ -15,12 +13,8 @@ extension SQLiteTransaction {
 
     func consoleSession(tokenHash: String) throws -> ConsoleSessionRecord? {
         try db.query(
-            "SELECT \(Self.consoleSessionColumns) FROM console_sessions WHERE token_hash = ?", [.text(tokenHash)]
-        ) { row in
-            ConsoleSessionRecord(
-                id: row.text(0), tokenHash: row.text(1), merchantID: row.text(2), createdAt: row.date(3),
-                lastSeenAt: row.date(4), endedAt: row.optionalDate(5))
-        }.first
+            "SELECT \(ConsoleSessionRecord.storeColumns) FROM console_sessions WHERE token_hash = ?", [.text(tokenHash)]
+        ) { ConsoleSessionRecord(row: $0) }.first
     }
 
     func updateConsoleSession(_ session: ConsoleSessionRecord) throws {

@@ -116,6 +116,7 @@ def test_refund_part_of_a_payment_and_see_it_through_the_api_and_its_webhook(con
     assert "partially refunded" in transitions and "UTC" in transitions
     page = console_session.driver.page_source
     assert "4761120000000492" not in page and console_session.secret_key not in page
+    console_session.driver.execute_script("window.scrollTo(0, 0)")
     screenshot("console-payment")
 
 

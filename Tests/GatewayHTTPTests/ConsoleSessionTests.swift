@@ -190,10 +190,12 @@ struct ConsoleSessionTests {
         #expect(try h.call("GET", "/console/console.css").headers["Content-Type"] == "text/css; charset=utf-8")
         #expect(try h.call("GET", "/console/nothing.js").status == 404)
         #expect(try h.call("GET", "/console/..%2Forchard.js").status == 404)
-        // No script writes browser storage or a cookie.
-        for name in ["console.js"] {
+        // No script touches browser storage or cookies, writes HTML from data, logs, or makes an amount a float.
+        for name in ["console.js", "payments.js", "webhooks.js"] {
             let text = try h.call("GET", "/console/\(name)").text
-            for banned in ["localStorage", "sessionStorage", "document.cookie", "innerHTML", "parseFloat", "Number("] {
+            for banned in [
+                "localStorage", "sessionStorage", "document.cookie", "innerHTML", "parseFloat", "Number(", "console.log",
+            ] {
                 #expect(!text.contains(banned), "\(name) uses \(banned)")
             }
         }
