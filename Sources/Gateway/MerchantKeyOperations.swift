@@ -108,6 +108,10 @@ extension MerchantRegistry {
                 if purpose == "identity" {
                     try tx.setSetting(Self.identityKeySetting(merchant.id), value: Data(id.utf8))
                 }
+                try AuditLog.record(
+                    in: tx, merchantID: merchant.id,
+                    action: purpose == "identity" ? AuditLog.Action.identityCSR : AuditLog.Action.processingKeyCSR,
+                    target: id, detail: ["type": type], at: pending.createdAt)
                 try scope?.complete(result, in: tx)
             }
         }
@@ -154,10 +158,13 @@ extension MerchantRegistry {
                                 id: keyID, merchantID: merchant.id, privateKeySealed: sealedKey,
                                 certificatePEM: certificate.pem, active: true, createdAt: now))
                     }
+                    try AuditLog.record(
+                        in: tx, merchantID: merchant.id, action: AuditLog.Action.processingKeyCertificate,
+                        target: keyID, detail: ["not_after": WireFormat.time(certificate.notAfter)], at: now)
                 }
             }
         } else {
-            try setIdentity(merchantID: merchant.id, certificatePEM: certificate.pem, privateKeyPEM: pem)
+            try setIdentity(merchantID: merchant.id, certificatePEM: certificate.pem, privateKeyPEM: pem, keyID: keyID)
         }
         var identifierHash: String?
         if var value = certificate.extensionValue(oid: "1.2.840.113635.100.6.32") {
@@ -177,13 +184,18 @@ extension MerchantRegistry {
 }
 
 extension MerchantRegistry {
-    /// Replaces the web origins (`https://shop.example`) allowed by CORS on the merchant's client routes.
-    public func setWebOrigins(merchantID: String, origins: [String]) throws(GatewayError) {
+    /// Refuses origins that are not `scheme://host[:port]` (http or https, at most 255 characters).
+    static func checkWebOrigins(_ origins: [String]) throws(GatewayError) {
         for origin in origins {
             guard let url = URL(string: origin), let scheme = url.scheme, ["http", "https"].contains(scheme),
                 url.host != nil, url.path.isEmpty, origin.count <= 255
             else { throw .invalid("web_origins", "origins like https://shop.example (scheme, host, optional port)") }
         }
+    }
+
+    /// Replaces the web origins (`https://shop.example`) allowed by CORS on the merchant's client routes.
+    public func setWebOrigins(merchantID: String, origins: [String]) throws(GatewayError) {
+        try Self.checkWebOrigins(origins)
         try gatewayThrowing {
             try store.write { tx in
                 guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }

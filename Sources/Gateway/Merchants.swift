@@ -17,7 +17,16 @@ public struct Merchant: Sendable, Hashable, Codable {
     /// Whether deliveries to ``webhookURL`` go out; while false its events stay pending.
     public var webhookEnabled: Bool
     public var appID: String
+    /// The public part of the secret key (`sk_live_` and its key id): names it without revealing it.
+    public var secretKeyPrefix: String
+    /// While a rotated secret key still works: when its overlap ends.
+    public var previousSecretKeyExpiresAt: Date?
+    /// When the merchant was disabled; nil while it is enabled.
+    public var disabledAt: Date?
     public var createdAt: Date
+
+    /// Whether the merchant is disabled (its requests answered `merchant_disabled`).
+    public var isDisabled: Bool { disabledAt != nil }
 
     init(_ record: MerchantRecord) {
         id = record.id
@@ -32,6 +41,9 @@ public struct Merchant: Sendable, Hashable, Codable {
         webhookURL = record.webhookURL
         webhookEnabled = record.webhookEnabled
         appID = record.appID
+        secretKeyPrefix = MerchantRegistry.secretKeyPrefix(record.environment) + record.secretKeyID
+        previousSecretKeyExpiresAt = record.previousSecretKeyID == nil ? nil : record.previousSecretKeyExpiresAt
+        disabledAt = record.disabledAt
         createdAt = record.createdAt
     }
 
@@ -114,6 +126,10 @@ public final class MerchantRegistry: Sendable {
     let cipher: EnvelopeCipher
     let clock: any GatewayClock
 
+    /// How many characters of a secret key are public: its prefix (`sk_live_`, `sk_test_`) and its 12-character
+    /// key id, which finds the merchant and names the key in the audit log.
+    public static let secretKeyPublicLength = 20
+
     public init(store: any Store, cipher: EnvelopeCipher, clock: any GatewayClock) {
         self.store = store
         self.cipher = cipher
@@ -133,13 +149,11 @@ public final class MerchantRegistry: Sendable {
         guard spec.webOrigins.count <= 50, spec.allowedNetworks.count <= 20 else {
             throw .invalid("web_origins", "at most 50 origins and 20 networks")
         }
+        try Self.checkWebOrigins(spec.webOrigins)
         let id = try Identifiers.make("mch_", 16)
         let appID = try Identifiers.make("app_", 16)
-        let appKey = try Identifiers.make("ak_", 40)
-        let secretKeyID = try Identifiers.make("", 12)
-        let secretKey =
-            (spec.environment == .sandbox ? "sk_test_" : "sk_live_") + secretKeyID
-            + (try Identifiers.make("", 32))
+        let appKey = try Self.newAppKey()
+        let (secretKeyID, secretKey) = try Self.newSecretKey(spec.environment)
         let credentials = MerchantCredentials(merchantID: id, appID: appID, appKey: appKey, secretKey: secretKey)
         // A signing secret from the start, so events sent to a session's notify_url are signed even before a
         // webhook endpoint is configured (setWebhookEndpoint rotates it).
@@ -163,17 +177,25 @@ public final class MerchantRegistry: Sendable {
             secretKeyID: secretKeyID, secretKeyHash: Identifiers.sha256Hex(secretKey),
             credentialsSealed: sealedCredentials, identityCertificatePEM: nil, identityKeySealed: nil,
             createdAt: clock.now())
-        try gatewayThrowing { try store.write { try $0.insertMerchant(record) } }
+        try gatewayThrowing {
+            try store.write { tx in
+                try tx.insertMerchant(record)
+                try AuditLog.record(
+                    in: tx, merchantID: id, action: AuditLog.Action.merchantCreate,
+                    detail: ["environment": spec.environment.rawValue, "name": spec.name], at: record.createdAt)
+            }
+        }
         return (Merchant(record), credentials)
     }
 
-    /// The merchant whose app id and app key these are (client routes).
+    /// The merchant whose app id and app key these are (client routes); `merchant_disabled` once the right
+    /// credentials are given for a disabled merchant.
     public func authenticateClient(appID: String, appKey: String) throws(GatewayError) -> Merchant {
         let record = try gatewayThrowing { try store.read { try $0.merchant(appID: appID) } }
         guard let record, Identifiers.matches(appKey, hashHex: record.appKeyHash) else {
             throw GatewayError(.invalidCredentials, "unknown app id or wrong app key")
         }
-        return Merchant(record)
+        return try Self.enabled(record)
     }
 
     /// The merchant whose secret key this is (server routes).
@@ -182,10 +204,28 @@ public final class MerchantRegistry: Sendable {
         guard utf8.count == 52, secretKey.hasPrefix("sk_test_") || secretKey.hasPrefix("sk_live_") else {
             throw GatewayError(.invalidCredentials, "malformed secret key")
         }
-        let keyID = String(decoding: utf8[8..<20], as: UTF8.self)
+        let keyID = String(decoding: utf8[8..<Self.secretKeyPublicLength], as: UTF8.self)
         let record = try gatewayThrowing { try store.read { try $0.merchant(secretKeyID: keyID) } }
-        guard let record, Identifiers.matches(secretKey, hashHex: record.secretKeyHash) else {
+        guard let record else { throw GatewayError(.invalidCredentials, "unknown secret key") }
+        var hash: String?
+        if keyID == record.secretKeyID {
+            hash = record.secretKeyHash
+        } else if keyID == record.previousSecretKeyID, let until = record.previousSecretKeyExpiresAt,
+            clock.now() < until
+        {
+            // A rotated key, within its overlap.
+            hash = record.previousSecretKeyHash
+        }
+        guard let hash, Identifiers.matches(secretKey, hashHex: hash) else {
             throw GatewayError(.invalidCredentials, "unknown secret key")
+        }
+        return try Self.enabled(record)
+    }
+
+    /// The merchant of `record`, unless it is disabled (`merchant_disabled`).
+    static func enabled(_ record: MerchantRecord) throws(GatewayError) -> Merchant {
+        guard record.disabledAt == nil else {
+            throw GatewayError(.merchantDisabled, "this merchant is disabled; orchard merchant enable restores it")
         }
         return Merchant(record)
     }
@@ -228,7 +268,9 @@ public final class MerchantRegistry: Sendable {
         let key = ProcessingKeyRecord(
             id: keyID, merchantID: merchantID, privateKeySealed: sealed, certificatePEM: certificatePEM, active: true,
             createdAt: clock.now())
-        try gatewayThrowing { try store.write { try $0.insertProcessingKey(key) } }
+        try auditedWrite(merchantID, AuditLog.Action.processingKeyCertificate, target: keyID) {
+            try $0.insertProcessingKey(key)
+        }
         return keyID
     }
 
@@ -293,6 +335,12 @@ public final class MerchantRegistry: Sendable {
                 record.webhookURL = url
                 record.webhookEnabled = enabled
                 try tx.updateMerchant(record)
+                // The host only: a URL's path or query may carry the merchant's own token.
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.webhookEndpointUpdate,
+                    detail: ["host": parsed.host ?? "", "enabled": String(enabled)], at: now)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.webhookSecretRotate, at: now)
             }
         }
         return (url, secret)
@@ -309,14 +357,21 @@ public final class MerchantRegistry: Sendable {
     /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web.
     public func setIdentity(merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes) throws(GatewayError)
     {
+        try setIdentity(
+            merchantID: merchantID, certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM, keyID: nil)
+    }
+
+    /// ``setIdentity(merchantID:certificatePEM:privateKeyPEM:)``, recording the generated key's id (`mk_…`) as the
+    /// audit entry's target when there is one.
+    func setIdentity(
+        merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes, keyID: String?
+    ) throws(GatewayError) {
         let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.identityKey(merchantID: merchantID))
-        try gatewayThrowing {
-            try store.write { tx in
-                guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
-                record.identityCertificatePEM = certificatePEM
-                record.identityKeySealed = sealed
-                try tx.updateMerchant(record)
-            }
+        try auditedWrite(merchantID, AuditLog.Action.identityCertificate, target: keyID) { tx in
+            guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
+            record.identityCertificatePEM = certificatePEM
+            record.identityKeySealed = sealed
+            try tx.updateMerchant(record)
         }
     }
 
@@ -395,7 +450,9 @@ public final class MerchantRegistry: Sendable {
         guard Set(entries.map(\.prefix)).count == entries.count else {
             throw GatewayError(.binTableInvalid, "bin_prefix values must be unique")
         }
-        try gatewayThrowing { try store.write { try $0.replaceBINTable(merchantID: merchantID, entries: entries) } }
+        try auditedWrite(merchantID, AuditLog.Action.binTableReplace, detail: ["rows": String(entries.count)]) {
+            try $0.replaceBINTable(merchantID: merchantID, entries: entries)
+        }
         return entries.count
     }
 
@@ -410,7 +467,25 @@ public final class MerchantRegistry: Sendable {
                 throw .invalid("bin_range", "low ≤ high, 8-digit BINs")
             }
         }
-        try gatewayThrowing { try store.write { try $0.replaceCoBrandTable(merchantID: merchantID, ranges: ranges) } }
+        try auditedWrite(merchantID, AuditLog.Action.coBrandTableReplace, detail: ["ranges": String(ranges.count)]) {
+            try $0.replaceCoBrandTable(merchantID: merchantID, ranges: ranges)
+        }
+    }
+
+    /// Runs `change` in a write transaction that also records `action` on the merchant in the audit log, now.
+    func auditedWrite<T>(
+        _ merchantID: String, _ action: String, target: String? = nil, detail: [String: String] = [:],
+        _ change: (any StoreTransaction) throws -> T
+    ) throws(GatewayError) -> T {
+        let now = clock.now()
+        return try gatewayThrowing {
+            try store.write { tx in
+                let result = try change(tx)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: action, target: target, detail: detail, at: now)
+                return result
+            }
+        }
     }
 }
 

@@ -37,6 +37,31 @@ extension EventRecord {
     }
 }
 
+extension WebhookAttempt {
+    /// The columns of the attempt table, in the order ``init(row:eventID:)`` reads them.
+    package static let storeColumns = "attempted_at, http_status, error, state, latency_ms"
+
+    /// A recorded attempt of event `eventID` from the ``storeColumns``.
+    package init(row: some StoreRow, eventID: String) {
+        self.init(
+            eventID: eventID, attemptedAt: row.date(0), httpStatus: row.optionalInt(1).map(Int.init),
+            error: row.optionalText(2), state: WebhookDeliveryState(rawValue: row.text(3)) ?? .pending,
+            nextAttemptAt: nil, latencyMilliseconds: row.optionalInt(4).map(Int.init))
+    }
+}
+
+extension ConsoleSessionRecord {
+    /// The columns of the console session table, in the order ``init(row:)`` reads them.
+    package static let storeColumns = "id, token_hash, merchant_id, created_at, last_seen_at, ended_at"
+
+    /// A session from the ``storeColumns``.
+    package init(row: some StoreRow) {
+        self.init(
+            id: row.text(0), tokenHash: row.text(1), merchantID: row.text(2), createdAt: row.date(3),
+            lastSeenAt: row.date(4), endedAt: row.optionalDate(5))
+    }
+}
+
 extension SandboxAuthorization {
     /// The columns of the sandbox acquirer's authorization table, in the order ``init(row:)`` reads them.
     package static let storeColumns = """
@@ -52,5 +77,24 @@ extension SandboxAuthorization {
             status: SandboxAuthorization.Status(rawValue: row.text(6)) ?? .declined, declineCode: row.optionalText(7),
             authCode: row.text(8), capturedAmount: row.int(9), refundedAmount: row.int(10), voided: row.bool(11),
             createdAt: row.date(12), resolvesAt: row.optionalDate(13))
+    }
+}
+
+extension AuditEntry {
+    /// The columns of the audit log table, in the order ``init(row:)`` reads them.
+    package static let storeColumns = "id, merchant_id, actor_kind, actor_name, action, target, detail, created_at"
+
+    /// The detail as the stores keep it: a JSON object of strings, keys sorted.
+    package var detailJSON: String {
+        let data = (try? JSONSerialization.data(withJSONObject: detail, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// An entry from the ``storeColumns``.
+    package init(row: some StoreRow) {
+        let detail = (try? JSONSerialization.jsonObject(with: Data(row.text(6).utf8))) as? [String: String]
+        self.init(
+            id: row.text(0), merchantID: row.text(1), actor: AuditActor(kind: row.text(2), name: row.text(3)),
+            action: row.text(4), target: row.optionalText(5), detail: detail ?? [:], createdAt: row.date(7))
     }
 }

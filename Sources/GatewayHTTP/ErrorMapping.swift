@@ -63,6 +63,7 @@ public struct GatewayAPIError: Error, Sendable {
         .notFound: (.notFound, .invalidRequest), .primeNotFound: (.notFound, .invalidRequest),
         .sessionNotFound: (.notFound, .invalidRequest), .invalidCredentials: (.unauthorized, .authentication),
         .forbidden: (.forbidden, .authentication), .processorUnavailable: (.serviceUnavailable, .api),
+        .merchantDisabled: (.forbidden, .authentication),
         .idempotencyKeyInvalid: (.badRequest, .idempotency),
         .idempotencyConflict: (.unprocessableContent, .idempotency),
         .idempotencyInFlight: (.conflict, .idempotency), .tokenReplayed: (.conflict, .token),

@@ -34,6 +34,8 @@ public final class GatewayAPI: Sendable {
     /// `502 apple_pay_validation_failed`.
     public let merchantValidation: MerchantValidationService?
     private let draining = Locked(false)
+    /// Failed console sign-ins per client address, on the gateway's clock.
+    let consoleSignInLimiter: TokenBucketRateLimiter
 
     /// The body cap of `PUT /v1/bin-table` (8 MiB); other routes use the server's (64 KiB by default).
     public static let binTableMaxBytes = 8 << 20
@@ -43,9 +45,13 @@ public final class GatewayAPI: Sendable {
     public init(
         gateway: GatewayService, metrics: MetricsRegistry = MetricsRegistry(),
         readinessChecks: [String: @Sendable () -> Bool] = [:], sandboxWallet: SandboxWallet? = nil,
-        merchantValidation: MerchantValidationService? = nil
+        merchantValidation: MerchantValidationService? = nil,
+        consoleSignInLimit: ConsoleSignInLimit = ConsoleSignInLimit()
     ) {
         self.gateway = gateway
+        consoleSignInLimiter = TokenBucketRateLimiter(
+            ratePerSecond: consoleSignInLimit.ratePerSecond, burst: consoleSignInLimit.burst
+        ) { [gateway] in gateway.now.timeIntervalSince1970 }
         self.metrics = metrics
         self.readinessChecks = readinessChecks
         self.sandboxWallet = sandboxWallet
@@ -79,6 +85,7 @@ public final class GatewayAPI: Sendable {
         let router = makeRouter()
         var middlewares: [any HTTPMiddleware] = [
             AccessLogMiddleware(sink: accessLog), MetricsMiddleware(registry: metrics),
+            TransportSecurityMiddleware(usesTLS: configuration.usesTLS),
             CORSMiddleware(policy: corsPolicy(router: router), router: router),
             AuthenticationMiddleware { [self] request, context in try authenticate(request, context) },
             OriginCheckMiddleware(),
@@ -164,9 +171,15 @@ public final class GatewayAPI: Sendable {
             do { merchant = try gateway.merchants.authenticateServer(secretKey: token) } catch {
                 throw credentialError(error)
             }
-            return Principal(credentialID: "sk:" + String(token.prefix(20)), kind: "secret_key", value: merchant)
+            context[AuditActorKey.self] = AuditActor.api(secretKey: token)
+            return Principal(
+                credentialID: "sk:" + String(token.prefix(MerchantRegistry.secretKeyPublicLength)),
+                kind: "secret_key", value: merchant)
         }
         if hasApp { throw Self.forbidden("app credentials cannot call server routes; use the secret key") }
+        if let token = Self.consoleCookie(request) {
+            return try consolePrincipal(request, token: token, context: context)
+        }
         throw HTTPAPIError.missingCredentials("this route needs the secret key (Authorization: Bearer sk_…)")
     }
 
@@ -241,11 +254,10 @@ public final class GatewayAPI: Sendable {
             }
             var response: HTTPResponse
             var storable: Bool
-            let (result, replayed) = IdempotentReplay.observe {
-                try body(
-                    Call(
-                        request: request, context: context, merchant: merchant, idempotencyKey: key,
-                        parsedBody: parsedBody))
+            let call = Call(
+                request: request, context: context, merchant: merchant, idempotencyKey: key, parsedBody: parsedBody)
+            let (result, replayed) = AuditActor.$current.withValue(context[AuditActorKey.self]) {
+                IdempotentReplay.observe { try body(call) }
             }
             do {
                 response = try result.get()

@@ -241,5 +241,47 @@ enum PostgresMigrations {
             sql: """
                 ALTER TABLE bin_entries ADD COLUMN issuer_zh_tw text;
                 """),
+        // Who changed what (SQLite's migration 6).
+        PostgresMigration(
+            version: 5, name: "audit_log",
+            sql: """
+                CREATE TABLE audit_log (
+                    id text PRIMARY KEY,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    actor_kind text NOT NULL CHECK (actor_kind <> ''),
+                    actor_name text NOT NULL,
+                    action text NOT NULL CHECK (action <> ''),
+                    target text,
+                    detail jsonb NOT NULL,
+                    created_at timestamptz NOT NULL
+                );
+                CREATE INDEX audit_log_merchant ON audit_log (merchant_id, created_at, id);
+                """),
+        // A rotated secret key keeps working for its overlap (SQLite's migration 7).
+        PostgresMigration(
+            version: 6, name: "previous_secret_key",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN previous_secret_key_id text UNIQUE;
+                """),
+        // Merchant console sign-ins (SQLite's migration 8).
+        PostgresMigration(
+            version: 7, name: "console_sessions",
+            sql: """
+                CREATE TABLE console_sessions (
+                    id text PRIMARY KEY,
+                    token_hash text NOT NULL UNIQUE,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    created_at timestamptz NOT NULL,
+                    last_seen_at timestamptz NOT NULL,
+                    ended_at timestamptz
+                );
+                CREATE INDEX console_sessions_last_seen ON console_sessions (last_seen_at);
+                """),
+        // How long each webhook delivery attempt took (SQLite's migration 9).
+        PostgresMigration(
+            version: 8, name: "webhook_attempt_latency",
+            sql: """
+                ALTER TABLE webhook_attempts ADD COLUMN latency_ms integer;
+                """),
     ]
 }

@@ -259,6 +259,50 @@ enum Migrations {
                 ALTER TABLE bin_entries ADD COLUMN issuer_zh_tw TEXT;
                 ALTER TABLE primes ADD COLUMN card_issuer_zh_tw TEXT;
                 """),
+        // Who changed what: each change to a merchant's configuration, keys or payments, written in the
+        // transaction of the change (detail: a JSON object of non-secret strings).
+        Migration(
+            version: 6, name: "audit_log",
+            sql: """
+                CREATE TABLE audit_log (
+                    id TEXT PRIMARY KEY,
+                    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+                    actor_kind TEXT NOT NULL,
+                    actor_name TEXT NOT NULL,
+                    action TEXT NOT NULL,
+                    target TEXT,
+                    detail TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                );
+                CREATE INDEX audit_log_merchant ON audit_log (merchant_id, created_at, id);
+                """),
+        // A rotated secret key keeps working for its overlap: the merchant is found by its previous key id too.
+        Migration(
+            version: 7, name: "previous_secret_key",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN previous_secret_key_id TEXT;
+                CREATE UNIQUE INDEX merchants_previous_secret_key ON merchants (previous_secret_key_id);
+                """),
+        // Merchant console sign-ins: the cookie's token only as its hash, so any instance can serve them.
+        Migration(
+            version: 8, name: "console_sessions",
+            sql: """
+                CREATE TABLE console_sessions (
+                    id TEXT PRIMARY KEY,
+                    token_hash TEXT NOT NULL UNIQUE,
+                    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+                    created_at BIGINT NOT NULL,
+                    last_seen_at BIGINT NOT NULL,
+                    ended_at BIGINT
+                );
+                CREATE INDEX console_sessions_last_seen ON console_sessions (last_seen_at);
+                """),
+        // How long each webhook delivery attempt took (the console's Webhooks page shows it).
+        Migration(
+            version: 9, name: "webhook_attempt_latency",
+            sql: """
+                ALTER TABLE webhook_attempts ADD COLUMN latency_ms INTEGER;
+                """),
     ]
 }
 

@@ -1,3 +1,4 @@
+import OrchardBase
 import ApplePayToken
 import Foundation
 import OrchardCrypto
