@@ -82,7 +82,8 @@ extension MerchantRegistry {
     }
 
     /// Replaces the co-brand table with rows as written (``CoBrandRow``), all or none; a bad row is
-    /// `co_brand_table_invalid` naming its 1-based position in ``GatewayError/rows``. Returns the ranges stored.
+    /// `co_brand_table_invalid` naming its 1-based position in ``GatewayError/rows``. Returns the ranges stored,
+    /// in ``coBrandTable(merchantID:)``'s order.
     @discardableResult
     public func setCoBrandTable(merchantID: String, rows: [CoBrandRow]) throws(GatewayError) -> [CoBrandRange] {
         try storeCoBrandTable(
@@ -90,7 +91,7 @@ extension MerchantRegistry {
     }
 
     /// Replaces the co-brand table with a CSV whose header is ``coBrandCSVHeader``, all or none; bad rows are
-    /// named by line (the header is line 1). Returns the ranges stored.
+    /// named by line (the header is line 1). Returns the ranges stored, in ``coBrandTable(merchantID:)``'s order.
     @discardableResult
     public func loadCoBrandTable(merchantID: String, csv: String) throws(GatewayError) -> [CoBrandRange] {
         let lines = CSV.parse(csv)
@@ -138,7 +139,8 @@ extension MerchantRegistry {
         }
         try problems.check(.coBrandTableInvalid, label: label)
         try gatewayThrowing { try store.write { try $0.replaceCoBrandTable(merchantID: merchantID, ranges: ranges) } }
-        return ranges
+        // In the order the table is read back.
+        return ranges.sorted { ($0.low, $0.high, $0.code) < ($1.low, $1.high, $1.code) }
     }
 
     /// The range a row describes, or every problem it has.

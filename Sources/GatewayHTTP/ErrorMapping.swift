@@ -21,6 +21,8 @@ public struct GatewayAPIError: Error, Sendable {
     public var extra: [String: String]
     /// The status Apple answered, added as `apple_status` (`apple_pay_validation_failed`).
     public var appleStatus: Int?
+    /// The bad rows of a refused table upload, added as `rows` (`bin_table_invalid`, `co_brand_table_invalid`).
+    public var rows: [GatewayError.RowProblem]?
 
     /// An error from its parts.
     public init(_ base: HTTPAPIError, extra: [String: String] = [:], appleStatus: Int? = nil) {
@@ -37,6 +39,7 @@ public struct GatewayAPIError: Error, Sendable {
         ]
         for (key, value) in extra { fields[key] = value }
         if let appleStatus { fields["apple_status"] = appleStatus }
+        if let rows { fields["rows"] = rows.map { ["row": $0.row, "message": $0.message] as [String: Any] } }
         var headers = base.headers
         headers["Content-Type"] = JSONCoding.contentType
         return HTTPResponse(status: base.status, headers: headers, body: Wire.data(["error": fields]))
@@ -80,6 +83,8 @@ public struct GatewayAPIError: Error, Sendable {
         "certificate_invalid": (.unprocessableContent, .invalidRequest),
         "certificate_key_mismatch": (.unprocessableContent, .invalidRequest),
         "bin_table_invalid": (.unprocessableContent, .invalidRequest),
+        "co_brand_table_invalid": (.unprocessableContent, .invalidRequest),
+        "last_active_key": (.conflict, .invalidRequest),
         "payment_request_invalid": (.unprocessableContent, .invalidRequest),
         "validation_url_not_allowed": (.badRequest, .invalidRequest),
         "domain_not_registered": (.forbidden, .invalidRequest),
@@ -120,6 +125,7 @@ public struct GatewayAPIError: Error, Sendable {
             if let paymentID = error.paymentID { result.extra["payment_id"] = paymentID }
         }
         if error.code == .applePayValidationFailed { result.appleStatus = error.upstreamStatus }
+        result.rows = error.rows
         return result
     }
 
