@@ -78,7 +78,7 @@ extension MerchantRegistry {
             if let message = Self.problem(of: range) { problems.add(row: index + 1, message) }
         }
         try problems.check(.coBrandTableInvalid, label: "row")
-        try gatewayThrowing { try store.write { try $0.replaceCoBrandTable(merchantID: merchantID, ranges: ranges) } }
+        try writeCoBrandTable(merchantID: merchantID, ranges: ranges)
     }
 
     /// Replaces the co-brand table with rows as written (``CoBrandRow``), all or none; a bad row is
@@ -138,7 +138,7 @@ extension MerchantRegistry {
             }
         }
         try problems.check(.coBrandTableInvalid, label: label)
-        try gatewayThrowing { try store.write { try $0.replaceCoBrandTable(merchantID: merchantID, ranges: ranges) } }
+        try writeCoBrandTable(merchantID: merchantID, ranges: ranges)
         // In the order the table is read back.
         return ranges.sorted { ($0.low, $0.high, $0.code) < ($1.low, $1.high, $1.code) }
     }
@@ -156,6 +156,19 @@ extension MerchantRegistry {
         if let low, let high, low > high { messages.append("bin_low must not be above bin_high") }
         guard let low, let high, messages.isEmpty else { return .failure(RowText(messages.joined(separator: "; "))) }
         return .success(CoBrandRange(low: low, high: high, code: row.affiliateCode))
+    }
+
+    /// Stores the validated table and its audit entry in one transaction.
+    private func writeCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws(GatewayError) {
+        let now = clock.now()
+        try gatewayThrowing {
+            try store.write { tx in
+                try tx.replaceCoBrandTable(merchantID: merchantID, ranges: ranges)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.coBrandTableReplace,
+                    detail: ["ranges": String(ranges.count)], at: now)
+            }
+        }
     }
 
     /// A BIN of 6 to 8 digits as an 8-digit number, padded on the right with `pad`.

@@ -40,6 +40,9 @@ public struct GatewayError: CodedError, Sendable, Codable {
         public static let forbidden = Code(rawValue: "forbidden")
         /// No merchant with that id in this environment.
         public static let merchantNotFound = Code(rawValue: "merchant_not_found")
+        /// The merchant was disabled (`orchard merchant disable`): its credentials open no route until it is
+        /// enabled again.
+        public static let merchantDisabled = Code(rawValue: "merchant_disabled")
         /// The merchant has no active processing key to open tokens with.
         public static let noProcessingKey = Code(rawValue: "no_processing_key")
         /// A token whose transactionId was already seen.

@@ -85,6 +85,10 @@ extension MerchantRegistry {
                 if purpose == "identity" {
                     try tx.setSetting(Self.identityKeySetting(merchant.id), value: Data(id.utf8))
                 }
+                try AuditLog.record(
+                    in: tx, merchantID: merchant.id,
+                    action: purpose == "identity" ? AuditLog.Action.identityCSR : AuditLog.Action.processingKeyCSR,
+                    target: id, detail: ["type": type], at: pending.createdAt)
                 try scope?.complete(result, in: tx)
             }
         }
@@ -134,10 +138,13 @@ extension MerchantRegistry {
                                 id: keyID, merchantID: merchant.id, privateKeySealed: sealedKey,
                                 certificatePEM: certificate.pem, active: true, createdAt: now))
                     }
+                    try AuditLog.record(
+                        in: tx, merchantID: merchant.id, action: AuditLog.Action.processingKeyCertificate,
+                        target: keyID, detail: ["not_after": WireFormat.time(certificate.notAfter)], at: now)
                 }
             }
         } else {
-            try setIdentity(merchantID: merchant.id, certificatePEM: certificate.pem, privateKeyPEM: pem)
+            try setIdentity(merchantID: merchant.id, certificatePEM: certificate.pem, privateKeyPEM: pem, keyID: keyID)
         }
         var identifierHash: String?
         if var value = certificate.extensionValue(oid: "1.2.840.113635.100.6.32") {
@@ -361,6 +368,9 @@ extension MerchantRegistry {
                 }
                 key.active = false
                 try tx.updateProcessingKey(key)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.processingKeyRetire, target: keyID,
+                    at: clock.now())
             }
         }
     }

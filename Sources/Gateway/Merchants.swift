@@ -18,7 +18,16 @@ public struct Merchant: Sendable, Hashable, Codable {
     /// Whether deliveries to ``webhookURL`` go out; while false its events stay pending.
     public var webhookEnabled: Bool
     public var appID: String
+    /// The public part of the secret key (`sk_live_` and its key id): names it without revealing it.
+    public var secretKeyPrefix: String
+    /// While a rotated secret key still works: when its overlap ends.
+    public var previousSecretKeyExpiresAt: Date?
+    /// When the merchant was disabled; nil while it is enabled.
+    public var disabledAt: Date?
     public var createdAt: Date
+
+    /// Whether the merchant is disabled (its requests answered `merchant_disabled`).
+    public var isDisabled: Bool { disabledAt != nil }
 
     init(_ record: MerchantRecord) {
         id = record.id
@@ -33,6 +42,9 @@ public struct Merchant: Sendable, Hashable, Codable {
         webhookURL = record.webhookURL
         webhookEnabled = record.webhookEnabled
         appID = record.appID
+        secretKeyPrefix = MerchantRegistry.secretKeyPrefix(record.environment) + record.secretKeyID
+        previousSecretKeyExpiresAt = record.previousSecretKeyID == nil ? nil : record.previousSecretKeyExpiresAt
+        disabledAt = record.disabledAt
         createdAt = record.createdAt
     }
 
@@ -115,6 +127,10 @@ public final class MerchantRegistry: Sendable {
     let cipher: EnvelopeCipher
     let clock: any GatewayClock
 
+    /// How many characters of a secret key are public: its prefix (`sk_live_`, `sk_test_`) and its 12-character
+    /// key id, which finds the merchant and names the key in the audit log.
+    public static let secretKeyPublicLength = 20
+
     public init(store: any Store, cipher: EnvelopeCipher, clock: any GatewayClock) {
         self.store = store
         self.cipher = cipher
@@ -136,11 +152,8 @@ public final class MerchantRegistry: Sendable {
         }
         let id = try Identifiers.make("mch_", 16)
         let appID = try Identifiers.make("app_", 16)
-        let appKey = try Identifiers.make("ak_", 40)
-        let secretKeyID = try Identifiers.make("", 12)
-        let secretKey =
-            (spec.environment == .sandbox ? "sk_test_" : "sk_live_") + secretKeyID
-            + (try Identifiers.make("", 32))
+        let appKey = try Self.newAppKey()
+        let (secretKeyID, secretKey) = try Self.newSecretKey(spec.environment)
         let credentials = MerchantCredentials(merchantID: id, appID: appID, appKey: appKey, secretKey: secretKey)
         // A signing secret from the start, so events sent to a session's notify_url are signed even before a
         // webhook endpoint is configured (setWebhookEndpoint rotates it).
@@ -164,17 +177,25 @@ public final class MerchantRegistry: Sendable {
             secretKeyID: secretKeyID, secretKeyHash: Identifiers.sha256Hex(secretKey),
             credentialsSealed: sealedCredentials, identityCertificatePEM: nil, identityKeySealed: nil,
             createdAt: clock.now())
-        try gatewayThrowing { try store.write { try $0.insertMerchant(record) } }
+        try gatewayThrowing {
+            try store.write { tx in
+                try tx.insertMerchant(record)
+                try AuditLog.record(
+                    in: tx, merchantID: id, action: AuditLog.Action.merchantCreate,
+                    detail: ["environment": spec.environment.rawValue, "name": spec.name], at: record.createdAt)
+            }
+        }
         return (Merchant(record), credentials)
     }
 
-    /// The merchant whose app id and app key these are (client routes).
+    /// The merchant whose app id and app key these are (client routes); `merchant_disabled` once the right
+    /// credentials are given for a disabled merchant.
     public func authenticateClient(appID: String, appKey: String) throws(GatewayError) -> Merchant {
         let record = try gatewayThrowing { try store.read { try $0.merchant(appID: appID) } }
         guard let record, Identifiers.matches(appKey, hashHex: record.appKeyHash) else {
             throw GatewayError(.invalidCredentials, "unknown app id or wrong app key")
         }
-        return Merchant(record)
+        return try Self.enabled(record)
     }
 
     /// The merchant whose secret key this is (server routes).
@@ -183,10 +204,28 @@ public final class MerchantRegistry: Sendable {
         guard utf8.count == 52, secretKey.hasPrefix("sk_test_") || secretKey.hasPrefix("sk_live_") else {
             throw GatewayError(.invalidCredentials, "malformed secret key")
         }
-        let keyID = String(decoding: utf8[8..<20], as: UTF8.self)
+        let keyID = String(decoding: utf8[8..<Self.secretKeyPublicLength], as: UTF8.self)
         let record = try gatewayThrowing { try store.read { try $0.merchant(secretKeyID: keyID) } }
-        guard let record, Identifiers.matches(secretKey, hashHex: record.secretKeyHash) else {
+        guard let record else { throw GatewayError(.invalidCredentials, "unknown secret key") }
+        var hash: String?
+        if keyID == record.secretKeyID {
+            hash = record.secretKeyHash
+        } else if keyID == record.previousSecretKeyID, let until = record.previousSecretKeyExpiresAt,
+            clock.now() < until
+        {
+            // A rotated key, within its overlap.
+            hash = record.previousSecretKeyHash
+        }
+        guard let hash, Identifiers.matches(secretKey, hashHex: hash) else {
             throw GatewayError(.invalidCredentials, "unknown secret key")
+        }
+        return try Self.enabled(record)
+    }
+
+    /// The merchant of `record`, unless it is disabled (`merchant_disabled`).
+    static func enabled(_ record: MerchantRecord) throws(GatewayError) -> Merchant {
+        guard record.disabledAt == nil else {
+            throw GatewayError(.merchantDisabled, "this merchant is disabled; orchard merchant enable restores it")
         }
         return Merchant(record)
     }
@@ -229,7 +268,14 @@ public final class MerchantRegistry: Sendable {
         let key = ProcessingKeyRecord(
             id: keyID, merchantID: merchantID, privateKeySealed: sealed, certificatePEM: certificatePEM, active: true,
             createdAt: clock.now())
-        try gatewayThrowing { try store.write { try $0.insertProcessingKey(key) } }
+        try gatewayThrowing {
+            try store.write { tx in
+                try tx.insertProcessingKey(key)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.processingKeyCertificate, target: keyID,
+                    at: key.createdAt)
+            }
+        }
         return keyID
     }
 
@@ -294,6 +340,12 @@ public final class MerchantRegistry: Sendable {
                 record.webhookURL = url
                 record.webhookEnabled = enabled
                 try tx.updateMerchant(record)
+                // The host only: a URL's path or query may carry the merchant's own token.
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.webhookEndpointUpdate,
+                    detail: ["host": parsed.host ?? "", "enabled": String(enabled)], at: now)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.webhookSecretRotate, at: now)
             }
         }
         return (url, secret)
@@ -310,13 +362,25 @@ public final class MerchantRegistry: Sendable {
     /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web.
     public func setIdentity(merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes) throws(GatewayError)
     {
+        try setIdentity(
+            merchantID: merchantID, certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM, keyID: nil)
+    }
+
+    /// ``setIdentity(merchantID:certificatePEM:privateKeyPEM:)``, recording the generated key's id (`mk_…`) as the
+    /// audit entry's target when there is one.
+    func setIdentity(
+        merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes, keyID: String?
+    ) throws(GatewayError) {
         let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.identityKey(merchantID: merchantID))
+        let now = clock.now()
         try gatewayThrowing {
             try store.write { tx in
                 guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
                 record.identityCertificatePEM = certificatePEM
                 record.identityKeySealed = sealed
                 try tx.updateMerchant(record)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.identityCertificate, target: keyID, at: now)
             }
         }
     }
@@ -407,7 +471,15 @@ public final class MerchantRegistry: Sendable {
         }
         try problems.check(.binTableInvalid, label: "line")
         guard entries.count <= 200_000 else { throw refuse(200_002, "at most 200000 rows") }
-        try gatewayThrowing { try store.write { try $0.replaceBINTable(merchantID: merchantID, entries: entries) } }
+        let now = clock.now()
+        try gatewayThrowing {
+            try store.write { tx in
+                try tx.replaceBINTable(merchantID: merchantID, entries: entries)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.binTableReplace,
+                    detail: ["rows": String(entries.count)], at: now)
+            }
+        }
         return entries.count
     }
 }

@@ -296,7 +296,8 @@ extension GatewayService {
             merchant, key: idempotencyKey, operation: "capture",
             fingerprint: [paymentID, amount.map(String.init) ?? "full"]
         ) { scope throws(GatewayError) in
-            var payment = try capture(paymentID: paymentID, amount: amount, resume: scope.resumePoint != nil)
+            var payment = try operate(
+                .capture, paymentID: paymentID, amount: amount, resume: scope.resumePoint != nil, audited: true)
             payment.refunds = try read { try $0.refunds(paymentID: paymentID) }
             return payment
         }
@@ -309,7 +310,7 @@ extension GatewayService {
         _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
         return try idempotent(merchant, key: idempotencyKey, operation: "void", fingerprint: [paymentID]) {
             scope throws(GatewayError) in
-            try operate(.void, paymentID: paymentID, amount: nil, resume: scope.resumePoint != nil)
+            try operate(.void, paymentID: paymentID, amount: nil, resume: scope.resumePoint != nil, audited: true)
         }
     }
 
@@ -320,10 +321,11 @@ extension GatewayService {
     /// A capture or void in three phases: record the pending operation, call the processor with its stable
     /// id, record the outcome and its event. A pending operation found later is finished with the same id.
     /// With `scope`, a success also stores the payment (with its refunds, as read back) as the scope's
-    /// finished result, in the transaction that records the outcome.
+    /// finished result, in the transaction that records the outcome. `audited` (a merchant's own capture or
+    /// void, not the gateway's automatic one) records the request in the audit log with the pending operation.
     func operate(
         _ kind: PendingOperation.Kind, paymentID: String, amount: Int64?, resume: Bool,
-        completing scope: IdempotencyScope? = nil
+        completing scope: IdempotencyScope? = nil, audited: Bool = false
     ) throws(GatewayError)
         -> Payment
     {
@@ -354,6 +356,15 @@ extension GatewayService {
             payment.pendingOperation = operation
             payment.updatedAt = now
             try tx.updatePayment(payment)
+            if audited {
+                try AuditLog.record(
+                    in: tx, merchantID: payment.merchantID,
+                    action: kind == .capture ? AuditLog.Action.paymentCapture : AuditLog.Action.paymentVoid,
+                    target: paymentID,
+                    detail: kind == .capture
+                        ? ["amount": WireFormat.amount(value, payment.currency), "currency": payment.currency] : [:],
+                    at: now)
+            }
             return (payment, operation)
         }
         guard let reference = payment.acquirerReference else {
@@ -440,6 +451,13 @@ extension GatewayService {
                         Refund(
                             id: refundID, paymentID: paymentID, amount: value, currency: payment.currency,
                             status: .pending, reason: reason, declineCode: nil, createdAt: now, updatedAt: now))
+                    try AuditLog.record(
+                        in: tx, merchantID: payment.merchantID, action: AuditLog.Action.paymentRefund,
+                        target: paymentID,
+                        detail: [
+                            "amount": WireFormat.amount(value, payment.currency), "currency": payment.currency,
+                            "refund_id": refundID,
+                        ], at: now)
                     try scope.checkpoint("refund:\(refundID)", in: tx)
                 }
             }

@@ -129,6 +129,13 @@ public protocol StoreTransaction {
     /// Deletes kept answers created before `before`; returns how many.
     func purgeStoredResponses(before: Date) throws -> Int
 
+    // MARK: Audit log
+    /// Adds an entry to the audit log (``AuditLog/record(in:merchantID:action:target:detail:at:actor:)``).
+    func insertAuditEntry(_ entry: AuditEntry) throws
+    /// The merchant's audit entries, newest first (creation time, then id, descending), strictly after
+    /// `after`, at most `limit`.
+    func auditEntries(merchantID: String, after: AuditCursor?, limit: Int) throws -> [AuditEntry]
+
     // MARK: Audit
     /// Per-payment facts the ledger audit checks.
     func auditRows() throws -> [AuditRow]
@@ -167,6 +174,14 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     public var secretKeyID: String
     /// Lowercase hex SHA-256 of the secret key.
     public var secretKeyHash: String
+    /// The secret key replaced by the last rotation, while its overlap lasts: its key id (a column, so the
+    /// merchant is found by either key), its hash and the end of its overlap.
+    public var previousSecretKeyID: String?
+    public var previousSecretKeyHash: String?
+    public var previousSecretKeyExpiresAt: Date?
+    /// When the merchant was disabled (`orchard merchant disable`); nil while it is enabled. A disabled merchant's
+    /// requests are refused with `merchant_disabled`; its data stays.
+    public var disabledAt: Date?
     /// Sandbox only: the app key and secret key sealed, so `orchard merchant show` can print them.
     public var credentialsSealed: Data?
     /// Merchant Identity certificate (PEM) and its sealed private key, for Apple Pay on the Web.

@@ -54,3 +54,22 @@ extension SandboxAuthorization {
             createdAt: row.date(12), resolvesAt: row.optionalDate(13))
     }
 }
+
+extension AuditEntry {
+    /// The columns of the audit log table, in the order ``init(row:)`` reads them.
+    package static let storeColumns = "id, merchant_id, actor_kind, actor_name, action, target, detail, created_at"
+
+    /// The detail as the stores keep it: a JSON object of strings, keys sorted.
+    package var detailJSON: String {
+        let data = (try? JSONSerialization.data(withJSONObject: detail, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// An entry from the ``storeColumns``.
+    package init(row: some StoreRow) {
+        let detail = (try? JSONSerialization.jsonObject(with: Data(row.text(6).utf8))) as? [String: String]
+        self.init(
+            id: row.text(0), merchantID: row.text(1), actor: AuditActor(kind: row.text(2), name: row.text(3)),
+            action: row.text(4), target: row.optionalText(5), detail: detail ?? [:], createdAt: row.date(7))
+    }
+}

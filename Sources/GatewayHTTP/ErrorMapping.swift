@@ -64,6 +64,7 @@ public struct GatewayAPIError: Error, Sendable {
         "not_found": (.notFound, .invalidRequest), "prime_not_found": (.notFound, .invalidRequest),
         "session_not_found": (.notFound, .invalidRequest), "invalid_credentials": (.unauthorized, .authentication),
         "forbidden": (.forbidden, .authentication), "processor_unavailable": (.serviceUnavailable, .api),
+        "merchant_disabled": (.forbidden, .authentication),
         "idempotency_key_invalid": (.badRequest, .idempotency),
         "idempotency_conflict": (.unprocessableContent, .idempotency),
         "idempotency_in_flight": (.conflict, .idempotency), "token_replayed": (.conflict, .token),

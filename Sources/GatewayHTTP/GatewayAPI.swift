@@ -129,7 +129,10 @@ public final class GatewayAPI: Sendable {
             do { merchant = try gateway.merchants.authenticateServer(secretKey: token) } catch {
                 throw credentialError(error)
             }
-            return Principal(credentialID: "sk:" + String(token.prefix(20)), kind: "secret_key", value: merchant)
+            context[AuditActorKey.self] = AuditActor.api(secretKey: token)
+            return Principal(
+                credentialID: "sk:" + String(token.prefix(MerchantRegistry.secretKeyPublicLength)),
+                kind: "secret_key", value: merchant)
         }
         if hasApp { throw Self.forbidden("app credentials cannot call server routes; use the secret key") }
         throw HTTPAPIError.missingCredentials("this route needs the secret key (Authorization: Bearer sk_…)")
@@ -206,11 +209,10 @@ public final class GatewayAPI: Sendable {
             }
             var response: HTTPResponse
             var storable: Bool
-            let (result, replayed) = IdempotentReplay.observe {
-                try body(
-                    Call(
-                        request: request, context: context, merchant: merchant, idempotencyKey: key,
-                        parsedBody: parsedBody))
+            let call = Call(
+                request: request, context: context, merchant: merchant, idempotencyKey: key, parsedBody: parsedBody)
+            let (result, replayed) = AuditActor.$current.withValue(context[AuditActorKey.self]) {
+                IdempotentReplay.observe { try body(call) }
             }
             do {
                 response = try result.get()

@@ -241,5 +241,27 @@ enum PostgresMigrations {
             sql: """
                 ALTER TABLE bin_entries ADD COLUMN issuer_zh_tw text;
                 """),
+        // Who changed what (SQLite's migration 6).
+        PostgresMigration(
+            version: 5, name: "audit_log",
+            sql: """
+                CREATE TABLE audit_log (
+                    id text PRIMARY KEY,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    actor_kind text NOT NULL CHECK (actor_kind <> ''),
+                    actor_name text NOT NULL,
+                    action text NOT NULL CHECK (action <> ''),
+                    target text,
+                    detail jsonb NOT NULL,
+                    created_at timestamptz NOT NULL
+                );
+                CREATE INDEX audit_log_merchant ON audit_log (merchant_id, created_at, id);
+                """),
+        // A rotated secret key keeps working for its overlap (SQLite's migration 7).
+        PostgresMigration(
+            version: 6, name: "previous_secret_key",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN previous_secret_key_id text UNIQUE;
+                """),
     ]
 }

@@ -43,27 +43,29 @@ struct PostgresTransaction: StoreTransaction {
     func insertMerchant(_ m: MerchantRecord) throws {
         try db.run(
             """
-            INSERT INTO merchants (id, environment, app_id, secret_key_id, webhook_url, webhook_enabled,
-                webhook_secrets, credentials, identity_key, created_at, body)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            INSERT INTO merchants (id, environment, app_id, secret_key_id, previous_secret_key_id, webhook_url,
+                webhook_enabled, webhook_secrets, credentials, identity_key, created_at, body)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
             """,
             [
                 .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID),
-                PGValue(m.webhookURL), .bool(m.webhookEnabled), PGValue(m.webhookSecretsSealed),
-                PGValue(m.credentialsSealed), PGValue(m.identityKeySealed), .timestamptz(m.createdAt),
-                try merchantBody(m),
+                PGValue(m.previousSecretKeyID), PGValue(m.webhookURL), .bool(m.webhookEnabled),
+                PGValue(m.webhookSecretsSealed), PGValue(m.credentialsSealed), PGValue(m.identityKeySealed),
+                .timestamptz(m.createdAt), try merchantBody(m),
             ])
     }
 
     func updateMerchant(_ m: MerchantRecord) throws {
         try db.run(
             """
-            UPDATE merchants SET webhook_url = $1, webhook_enabled = $2, webhook_secrets = $3, credentials = $4,
-                identity_key = $5, body = $6 WHERE id = $7
+            UPDATE merchants SET app_id = $1, secret_key_id = $2, previous_secret_key_id = $3, webhook_url = $4,
+                webhook_enabled = $5, webhook_secrets = $6, credentials = $7, identity_key = $8, body = $9
+            WHERE id = $10
             """,
             [
-                PGValue(m.webhookURL), .bool(m.webhookEnabled), PGValue(m.webhookSecretsSealed),
-                PGValue(m.credentialsSealed), PGValue(m.identityKeySealed), try merchantBody(m), .text(m.id),
+                .text(m.appID), .text(m.secretKeyID), PGValue(m.previousSecretKeyID), PGValue(m.webhookURL),
+                .bool(m.webhookEnabled), PGValue(m.webhookSecretsSealed), PGValue(m.credentialsSealed),
+                PGValue(m.identityKeySealed), try merchantBody(m), .text(m.id),
             ])
     }
 
@@ -89,7 +91,7 @@ struct PostgresTransaction: StoreTransaction {
         try merchants(where: "app_id = $1", [.text(appID)]).first
     }
     func merchant(secretKeyID: String) throws -> MerchantRecord? {
-        try merchants(where: "secret_key_id = $1", [.text(secretKeyID)]).first
+        try merchants(where: "secret_key_id = $1 OR previous_secret_key_id = $1", [.text(secretKeyID)]).first
     }
     func merchants(environment: GatewayEnvironment) throws -> [MerchantRecord] {
         try merchants(where: "environment = $1", [.text(environment.rawValue)])
@@ -564,6 +566,32 @@ struct PostgresTransaction: StoreTransaction {
 
     func purgeStoredResponses(before: Date) throws -> Int {
         try db.change("DELETE FROM stored_responses WHERE created_at < $1", [.timestamptz(before)])
+    }
+
+    // MARK: Audit log
+
+    func insertAuditEntry(_ e: AuditEntry) throws {
+        try db.run(
+            "INSERT INTO audit_log (\(AuditEntry.storeColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            [
+                .text(e.id), .text(e.merchantID), .text(e.actor.kind), .text(e.actor.name), .text(e.action),
+                PGValue(e.target), .jsonb(e.detailJSON), .timestamptz(e.createdAt),
+            ])
+    }
+
+    func auditEntries(merchantID: String, after: AuditCursor?, limit: Int) throws -> [AuditEntry] {
+        var clause = "merchant_id = $1"
+        var values: [PGValue] = [.text(merchantID)]
+        if let after {
+            clause += " AND (created_at < $2 OR (created_at = $2 AND id < $3))"
+            values += [.timestamptz(after.createdAt), .text(after.id)]
+        }
+        values.append(PGValue(limit))
+        return try db.query(
+            """
+            SELECT \(AuditEntry.storeColumns) FROM audit_log WHERE \(clause)
+            ORDER BY created_at DESC, id DESC LIMIT $\(values.count)
+            """, values, AuditEntry.init(row:))
     }
 
     // MARK: Audit

@@ -259,6 +259,30 @@ enum Migrations {
                 ALTER TABLE bin_entries ADD COLUMN issuer_zh_tw TEXT;
                 ALTER TABLE primes ADD COLUMN card_issuer_zh_tw TEXT;
                 """),
+        // Who changed what: each change to a merchant's configuration, keys or payments, written in the
+        // transaction of the change (detail: a JSON object of non-secret strings).
+        Migration(
+            version: 6, name: "audit_log",
+            sql: """
+                CREATE TABLE audit_log (
+                    id TEXT PRIMARY KEY,
+                    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+                    actor_kind TEXT NOT NULL,
+                    actor_name TEXT NOT NULL,
+                    action TEXT NOT NULL,
+                    target TEXT,
+                    detail TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                );
+                CREATE INDEX audit_log_merchant ON audit_log (merchant_id, created_at, id);
+                """),
+        // A rotated secret key keeps working for its overlap: the merchant is found by its previous key id too.
+        Migration(
+            version: 7, name: "previous_secret_key",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN previous_secret_key_id TEXT;
+                CREATE UNIQUE INDEX merchants_previous_secret_key ON merchants (previous_secret_key_id);
+                """),
     ]
 }
 

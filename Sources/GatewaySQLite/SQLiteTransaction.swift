@@ -30,20 +30,27 @@ struct SQLiteTransaction: StoreTransaction {
     func insertMerchant(_ m: MerchantRecord) throws {
         try db.run(
             """
-            INSERT INTO merchants (id, environment, app_id, secret_key_id, webhook_url, webhook_enabled, created_at, body)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO merchants (id, environment, app_id, secret_key_id, previous_secret_key_id, webhook_url,
+                webhook_enabled, created_at, body)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID),
-                SQLValue(m.webhookURL), .integer(m.webhookEnabled ? 1 : 0),
+                SQLValue(m.previousSecretKeyID), SQLValue(m.webhookURL), .integer(m.webhookEnabled ? 1 : 0),
                 SQLValue(m.createdAt), .text(try store.json(m)),
             ])
     }
 
     func updateMerchant(_ m: MerchantRecord) throws {
         try db.run(
-            "UPDATE merchants SET webhook_url = ?, webhook_enabled = ?, body = ? WHERE id = ?",
-            [SQLValue(m.webhookURL), .integer(m.webhookEnabled ? 1 : 0), .text(try store.json(m)), .text(m.id)])
+            """
+            UPDATE merchants SET app_id = ?, secret_key_id = ?, previous_secret_key_id = ?, webhook_url = ?,
+                webhook_enabled = ?, body = ? WHERE id = ?
+            """,
+            [
+                .text(m.appID), .text(m.secretKeyID), SQLValue(m.previousSecretKeyID), SQLValue(m.webhookURL),
+                .integer(m.webhookEnabled ? 1 : 0), .text(try store.json(m)), .text(m.id),
+            ])
     }
 
     private func merchants(where clause: String, _ values: [SQLValue]) throws -> [MerchantRecord] {
@@ -55,7 +62,9 @@ struct SQLiteTransaction: StoreTransaction {
     func merchant(id: String) throws -> MerchantRecord? { try merchants(where: "id = ?", [.text(id)]).first }
     func merchant(appID: String) throws -> MerchantRecord? { try merchants(where: "app_id = ?", [.text(appID)]).first }
     func merchant(secretKeyID: String) throws -> MerchantRecord? {
-        try merchants(where: "secret_key_id = ?", [.text(secretKeyID)]).first
+        try merchants(
+            where: "secret_key_id = ? OR previous_secret_key_id = ?", [.text(secretKeyID), .text(secretKeyID)]
+        ).first
     }
     func merchants(environment: GatewayEnvironment) throws -> [MerchantRecord] {
         try merchants(where: "environment = ?", [.text(environment.rawValue)])
@@ -564,6 +573,31 @@ struct SQLiteTransaction: StoreTransaction {
 
     func purgeStoredResponses(before: Date) throws -> Int {
         try db.run("DELETE FROM stored_responses WHERE created_at < ?", [SQLValue(before)])
+    }
+
+    // MARK: Audit log
+
+    func insertAuditEntry(_ e: AuditEntry) throws {
+        try db.run(
+            "INSERT INTO audit_log (\(AuditEntry.storeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                .text(e.id), .text(e.merchantID), .text(e.actor.kind), .text(e.actor.name), .text(e.action),
+                SQLValue(e.target), .text(e.detailJSON), SQLValue(e.createdAt),
+            ])
+    }
+
+    func auditEntries(merchantID: String, after: AuditCursor?, limit: Int) throws -> [AuditEntry] {
+        var clause = "merchant_id = ?"
+        var values: [SQLValue] = [.text(merchantID)]
+        if let after {
+            clause += " AND (created_at < ? OR (created_at = ? AND id < ?))"
+            values += [SQLValue(after.createdAt), SQLValue(after.createdAt), .text(after.id)]
+        }
+        return try db.query(
+            """
+            SELECT \(AuditEntry.storeColumns) FROM audit_log WHERE \(clause)
+            ORDER BY created_at DESC, id DESC LIMIT ?
+            """, values + [SQLValue(limit)], AuditEntry.init(row:))
     }
 
     // MARK: Audit

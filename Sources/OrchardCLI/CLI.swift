@@ -1,4 +1,5 @@
 import Foundation
+import Gateway
 
 /// The `orchard` command line: a table of subcommands, each a function of its
 /// arguments and an output sink that returns the process exit status.
@@ -49,7 +50,20 @@ public enum CLI {
             output.err("orchard: unknown command '\(name)'\n\n\(usage)")
             return 2
         }
-        return command.run(Array(arguments.dropFirst()), output)
+        let rest = Array(arguments.dropFirst())
+        return AuditActor.$current.withValue(auditActor(name, rest)) { command.run(rest, output) }
+    }
+
+    /// The audit log's actor for a command line: `orchard`, the command and its subcommand word when it has
+    /// one (`orchard merchant rotate-secret-key`); options and their values are never part of it.
+    static func auditActor(_ name: String, _ arguments: [String]) -> AuditActor {
+        var words = ["orchard", name]
+        if let word = arguments.first, !word.isEmpty, word.count <= 40,
+            word.allSatisfy({ $0.isASCII && ($0.isLowercase || $0 == "-") }), word.first != "-"
+        {
+            words.append(word)
+        }
+        return .cli(words.joined(separator: " "))
     }
 
     static var usage: String {
