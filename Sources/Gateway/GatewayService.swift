@@ -45,6 +45,8 @@ public struct ReconciliationReport: Sendable, Hashable {
     public var purgedIdempotencyRecords = 0
     /// Idempotent transport answers older than the retention period, deleted.
     public var purgedStoredResponses = 0
+    /// Console sessions past their idle expiry (or signed out) for more than a day, deleted.
+    public var purgedConsoleSessions = 0
 }
 
 /// The payment gateway's domain: primes, order sessions, payments, captures, voids, refunds, reconciliation.

@@ -577,6 +577,8 @@ extension GatewayService {
         let retained = now.addingTimeInterval(-configuration.idempotencyRetention)
         report.purgedIdempotencyRecords = try write { try $0.purgeIdempotencyRecords(before: retained) }
         report.purgedStoredResponses = try write { try $0.purgeStoredResponses(before: retained) }
+        let idleSince = now.addingTimeInterval(-ConsoleSessionRules.idleTimeout - ConsoleSessionRules.retention)
+        report.purgedConsoleSessions = try write { try $0.purgeConsoleSessions(lastSeenBefore: idleSince) }
         return report
     }
 }

@@ -139,6 +139,14 @@ public protocol StoreTransaction {
     // MARK: Audit
     /// Per-payment facts the ledger audit checks.
     func auditRows() throws -> [AuditRow]
+
+    // MARK: Console sessions
+    func insertConsoleSession(_ session: ConsoleSessionRecord) throws
+    func consoleSession(tokenHash: String) throws -> ConsoleSessionRecord?
+    /// Writes the session's last use and end.
+    func updateConsoleSession(_ session: ConsoleSessionRecord) throws
+    /// Deletes the sessions last used before `lastSeenBefore` (ended or expired by then); returns how many.
+    func purgeConsoleSessions(lastSeenBefore: Date) throws -> Int
 }
 
 /// A merchant as stored: public fields plus hashes and sealed secrets.

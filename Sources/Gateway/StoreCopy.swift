@@ -83,7 +83,7 @@ public enum StoreCopy {
         "settings", "merchants", "processing_keys", "bin_entries", "cobrand_ranges", "seen_transactions",
         "order_sessions", "payments", "primes", "payment_card_data", "payment_transitions", "refunds",
         "webhook_events", "webhook_attempts", "idempotency_keys", "stored_responses",
-        "sandbox_acquirer_authorizations", "sandbox_acquirer_operations", "audit_log",
+        "sandbox_acquirer_authorizations", "sandbox_acquirer_operations", "audit_log", "console_sessions",
     ]
 
     /// What a copy did.

@@ -59,6 +59,7 @@ extension GatewayAPI {
         // Apple Pay on the Web.
         mountApplePayWeb(on: &router)
         mountWebRoutes(&router)
+        mountConsoleRoutes(&router)
         mountSandboxRoutes(&router)
         // Operations.
         router.get("/healthz", summary: "healthz", handler: health)

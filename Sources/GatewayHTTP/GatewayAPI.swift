@@ -32,6 +32,8 @@ public final class GatewayAPI: Sendable {
     /// `502 apple_pay_validation_failed`.
     public let merchantValidation: MerchantValidationService?
     private let draining = Mutex(false)
+    /// Failed console sign-ins per client address, on the gateway's clock.
+    let consoleSignInLimiter: TokenBucketRateLimiter
 
     /// The body cap of `PUT /v1/bin-table` (8 MiB); other routes use the server's (64 KiB by default).
     public static let binTableMaxBytes = 8 << 20
@@ -41,9 +43,13 @@ public final class GatewayAPI: Sendable {
     public init(
         gateway: GatewayService, metrics: MetricsRegistry = MetricsRegistry(),
         readinessChecks: [String: @Sendable () -> Bool] = [:], sandboxWallet: SandboxWallet? = nil,
-        merchantValidation: MerchantValidationService? = nil
+        merchantValidation: MerchantValidationService? = nil,
+        consoleSignInLimit: ConsoleSignInLimit = ConsoleSignInLimit()
     ) {
         self.gateway = gateway
+        consoleSignInLimiter = TokenBucketRateLimiter(
+            ratePerSecond: consoleSignInLimit.ratePerSecond, burst: consoleSignInLimit.burst
+        ) { [gateway] in gateway.now.timeIntervalSince1970 }
         self.metrics = metrics
         self.readinessChecks = readinessChecks
         self.sandboxWallet = sandboxWallet
@@ -78,6 +84,7 @@ public final class GatewayAPI: Sendable {
         let router = makeRouter()
         var middlewares: [any HTTPMiddleware] = [
             AccessLogMiddleware(sink: accessLog), GatewayMetricsMiddleware(registry: metrics),
+            TransportSecurityMiddleware(usesTLS: configuration.usesTLS),
             GatewayCORSMiddleware(router: router, gateway: gateway),
             AuthenticationMiddleware { [self] request, context in try authenticate(request, context) },
             OriginCheckMiddleware(),
@@ -135,6 +142,7 @@ public final class GatewayAPI: Sendable {
                 kind: "secret_key", value: merchant)
         }
         if hasApp { throw Self.forbidden("app credentials cannot call server routes; use the secret key") }
+        if let token = Self.consoleCookie(request) { return try consolePrincipal(request, token: token) }
         throw HTTPAPIError.missingCredentials("this route needs the secret key (Authorization: Bearer sk_…)")
     }
 

@@ -50,6 +50,18 @@ public final class TokenBucketRateLimiter: Sendable {
         self.monotonicSeconds = monotonicSeconds
     }
 
+    /// Whether `key`'s bucket has a token now, without taking it (a limit on failures checks before the attempt
+    /// and takes a token only when the attempt fails).
+    public func peek(_ key: String) -> Decision {
+        let now = monotonicSeconds()
+        return buckets.withLock { buckets in
+            guard let bucket = buckets[key] else { return .allowed }
+            let tokens = min(Double(burst), bucket.tokens + max(0, now - bucket.updated) * ratePerSecond)
+            if tokens >= 1 { return .allowed }
+            return .limited(retryAfter: max(1, Int(((1 - tokens) / ratePerSecond).rounded(.up))))
+        }
+    }
+
     /// Takes a token from `key`'s bucket.
     public func acquire(_ key: String) -> Decision {
         let now = monotonicSeconds()

@@ -263,5 +263,25 @@ enum PostgresMigrations {
             sql: """
                 ALTER TABLE merchants ADD COLUMN previous_secret_key_id text UNIQUE;
                 """),
+        // Merchant console sign-ins (SQLite's migration 8).
+        PostgresMigration(
+            version: 7, name: "console_sessions",
+            sql: """
+                CREATE TABLE console_sessions (
+                    id text PRIMARY KEY,
+                    token_hash text NOT NULL UNIQUE,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    created_at timestamptz NOT NULL,
+                    last_seen_at timestamptz NOT NULL,
+                    ended_at timestamptz
+                );
+                CREATE INDEX console_sessions_last_seen ON console_sessions (last_seen_at);
+                """),
+        // How long each webhook delivery attempt took (SQLite's migration 9).
+        PostgresMigration(
+            version: 8, name: "webhook_attempt_latency",
+            sql: """
+                ALTER TABLE webhook_attempts ADD COLUMN latency_ms integer;
+                """),
     ]
 }

@@ -283,6 +283,26 @@ enum Migrations {
                 ALTER TABLE merchants ADD COLUMN previous_secret_key_id TEXT;
                 CREATE UNIQUE INDEX merchants_previous_secret_key ON merchants (previous_secret_key_id);
                 """),
+        // Merchant console sign-ins: the cookie's token only as its hash, so any instance can serve them.
+        Migration(
+            version: 8, name: "console_sessions",
+            sql: """
+                CREATE TABLE console_sessions (
+                    id TEXT PRIMARY KEY,
+                    token_hash TEXT NOT NULL UNIQUE,
+                    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+                    created_at BIGINT NOT NULL,
+                    last_seen_at BIGINT NOT NULL,
+                    ended_at BIGINT
+                );
+                CREATE INDEX console_sessions_last_seen ON console_sessions (last_seen_at);
+                """),
+        // How long each webhook delivery attempt took (the console's Webhooks page shows it).
+        Migration(
+            version: 9, name: "webhook_attempt_latency",
+            sql: """
+                ALTER TABLE webhook_attempts ADD COLUMN latency_ms INTEGER;
+                """),
     ]
 }
 

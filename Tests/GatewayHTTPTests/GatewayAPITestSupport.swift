@@ -127,7 +127,7 @@ func openAPIOperations() throws -> Set<String> {
             path = String(line.dropFirst(2).dropLast())
         } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
             let method = line.trimmingCharacters(in: .whitespaces).dropLast()
-            if ["get", "post", "put"].contains(String(method)) { operations.insert("\(method.uppercased()) \(path)") }
+            if ["get", "post", "put", "delete"].contains(String(method)) { operations.insert("\(method.uppercased()) \(path)") }
         }
     }
     return operations

@@ -61,7 +61,7 @@ struct SchemaUpgradeTests {
         try SQLiteScript.run(rows.joined(separator: "\n"), databasePath: path)
 
         let store = try SQLiteStore(path: path, cipher: nil)
-        #expect(try store.appliedMigrations() == [1, 2, 3, 4, 5, 6, 7])
+        #expect(try store.appliedMigrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9])
         for p in primes {
             #expect(try store.read { try $0.prime(hash: p.hash) } == p)
         }
