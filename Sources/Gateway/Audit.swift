@@ -37,6 +37,11 @@ public struct AuditActor: Sendable, Hashable, Codable {
     public static func api(secretKey: String) -> AuditActor {
         AuditActor(kind: "api", name: String(secretKey.prefix(MerchantRegistry.secretKeyPublicLength)))
     }
+
+    /// The actor of a console request: `console` and the session id's first seven characters (`cs_ab12…`).
+    public static func console(sessionID: String) -> AuditActor {
+        AuditActor(kind: "console", name: String(sessionID.prefix(7)) + "…")
+    }
 }
 
 /// One entry of the audit log: who changed what, when, and on which object.

@@ -142,7 +142,12 @@ public final class GatewayAPI: Sendable {
                 kind: "secret_key", value: merchant)
         }
         if hasApp { throw Self.forbidden("app credentials cannot call server routes; use the secret key") }
-        if let token = Self.consoleCookie(request) { return try consolePrincipal(request, token: token) }
+        if let token = Self.consoleCookie(request) {
+            let principal = try consolePrincipal(request, token: token)
+            context[AuditActorKey.self] = AuditActor.console(
+                sessionID: String(principal.credentialID.dropFirst("console:".count)))
+            return principal
+        }
         throw HTTPAPIError.missingCredentials("this route needs the secret key (Authorization: Bearer sk_…)")
     }
 
