@@ -37,6 +37,19 @@ extension EventRecord {
     }
 }
 
+extension WebhookAttempt {
+    /// The columns of the attempt table, in the order ``init(row:eventID:)`` reads them.
+    package static let storeColumns = "attempted_at, http_status, error, state, latency_ms"
+
+    /// A recorded attempt of event `eventID` from the ``storeColumns``.
+    package init(row: some StoreRow, eventID: String) {
+        self.init(
+            eventID: eventID, attemptedAt: row.date(0), httpStatus: row.optionalInt(1).map(Int.init),
+            error: row.optionalText(2), state: WebhookDeliveryState(rawValue: row.text(3)) ?? .pending,
+            nextAttemptAt: nil, latencyMilliseconds: row.optionalInt(4).map(Int.init))
+    }
+}
+
 extension SandboxAuthorization {
     /// The columns of the sandbox acquirer's authorization table, in the order ``init(row:)`` reads them.
     package static let storeColumns = """

@@ -30,6 +30,9 @@ extension GatewayAPI {
             "/v1/payments/{id}/refunds", scope: .server, summary: "refundPayment",
             handler: endpoint(idempotent: true, refund))
         router.get("/v1/events", scope: .server, summary: "listEvents", handler: endpoint(listEvents))
+        router.get(
+            "/v1/events/{id}/attempts", scope: .server, summary: "listEventAttempts",
+            handler: endpoint(listEventAttempts))
         router.post(
             "/v1/events/{id}/redeliver", scope: .server, summary: "redeliverEvent",
             handler: endpoint(idempotent: true, redeliver))
@@ -264,12 +267,17 @@ extension GatewayAPI {
                 statuses.append(status)
             }
         }
+        let lastFour = request.query("last_four")
+        if let lastFour, lastFour.utf8.count != 4 || !lastFour.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            throw GatewayAPIError.make(
+                .badRequest, .invalidRequest, "parameter_invalid", "last_four is 4 digits", param: "last_four")
+        }
         let query = PaymentQuery(
             createdFrom: try Self.queryTime(request, "created_from"),
             createdTo: try Self.queryTime(request, "created_to"), currency: currency?.code,
             minAmount: try amount("amount_min"), maxAmount: try amount("amount_max"), statuses: statuses,
             orderNumber: request.query("order_number"), outTradeNo: request.query("out_trade_no"),
-            limit: try Self.limit(request), cursor: request.query("cursor"))
+            lastFour: lastFour, limit: try Self.limit(request), cursor: request.query("cursor"))
         let page = try gateway.payments(merchant: call.merchant, query: query)
         var data: [[String: Any]] = []
         for payment in page.payments {
@@ -325,12 +333,33 @@ extension GatewayAPI {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "parameter_invalid", "unknown event type", param: "type")
         }
+        let objectID = call.request.query("object_id")
+        if let objectID, objectID.isEmpty || objectID.utf8.count > 64 {
+            throw GatewayAPIError.make(
+                .badRequest, .invalidRequest, "parameter_invalid", "object_id is an id of 1 to 64 characters",
+                param: "object_id")
+        }
         let page = try gateway.eventPage(
-            merchant: call.merchant, type: type, limit: try Self.limit(call.request),
+            merchant: call.merchant, type: type, objectID: objectID, limit: try Self.limit(call.request),
             cursor: call.request.query("cursor"))
         return Wire.response([
             "data": page.events.map { Wire.event($0) },
             "next_cursor": Wire.value(page.nextCursor),
+        ])
+    }
+
+    /// `GET /v1/events/{id}/attempts`: every delivery attempt of the event, oldest first.
+    func listEventAttempts(_ call: Call) throws -> HTTPResponse {
+        let attempts = try gateway.webhookAttempts(merchant: call.merchant, eventID: try call.context.parameter("id"))
+        return Wire.response([
+            "data": attempts.map { attempt -> [String: Any] in
+                [
+                    "attempted_at": Wire.time(attempt.attemptedAt), "state": attempt.state.rawValue,
+                    "http_status": attempt.httpStatus.map { $0 as Any } ?? NSNull(),
+                    "latency_ms": attempt.latencyMilliseconds.map { $0 as Any } ?? NSNull(),
+                    "error": Wire.value(attempt.error),
+                ]
+            }
         ])
     }
 

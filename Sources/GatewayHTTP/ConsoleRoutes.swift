@@ -2,11 +2,6 @@ import Foundation
 import Gateway
 import OrchardCrypto
 
-extension HTTPAPIError.Code {
-    /// A state-changing request made with the console's session cookie lacks the session's `X-CSRF-Token` (403).
-    public static let csrfTokenInvalid: HTTPAPIError.Code = "csrf_token_invalid"
-}
-
 /// Whether the request reached the gateway over TLS (the console's cookie is then `Secure`).
 struct ServedOverTLSKey: RequestContextKey {
     typealias Value = Bool

@@ -45,6 +45,8 @@ public struct HTTPAPIError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let invalidCredentials: Code = "invalid_credentials"
         /// The credentials are valid but may not use this route (403).
         public static let forbidden: Code = "forbidden"
+        /// A state-changing request made with the console's session cookie lacks the session's `X-CSRF-Token` (403).
+        public static let csrfTokenInvalid: Code = "csrf_token_invalid"
         /// The server is shutting down or not ready (503).
         public static let unavailable: Code = "service_unavailable"
         /// An unexpected failure on the server; details are not disclosed (500).

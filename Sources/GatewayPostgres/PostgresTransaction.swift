@@ -334,6 +334,7 @@ struct PostgresTransaction: StoreTransaction {
         }
         if let number = query.orderNumber { add("order_number = ?", .text(number)) }
         if let outTradeNo = query.outTradeNo { add("out_trade_no = ?", .text(outTradeNo)) }
+        if let lastFour = query.lastFour { add("body -> 'cardInfo' ->> 'lastFour' = ?", .text(lastFour)) }
         if let after {
             values += [.timestamptz(after.createdAt), .text(after.id)]
             let at = values.count - 1

@@ -216,10 +216,14 @@ extension SQLiteStore {
     public func recordWebhookAttempt(_ attempt: WebhookAttempt) throws {
         try transaction("BEGIN IMMEDIATE") { tx in
             try tx.db.run(
-                "INSERT INTO webhook_attempts (event_id, attempted_at, http_status, error, state) VALUES (?, ?, ?, ?, ?)",
+                """
+                INSERT INTO webhook_attempts (event_id, attempted_at, http_status, error, state, latency_ms)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
                 [
                     .text(attempt.eventID), SQLValue(attempt.attemptedAt), SQLValue(attempt.httpStatus.map(Int64.init)),
                     SQLValue(attempt.error), .text(attempt.state.rawValue),
+                    SQLValue(attempt.latencyMilliseconds.map(Int64.init)),
                 ])
             try tx.db.run(
                 "UPDATE webhook_events SET state = ?, attempts = attempts + 1, next_attempt_at = ? WHERE id = ?",
@@ -257,14 +261,9 @@ extension SQLiteStore {
     public func webhookAttempts(eventID: String) throws -> [WebhookAttempt] {
         try transaction("BEGIN") { tx in
             try tx.db.query(
-                "SELECT attempted_at, http_status, error, state FROM webhook_attempts WHERE event_id = ? ORDER BY seq",
+                "SELECT \(WebhookAttempt.storeColumns) FROM webhook_attempts WHERE event_id = ? ORDER BY seq",
                 [.text(eventID)]
-            ) { row in
-                WebhookAttempt(
-                    eventID: eventID, attemptedAt: row.date(0), httpStatus: row.optionalInt(1).map(Int.init),
-                    error: row.optionalText(2), state: WebhookDeliveryState(rawValue: row.text(3)) ?? .pending,
-                    nextAttemptAt: nil)
-            }
+            ) { WebhookAttempt(row: $0, eventID: eventID) }
         }
     }
 

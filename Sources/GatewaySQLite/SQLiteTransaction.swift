@@ -345,6 +345,10 @@ struct SQLiteTransaction: StoreTransaction {
             clauses.append("out_trade_no = ?")
             values.append(.text(outTradeNo))
         }
+        if let lastFour = query.lastFour {
+            clauses.append("json_extract(body, '$.cardInfo.lastFour') = ?")
+            values.append(.text(lastFour))
+        }
         if let after {
             clauses.append("(created_at < ? OR (created_at = ? AND id < ?))")
             values += [SQLValue(after.createdAt), SQLValue(after.createdAt), .text(after.id)]

@@ -289,17 +289,17 @@ public final class WebhookDispatcher: @unchecked Sendable {
         case .answered(let status) where result.isSuccess:
             attempt = WebhookAttempt(
                 eventID: due.event.id, attemptedAt: date, httpStatus: status, error: nil, state: .delivered,
-                nextAttemptAt: nil)
+                nextAttemptAt: nil, latencyMilliseconds: elapsed)
         case .answered(let status):
             let next = configuration.retrySchedule.nextAttempt(afterAttempt: number, at: date)
             attempt = WebhookAttempt(
                 eventID: due.event.id, attemptedAt: date, httpStatus: status, error: nil,
-                state: next == nil ? .dead : .pending, nextAttemptAt: next)
+                state: next == nil ? .dead : .pending, nextAttemptAt: next, latencyMilliseconds: elapsed)
         case .failed(let error):
             let next = configuration.retrySchedule.nextAttempt(afterAttempt: number, at: date)
             attempt = WebhookAttempt(
                 eventID: due.event.id, attemptedAt: date, httpStatus: nil, error: String(error.description.prefix(500)),
-                state: next == nil ? .dead : .pending, nextAttemptAt: next)
+                state: next == nil ? .dead : .pending, nextAttemptAt: next, latencyMilliseconds: elapsed)
         }
         try outbox.recordWebhookAttempt(attempt)
         log(
