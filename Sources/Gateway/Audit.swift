@@ -128,23 +128,25 @@ public enum AuditLog {
     /// Records `action` on `merchantID` in `tx`, the transaction that makes the change, by `actor` (by default
     /// ``AuditActor/current``, else ``AuditActor/unknown``); returns the entry written.
     ///
-    /// Refuses (`internal_error`, rolling the change back) a detail over the bounds or a value that looks like
-    /// a secret (a secret or app key, a webhook secret, a PEM block), so no secret can reach the log.
+    /// A detail value longer than ``maximumFieldLength`` is cut to it (a long host name must not refuse its
+    /// change). Refuses (`internal_error`, rolling the change back) an empty action, an action, target or key
+    /// over the bound, more than ``maximumDetailKeys`` keys, or a value that looks like a secret (a secret or
+    /// app key, a webhook secret, a PEM block), so no secret can reach the log.
     @discardableResult
     public static func record(
         in tx: any StoreTransaction, merchantID: String, action: String, target: String? = nil,
         detail: [String: String] = [:], at: Date, actor: AuditActor? = nil
     ) throws -> AuditEntry {
-        let fields = [action, target ?? ""] + Array(detail.keys) + Array(detail.values)
-        guard !action.isEmpty, detail.count <= maximumDetailKeys,
-            fields.allSatisfy({ $0.count <= maximumFieldLength })
+        let names = [action, target ?? ""] + Array(detail.keys)
+        guard !action.isEmpty, detail.count <= maximumDetailKeys, names.allSatisfy({ $0.count <= maximumFieldLength })
         else { throw GatewayError(.internalError, "an audit entry over its bounds (\(action))") }
-        guard !fields.contains(where: looksSecret) else {
+        guard !(names + Array(detail.values)).contains(where: looksSecret) else {
             throw GatewayError(.internalError, "an audit entry with a secret-looking value (\(action))")
         }
         let entry = AuditEntry(
             id: try Identifiers.make("aud_", 24), merchantID: merchantID,
-            actor: actor ?? AuditActor.current ?? .unknown, action: action, target: target, detail: detail,
+            actor: actor ?? AuditActor.current ?? .unknown, action: action, target: target,
+            detail: detail.mapValues { String($0.prefix(maximumFieldLength)) },
             createdAt: Date(unixMilliseconds: at.unixMilliseconds))
         try tx.insertAuditEntry(entry)
         return entry

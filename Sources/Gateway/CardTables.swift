@@ -160,14 +160,8 @@ extension MerchantRegistry {
 
     /// Stores the validated table and its audit entry in one transaction.
     private func writeCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws(GatewayError) {
-        let now = clock.now()
-        try gatewayThrowing {
-            try store.write { tx in
-                try tx.replaceCoBrandTable(merchantID: merchantID, ranges: ranges)
-                try AuditLog.record(
-                    in: tx, merchantID: merchantID, action: AuditLog.Action.coBrandTableReplace,
-                    detail: ["ranges": String(ranges.count)], at: now)
-            }
+        try auditedWrite(merchantID, AuditLog.Action.coBrandTableReplace, detail: ["ranges": String(ranges.count)]) {
+            try $0.replaceCoBrandTable(merchantID: merchantID, ranges: ranges)
         }
     }
 

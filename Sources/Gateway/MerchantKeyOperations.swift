@@ -164,13 +164,18 @@ extension MerchantRegistry {
 }
 
 extension MerchantRegistry {
-    /// Replaces the web origins (`https://shop.example`) allowed by CORS on the merchant's client routes.
-    public func setWebOrigins(merchantID: String, origins: [String]) throws(GatewayError) {
+    /// Refuses origins that are not `scheme://host[:port]` (http or https, at most 255 characters).
+    static func checkWebOrigins(_ origins: [String]) throws(GatewayError) {
         for origin in origins {
             guard let url = URL(string: origin), let scheme = url.scheme, ["http", "https"].contains(scheme),
                 url.host != nil, url.path.isEmpty, origin.count <= 255
             else { throw .invalid("web_origins", "origins like https://shop.example (scheme, host, optional port)") }
         }
+    }
+
+    /// Replaces the web origins (`https://shop.example`) allowed by CORS on the merchant's client routes.
+    public func setWebOrigins(merchantID: String, origins: [String]) throws(GatewayError) {
+        try Self.checkWebOrigins(origins)
         try gatewayThrowing {
             try store.write { tx in
                 guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }

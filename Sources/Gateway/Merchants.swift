@@ -150,6 +150,7 @@ public final class MerchantRegistry: Sendable {
         guard spec.webOrigins.count <= 50, spec.allowedNetworks.count <= 20 else {
             throw .invalid("web_origins", "at most 50 origins and 20 networks")
         }
+        try Self.checkWebOrigins(spec.webOrigins)
         let id = try Identifiers.make("mch_", 16)
         let appID = try Identifiers.make("app_", 16)
         let appKey = try Self.newAppKey()
@@ -268,13 +269,8 @@ public final class MerchantRegistry: Sendable {
         let key = ProcessingKeyRecord(
             id: keyID, merchantID: merchantID, privateKeySealed: sealed, certificatePEM: certificatePEM, active: true,
             createdAt: clock.now())
-        try gatewayThrowing {
-            try store.write { tx in
-                try tx.insertProcessingKey(key)
-                try AuditLog.record(
-                    in: tx, merchantID: merchantID, action: AuditLog.Action.processingKeyCertificate, target: keyID,
-                    at: key.createdAt)
-            }
+        try auditedWrite(merchantID, AuditLog.Action.processingKeyCertificate, target: keyID) {
+            try $0.insertProcessingKey(key)
         }
         return keyID
     }
@@ -372,16 +368,11 @@ public final class MerchantRegistry: Sendable {
         merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes, keyID: String?
     ) throws(GatewayError) {
         let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.identityKey(merchantID: merchantID))
-        let now = clock.now()
-        try gatewayThrowing {
-            try store.write { tx in
-                guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
-                record.identityCertificatePEM = certificatePEM
-                record.identityKeySealed = sealed
-                try tx.updateMerchant(record)
-                try AuditLog.record(
-                    in: tx, merchantID: merchantID, action: AuditLog.Action.identityCertificate, target: keyID, at: now)
-            }
+        try auditedWrite(merchantID, AuditLog.Action.identityCertificate, target: keyID) { tx in
+            guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
+            record.identityCertificatePEM = certificatePEM
+            record.identityKeySealed = sealed
+            try tx.updateMerchant(record)
         }
     }
 
@@ -471,16 +462,26 @@ public final class MerchantRegistry: Sendable {
         }
         try problems.check(.binTableInvalid, label: "line")
         guard entries.count <= 200_000 else { throw refuse(200_002, "at most 200000 rows") }
-        let now = clock.now()
-        try gatewayThrowing {
-            try store.write { tx in
-                try tx.replaceBINTable(merchantID: merchantID, entries: entries)
-                try AuditLog.record(
-                    in: tx, merchantID: merchantID, action: AuditLog.Action.binTableReplace,
-                    detail: ["rows": String(entries.count)], at: now)
-            }
+        try auditedWrite(merchantID, AuditLog.Action.binTableReplace, detail: ["rows": String(entries.count)]) {
+            try $0.replaceBINTable(merchantID: merchantID, entries: entries)
         }
         return entries.count
+    }
+
+    /// Runs `change` in a write transaction that also records `action` on the merchant in the audit log, now.
+    func auditedWrite<T>(
+        _ merchantID: String, _ action: String, target: String? = nil, detail: [String: String] = [:],
+        _ change: (any StoreTransaction) throws -> T
+    ) throws(GatewayError) -> T {
+        let now = clock.now()
+        return try gatewayThrowing {
+            try store.write { tx in
+                let result = try change(tx)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: action, target: target, detail: detail, at: now)
+                return result
+            }
+        }
     }
 }
 

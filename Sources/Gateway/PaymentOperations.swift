@@ -314,10 +314,6 @@ extension GatewayService {
         }
     }
 
-    func capture(paymentID: String, amount: Int64?, resume: Bool) throws(GatewayError) -> Payment {
-        try operate(.capture, paymentID: paymentID, amount: amount, resume: resume)
-    }
-
     /// A capture or void in three phases: record the pending operation, call the processor with its stable
     /// id, record the outcome and its event. A pending operation found later is finished with the same id.
     /// With `scope`, a success also stores the payment (with its refunds, as read back) as the scope's

@@ -18,6 +18,9 @@ public final class GatewayRuntime: @unchecked Sendable {
         public var postgres: PostgresStore.Configuration?
         /// `sandbox` provisions the sandbox merchant; `production` needs a master key.
         public var environment: GatewayEnvironment = .sandbox
+        /// Whether the sandbox environment provisions the sandbox merchant (`orchard merchant` subcommands that
+        /// manage merchants by id open a database without adding one).
+        public var provisionsSandbox = true
         /// 64 hex digits; else `masterKeyFile`; else `<database>.master-key` (generated in sandbox).
         public var masterKeyHex: String?
         /// A file holding the master key in hex.
@@ -92,7 +95,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         }
         let registry = MerchantRegistry(store: store, cipher: cipher, clock: clock)
         var sandbox: SandboxSetup?
-        if options.environment == .sandbox {
+        if options.environment == .sandbox, options.provisionsSandbox {
             sandbox = try registry.ensureSandbox(
                 issuer: SandboxPKIIssuer(), name: "Orchard Sandbox Store",
                 merchantIdentifier: "merchant.invalid.orchard.sandbox")

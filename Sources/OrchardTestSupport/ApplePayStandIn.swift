@@ -60,6 +60,20 @@ public final class TestCertificateAuthority: @unchecked Sendable {
         return try String(contentsOfFile: path("\(name).pem"), encoding: .utf8)
     }
 
+    /// Signs a Payment Processing key's CSR as Apple does: the certificate carries extension
+    /// 1.2.840.113635.100.6.32 with `merchantIdentifierHash` (the uppercase hex SHA-256 of the merchant
+    /// identifier) as a UTF8String. Returns the PEM.
+    public func signProcessing(csrPEM: String, merchantIdentifierHash: String, days: Int = 2) throws -> String {
+        guard merchantIdentifierHash.count == 64, merchantIdentifierHash.allSatisfy(\.isHexDigit) else {
+            throw Failure(description: "the merchant identifier hash is 64 hex digits")
+        }
+        let name = "processing-\(UUID().uuidString)"
+        try write("\(name).ext", "1.2.840.113635.100.6.32=ASN1:UTF8String:\(merchantIdentifierHash)\n")
+        try write("\(name).csr", csrPEM)
+        try sign(csr: "\(name).csr", into: "\(name).pem", extensions: "\(name).ext", days: days)
+        return try String(contentsOfFile: path("\(name).pem"), encoding: .utf8)
+    }
+
     private func sign(csr: String, into output: String, extensions: String, days: Int = 2) throws {
         try run([
             "x509", "-req", "-in", csr, "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", output,

@@ -75,5 +75,8 @@ struct AuditLogHTTPTests {
         #expect(try h.merchantServer("GET", "/v1/audit-log?limit=0").status == 400)
         #expect(try h.client("GET", "/v1/audit-log").status == 403)
         #expect(try h.call("GET", "/v1/audit-log").status == 401)
+        // A webhook host longer than an audit value still changes the endpoint (its entry holds the host cut).
+        let host = (0..<20).map { _ in String(repeating: "a", count: 60) }.joined(separator: ".")
+        #expect(try h.merchantServer("PUT", "/v1/webhook-endpoint", json: ["url": "https://\(host)/x"]).status == 200)
     }
 }

@@ -20,7 +20,7 @@ struct AuditLogTests {
         #expect(written.id.hasPrefix("aud_"))
         #expect(written.actor == actor)
         h.clock.advance(by: 1)
-        try h.store.write { tx in
+        _ = try h.store.write { tx in
             try AuditLog.record(
                 in: tx, merchantID: h.merchant.id, action: AuditLog.Action.paymentRefund, target: "pay_x",
                 detail: ["amount": "10.00"], at: h.clock.now())
@@ -71,6 +71,19 @@ struct AuditLogTests {
                 detail: ["previous_key": publicPart], at: h.clock.now())
         }
         #expect(entry.detail["previous_key"] == publicPart)
+        // A long value is cut to the bound rather than refusing its change.
+        let long = try h.store.write { tx in
+            try AuditLog.record(
+                in: tx, merchantID: h.merchant.id, action: AuditLog.Action.webhookEndpointUpdate,
+                detail: ["host": String(repeating: "a", count: 3000)], at: h.clock.now())
+        }
+        #expect(long.detail["host"]?.count == AuditLog.maximumFieldLength)
+        #expect(throws: GatewayError.self) {
+            try h.store.write { tx in
+                try AuditLog.record(
+                    in: tx, merchantID: h.merchant.id, action: String(repeating: "x", count: 201), at: h.clock.now())
+            }
+        }
     }
 
     @Test(
