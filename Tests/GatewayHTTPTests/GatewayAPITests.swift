@@ -595,7 +595,8 @@ struct ErrorMappingTests {
     /// Codes the HTTP layer answers by itself: its transport codes and the literals it builds errors from.
     static func transportCodes() throws -> Set<String> {
         let constants = try literals(
-            #"static let \w+: (?:HTTPAPIError\.)?Code = "(\w+)""#, under: "Sources/GatewayHTTP")
+            #"static let \w+: Code = "(\w+)""#, under: "Sources/GatewayHTTP/HTTPAPIError.swift"
+        ).union(try literals(#"static let \w+: HTTPAPIError\.Code = "(\w+)""#, under: "Sources/GatewayHTTP"))
         let built = try literals(#"make\(\s*\.\w+,\s*\.\w+,\s*"(\w+)""#, under: "Sources/GatewayHTTP")
         let named = try literals(#"code: \.init\(rawValue: "(\w+)"\)"#, under: "Sources/GatewayHTTP")
         // `service_unavailable` is the HTTP library's helper for servers that are not ready; the gateway API
