@@ -102,6 +102,7 @@ public enum AuditLog {
         public static let webhookSecretRotate = "webhook_secret.rotate"
         public static let processingKeyCSR = "processing_key.csr"
         public static let processingKeyCertificate = "processing_key.certificate"
+        public static let processingKeyRetire = "processing_key.retire"
         public static let identityCSR = "identity.csr"
         public static let identityCertificate = "identity.certificate"
         public static let applePayDomainsUpdate = "apple_pay_domains.update"

@@ -30,6 +30,8 @@ public struct GatewayError: CodedError, Sendable, Codable {
         public static let idempotencyKeyInvalid = Code(rawValue: "idempotency_key_invalid")
         /// A BIN table CSV line is malformed (the reason gives the line).
         public static let binTableInvalid = Code(rawValue: "bin_table_invalid")
+        /// A co-brand table row is malformed (``GatewayError/rows`` gives each bad row).
+        public static let coBrandTableInvalid = Code(rawValue: "co_brand_table_invalid")
         /// No such object (payment, event …) for this merchant and environment.
         public static let notFound = Code(rawValue: "not_found")
         /// Credentials are wrong.
@@ -117,8 +119,23 @@ public struct GatewayError: CodedError, Sendable, Codable {
     /// only: never encoded, never in a client's response.
     public var wrapped: String?
 
+    /// The bad rows of a refused table upload (`bin_table_invalid`, `co_brand_table_invalid`), in row order.
+    public var rows: [RowProblem]?
+
+    /// What is wrong with one row of an uploaded table.
+    public struct RowProblem: Sendable, Hashable, Codable {
+        /// The CSV line (the header is line 1), or the 1-based position in a JSON list.
+        public var row: Int
+        public var message: String
+
+        public init(row: Int, message: String) {
+            self.row = row
+            self.message = message
+        }
+    }
+
     private enum CodingKeys: String, CodingKey {
-        case code, reason, param, declineCode, tokenErrorCode, paymentID, upstreamStatus
+        case code, reason, param, declineCode, tokenErrorCode, paymentID, upstreamStatus, rows
     }
 
     public init(

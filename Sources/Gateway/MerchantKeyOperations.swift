@@ -231,3 +231,170 @@ extension GatewayService {
         }
     }
 }
+
+/// One merchant key as the console's Keys page lists it (`GET /v1/merchant-keys`).
+public struct MerchantKeyEntry: Sendable, Hashable {
+    /// Where a key stands.
+    public enum State: String, Sendable {
+        /// Its certificate is attached and it is in use (a processing key opens tokens; the identity is the one
+        /// merchant validation presents).
+        case active
+        /// A processing key taken out of the ring (``MerchantRegistry/retireProcessingKey(merchantID:keyID:)``).
+        case retired
+        /// A CSR was made; its certificate has not been uploaded yet.
+        case pending
+    }
+
+    /// `mk_…` (made by `POST /v1/merchant-keys/csr` or `/v1/merchant-identity/csr`), or `pk_…` for a key the
+    /// gateway was given directly (the sandbox's, `orchard keys`).
+    public var id: String
+    /// `processing` or `identity`.
+    public var purpose: String
+    /// `ec` or `rsa`.
+    public var type: String
+    public var state: State
+    /// Base64 SHA-256 of the public key's SubjectPublicKeyInfo DER (the token header's `publicKeyHash`).
+    public var publicKeyHash: String
+    /// The certificate's validity; nil while pending.
+    public var notBefore: Date?
+    public var notAfter: Date?
+    /// When the key was made (or, for a key given directly, added).
+    public var createdAt: Date?
+}
+
+/// A certificate that expires within ``MerchantKeyInventory/warningPeriod`` (or has expired).
+public struct CertificateWarning: Sendable, Hashable {
+    public var keyID: String
+    public var purpose: String
+    public var notAfter: Date
+    /// Whole days left (rounded down); negative once expired.
+    public var daysLeft: Int
+    public var expired: Bool
+
+    public init(keyID: String, purpose: String, notAfter: Date, daysLeft: Int, expired: Bool) {
+        self.keyID = keyID
+        self.purpose = purpose
+        self.notAfter = notAfter
+        self.daysLeft = daysLeft
+        self.expired = expired
+    }
+}
+
+/// A merchant's processing keys and identity with their certificates' expiry warnings.
+public struct MerchantKeyInventory: Sendable, Hashable {
+    /// How long before a certificate's expiry it is warned about: 30 days.
+    public static let warningPeriod: TimeInterval = 30 * 86_400
+
+    /// Processing keys (oldest first), then the identity, then pending CSRs (oldest first).
+    public var keys: [MerchantKeyEntry]
+    /// The active certificates that expire within ``warningPeriod`` of the gateway clock's time, soonest first.
+    public var warnings: [CertificateWarning]
+}
+
+extension GatewayError.Code {
+    /// Retiring this processing key would leave the merchant without any to open tokens with.
+    public static let lastActiveKey = GatewayError.Code(rawValue: "last_active_key")
+}
+
+extension MerchantRegistry {
+    /// The merchant's keys, their states and certificate validity, and warnings for certificates expiring within
+    /// 30 days of the clock's time. No private key leaves its seal except to be matched against a certificate.
+    public func keyInventory(merchantID: String) throws(GatewayError) -> MerchantKeyInventory {
+        let record = try record(merchantID)
+        let (ring, pendingSealed, identityKeyID) = try gatewayThrowing {
+            try store.read { tx in
+                let names = try tx.settingNames(prefix: Self.settingName(""))
+                var sealed: [(String, Data)] = []
+                for name in names { if let value = try tx.setting(name) { sealed.append((name, value)) } }
+                return (
+                    try tx.processingKeys(merchantID: merchantID), sealed,
+                    try tx.setting(Self.identityKeySetting(merchantID)).map { String(decoding: $0, as: UTF8.self) }
+                )
+            }
+        }
+        var generated: [(key: PendingMerchantKey, privateKeyPEM: SecureBytes)] = []
+        for (name, sealed) in pendingSealed {
+            let bytes = try cipher.open(sealed, context: SealingContext.setting(name))
+            let (key, pem) = try gatewayThrowing { try PendingMerchantKey.parse(bytes) }
+            if key.merchantID == merchantID { generated.append((key, pem)) }
+        }
+        generated.sort { $0.key.createdAt < $1.key.createdAt }
+        func entry(
+            id: String, purpose: String, certificatePEM: String, state: MerchantKeyEntry.State, createdAt: Date?
+        ) -> MerchantKeyEntry? {
+            guard let certificate = try? X509Certificate(pem: certificatePEM), let key = try? certificate.publicKey()
+            else { return nil }
+            return MerchantKeyEntry(
+                id: id, purpose: purpose, type: key.kind == .ec ? "ec" : "rsa", state: state,
+                publicKeyHash: Data(SHA256.hash(key.publicKeyDER)).base64EncodedString(),
+                notBefore: certificate.notBefore, notAfter: certificate.notAfter, createdAt: createdAt)
+        }
+        var keys: [MerchantKeyEntry] = ring.compactMap {
+            entry(
+                id: $0.id, purpose: "processing", certificatePEM: $0.certificatePEM,
+                state: $0.active ? .active : .retired, createdAt: $0.createdAt)
+        }
+        // The identity certificate belongs to the generated identity key whose private key it matches.
+        var identityHolder: String?
+        if let pem = record.identityCertificatePEM, let certificate = try? X509Certificate(pem: pem) {
+            identityHolder =
+                generated.last {
+                    $0.key.purpose == "identity"
+                        && (try? EVPKey(privateKeyPEM: $0.privateKeyPEM)).map(certificate.matches(privateKey:)) == true
+                }?.key.id
+            let created = generated.first { $0.key.id == identityHolder }?.key.createdAt
+            if let identity = entry(
+                id: identityHolder ?? "identity", purpose: "identity", certificatePEM: pem, state: .active,
+                createdAt: created)
+            {
+                keys.append(identity)
+            }
+        }
+        // Pending: processing CSRs with no key in the ring, and the newest identity CSR when it is not the identity.
+        let inRing = Set(ring.map(\.id))
+        for (key, privateKeyPEM) in generated {
+            let waiting =
+                key.purpose == "processing"
+                ? !inRing.contains(key.id) : key.id == identityKeyID && key.id != identityHolder
+            guard waiting, let privateKey = try? EVPKey(privateKeyPEM: privateKeyPEM) else { continue }
+            keys.append(
+                MerchantKeyEntry(
+                    id: key.id, purpose: key.purpose, type: key.type, state: .pending,
+                    publicKeyHash: Data(SHA256.hash(privateKey.publicKeyDER)).base64EncodedString(), notBefore: nil,
+                    notAfter: nil, createdAt: key.createdAt))
+        }
+        let now = clock.now()
+        let warnings = keys.compactMap { key -> CertificateWarning? in
+            guard key.state == .active, let notAfter = key.notAfter,
+                notAfter.timeIntervalSince(now) <= MerchantKeyInventory.warningPeriod
+            else { return nil }
+            let days = Int((notAfter.timeIntervalSince(now) / 86_400).rounded(.down))
+            return CertificateWarning(
+                keyID: key.id, purpose: key.purpose, notAfter: notAfter, daysLeft: days, expired: notAfter < now)
+        }
+        return MerchantKeyInventory(keys: keys, warnings: warnings.sorted { $0.notAfter < $1.notAfter })
+    }
+
+    /// Takes a processing key out of the ring (the last step of a rotation, once the new key is active): its
+    /// tokens are no longer opened. Refused (`last_active_key`) for the merchant's only active processing key.
+    public func retireProcessingKey(merchantID: String, keyID: String) throws(GatewayError) {
+        try gatewayThrowing {
+            try store.write { tx in
+                let ring = try tx.processingKeys(merchantID: merchantID)
+                guard var key = ring.first(where: { $0.id == keyID }) else {
+                    throw GatewayError(.notFound, "no such processing key", param: "id")
+                }
+                guard key.active else { return }
+                guard ring.contains(where: { $0.active && $0.id != keyID }) else {
+                    throw GatewayError(
+                        .lastActiveKey, "the merchant's only active processing key cannot be retired", param: "id")
+                }
+                key.active = false
+                try tx.updateProcessingKey(key)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.processingKeyRetire, target: keyID,
+                    at: clock.now())
+            }
+        }
+    }
+}

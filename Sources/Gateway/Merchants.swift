@@ -398,39 +398,50 @@ public final class MerchantRegistry: Sendable {
     /// Header: `bin_prefix,issuer,bank_id,funding,level,country,country_code` (any order; only `bin_prefix`
     /// is required);
     /// `bin_prefix` (or `bin`) is 4 to 11 digits, unique; `funding` is `credit`/`debit`/`prepaid` or 0/1/2.
-    /// At most ``maximumBINTableBytes`` of CSV and 200000 rows; a refused table leaves the current one.
+    /// At most ``maximumBINTableBytes`` of CSV and 200000 rows; a refused table leaves the current one, and its
+    /// error names each bad line in ``GatewayError/rows``.
     @discardableResult
     public func loadBINTable(merchantID: String, csv: String) throws(GatewayError) -> Int {
+        func refuse(_ line: Int, _ message: String) -> GatewayError {
+            RowProblems.refuse(.binTableInvalid, row: line, label: "line", message)
+        }
         guard csv.utf8.count <= Self.maximumBINTableBytes else {
-            throw GatewayError(.binTableInvalid, "at most \(Self.maximumBINTableBytes) bytes of CSV")
+            throw refuse(1, "at most \(Self.maximumBINTableBytes) bytes of CSV")
         }
         let rows = CSV.parse(csv)
         guard let header = rows.first?.map({ $0.lowercased().trimmingCharacters(in: .whitespaces) }),
             let binColumn = header.firstIndex(of: "bin_prefix") ?? header.firstIndex(of: "bin")
-        else { throw GatewayError(.binTableInvalid, "line 1: a header with a bin_prefix column") }
+        else { throw refuse(1, "a header with a bin_prefix column") }
         guard header.count <= Self.binTableColumnLimits.count else {
-            throw GatewayError(.binTableInvalid, "line 1: at most \(Self.binTableColumnLimits.count) columns")
+            throw refuse(1, "at most \(Self.binTableColumnLimits.count) columns")
         }
-        func column(_ name: String, _ row: [String], line: Int) throws(GatewayError) -> String? {
-            guard let index = header.firstIndex(of: name), index < row.count else { return nil }
-            let value = row[index].trimmingCharacters(in: .whitespaces)
-            if let limit = Self.binTableColumnLimits[name], value.count > limit {
-                throw GatewayError(.binTableInvalid, "line \(line): \(name) is longer than \(limit) characters")
-            }
-            return value.isEmpty ? nil : value
-        }
+        var problems = RowProblems()
+        var firstLine: [String: Int] = [:]
         var entries: [BINEntry] = []
         for (number, row) in rows.dropFirst().enumerated() where !(row.count == 1 && row[0].isEmpty) {
+            let line = number + 2
             guard row.count <= header.count else {
-                throw GatewayError(
-                    .binTableInvalid, "line \(number + 2): more columns than the header's \(header.count)")
+                problems.add(row: line, "more columns than the header's \(header.count)")
+                continue
+            }
+            var messages: [String] = []
+            func column(_ name: String) -> String? {
+                guard let index = header.firstIndex(of: name), index < row.count else { return nil }
+                let value = row[index].trimmingCharacters(in: .whitespaces)
+                if let limit = Self.binTableColumnLimits[name], value.count > limit {
+                    messages.append("\(name) is longer than \(limit) characters")
+                }
+                return value.isEmpty ? nil : value
             }
             let bin = binColumn < row.count ? row[binColumn].trimmingCharacters(in: .whitespaces) : ""
-            guard (4...11).contains(bin.count), bin.allSatisfy(\.isASCII), bin.allSatisfy(\.isNumber) else {
-                throw GatewayError(.binTableInvalid, "line \(number + 2): bin_prefix must be 4 to 11 digits")
+            if !((4...11).contains(bin.count) && bin.allSatisfy(\.isASCII) && bin.allSatisfy(\.isNumber)) {
+                messages.append("bin_prefix must be 4 to 11 digits")
+            } else if let first = firstLine[bin] {
+                messages.append("bin_prefix \(bin) is already on line \(first)")
+            } else {
+                firstLine[bin] = line
             }
-            let line = number + 2
-            let funding = try column("funding", row, line: line).map { value -> Int in
+            let funding = column("funding").map { value -> Int in
                 switch value.lowercased() {
                 case "credit", "0": 0
                 case "debit", "1": 1
@@ -438,38 +449,22 @@ public final class MerchantRegistry: Sendable {
                 default: -1
                 }
             }
-            entries.append(
-                BINEntry(
-                    prefix: bin, issuer: try column("issuer", row, line: line),
-                    bankID: try column("bank_id", row, line: line), level: try column("level", row, line: line),
-                    country: try column("country", row, line: line),
-                    countryCode: try column("country_code", row, line: line), funding: funding,
-                    issuerZhTW: try column("issuer_zh_tw", row, line: line)))
+            let entry = BINEntry(
+                prefix: bin, issuer: column("issuer"), bankID: column("bank_id"), level: column("level"),
+                country: column("country"), countryCode: column("country_code"), funding: funding,
+                issuerZhTW: column("issuer_zh_tw"))
+            if messages.isEmpty {
+                entries.append(entry)
+            } else {
+                problems.add(row: line, messages.joined(separator: "; "))
+            }
         }
-        guard entries.count <= 200_000 else { throw GatewayError(.binTableInvalid, "at most 200000 rows") }
-        guard Set(entries.map(\.prefix)).count == entries.count else {
-            throw GatewayError(.binTableInvalid, "bin_prefix values must be unique")
-        }
+        try problems.check(.binTableInvalid, label: "line")
+        guard entries.count <= 200_000 else { throw refuse(200_002, "at most 200000 rows") }
         try auditedWrite(merchantID, AuditLog.Action.binTableReplace, detail: ["rows": String(entries.count)]) {
             try $0.replaceBINTable(merchantID: merchantID, entries: entries)
         }
         return entries.count
-    }
-
-    /// Replaces the merchant's co-brand table (BIN ranges → affiliate codes).
-    public func setCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws(GatewayError) {
-        guard ranges.count <= 10_000 else { throw .invalid("ranges", "at most 10000 ranges") }
-        for range in ranges {
-            guard (1...20).contains(range.code.count),
-                range.code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
-            else { throw .invalid("affiliate_code", "1 to 20 ASCII letters or digits") }
-            guard range.low <= range.high, range.low >= 0, range.high <= 99_999_999 else {
-                throw .invalid("bin_range", "low ≤ high, 8-digit BINs")
-            }
-        }
-        try auditedWrite(merchantID, AuditLog.Action.coBrandTableReplace, detail: ["ranges": String(ranges.count)]) {
-            try $0.replaceCoBrandTable(merchantID: merchantID, ranges: ranges)
-        }
     }
 
     /// Runs `change` in a write transaction that also records `action` on the merchant in the audit log, now.

@@ -25,6 +25,8 @@ public protocol StoreTransaction {
     // MARK: Settings (the sealed sandbox PKI …)
     func setting(_ name: String) throws -> Data?
     func setSetting(_ name: String, value: Data) throws
+    /// The names of the settings that start with `prefix`, in order.
+    func settingNames(prefix: String) throws -> [String]
 
     // MARK: Merchants and keys
     func insertMerchant(_ merchant: MerchantRecord) throws
@@ -44,6 +46,8 @@ public protocol StoreTransaction {
     func replaceCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws
     /// Codes of the ranges containing `bin` (an 8-digit number).
     func coBrandCodes(merchantID: String, bin: Int64) throws -> [String]
+    /// The merchant's co-brand table, ordered by low BIN, high BIN, then code.
+    func coBrandRanges(merchantID: String) throws -> [CoBrandRange]
 
     // MARK: Token replay
     /// Records a token transactionId; false when it was already recorded for this merchant and environment.
@@ -86,6 +90,11 @@ public protocol StoreTransaction {
     /// Stores (or with nil, deletes) the payment's sealed card data.
     func setCardData(paymentID: String, sealed: Data?) throws
     func cardData(paymentID: String) throws -> Data?
+    /// The merchant's payments created in `[from, to)`, counted by time bucket (`bucketSeconds` wide, numbered
+    /// from 0 at `from`), currency, status and failure code, with the sum of their amounts.
+    func paymentTally(
+        merchantID: String, environment: GatewayEnvironment, from: Date, to: Date, bucketSeconds: Int
+    ) throws -> [PaymentTallyRow]
 
     // MARK: Refunds
     func insertRefund(_ refund: Refund) throws
@@ -281,6 +290,32 @@ public struct CoBrandRange: Sendable, Hashable, Codable {
         self.low = low
         self.high = high
         self.code = code
+    }
+}
+
+/// One group of ``StoreTransaction/paymentTally(merchantID:environment:from:to:bucketSeconds:)``.
+public struct PaymentTallyRow: Sendable, Hashable {
+    /// The bucket's number: 0 for the one starting at the tally's `from`.
+    public var bucket: Int
+    /// ISO 4217 alphabetic code.
+    public var currency: String
+    public var status: PaymentStatus
+    /// The payments' failure code (the processor's decline code or a short cause), when they have one.
+    public var failureCode: String?
+    /// How many payments the group has.
+    public var count: Int
+    /// The sum of their authorized amounts, in minor units.
+    public var amount: Int64
+
+    public init(
+        bucket: Int, currency: String, status: PaymentStatus, failureCode: String?, count: Int, amount: Int64
+    ) {
+        self.bucket = bucket
+        self.currency = currency
+        self.status = status
+        self.failureCode = failureCode
+        self.count = count
+        self.amount = amount
     }
 }
 

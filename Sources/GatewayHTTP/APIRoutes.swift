@@ -45,9 +45,20 @@ extension GatewayAPI {
         router.post(
             "/v1/merchant-keys/{id}/certificate", scope: .server, summary: "uploadMerchantKeyCertificate",
             handler: endpoint(idempotent: true, uploadCertificate))
+        router.get(
+            "/v1/merchant-keys", scope: .server, summary: "listMerchantKeys", handler: endpoint(listMerchantKeys))
+        router.post(
+            "/v1/merchant-keys/{id}/retire", scope: .server, summary: "retireMerchantKey",
+            handler: endpoint(retireMerchantKey))
         router.put(
             "/v1/bin-table", scope: .server, accepts: ["text/csv"], summary: "putBinTable",
             handler: endpoint(putBinTable))
+        router.get(
+            "/v1/co-brand-table", scope: .server, summary: "getCoBrandTable", handler: endpoint(getCoBrandTable))
+        router.put(
+            "/v1/co-brand-table", scope: .server, accepts: ["application/json", "text/csv"],
+            summary: "putCoBrandTable", handler: endpoint(putCoBrandTable))
+        router.get("/v1/reports/overview", scope: .server, summary: "getOverview", handler: endpoint(getOverview))
         mountAuditRoutes(&router)
         // Apple Pay on the Web.
         mountApplePayWeb(on: &router)
@@ -418,9 +429,11 @@ extension GatewayAPI {
         }
         let columns = "bin_prefix,issuer,bank_id,funding,level,country,country_code"
         guard header == columns || header == columns + ",issuer_zh_tw" else {
-            throw GatewayAPIError.make(
-                .unprocessableContent, .invalidRequest, "bin_table_invalid",
-                "line 1: the header must be \(columns), optionally followed by ,issuer_zh_tw")
+            let message = "the header must be \(columns), optionally followed by ,issuer_zh_tw"
+            var error = GatewayAPIError.make(
+                .unprocessableContent, .invalidRequest, "bin_table_invalid", "line 1: " + message)
+            error.rows = [GatewayError.RowProblem(row: 1, message: message)]
+            throw error
         }
         let rows = try gateway.merchants.loadBINTable(merchantID: call.merchant.id, csv: csv)
         return Wire.response(["rows": rows])

@@ -27,6 +27,8 @@ extension GatewayAPI {
         )
         router.put(
             "/v1/apple-pay/domains", scope: .server, summary: "putApplePayDomains", handler: endpoint(putDomains))
+        router.get(
+            "/v1/apple-pay/domains", scope: .server, summary: "getApplePayDomains", handler: endpoint(getDomains))
         router.put(
             "/v1/apple-pay/domain-association", scope: .server, accepts: ["text/plain", "application/octet-stream"],
             summary: "putDomainAssociation", handler: endpoint(putDomainAssociation))

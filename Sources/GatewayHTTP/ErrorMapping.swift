@@ -22,6 +22,8 @@ public struct GatewayAPIError: Error, Sendable {
     public var extra: [String: String]
     /// The status Apple answered, added as `apple_status` (`apple_pay_validation_failed`).
     public var appleStatus: Int?
+    /// The bad rows of a refused table upload, added as `rows` (`bin_table_invalid`, `co_brand_table_invalid`).
+    public var rows: [GatewayError.RowProblem]?
 
     /// An error from its parts.
     public init(_ base: HTTPAPIError, extra: [String: String] = [:], appleStatus: Int? = nil) {
@@ -38,6 +40,7 @@ public struct GatewayAPIError: Error, Sendable {
         ]
         for (key, value) in extra { fields[key] = value }
         if let appleStatus { fields["apple_status"] = appleStatus }
+        if let rows { fields["rows"] = rows.map { ["row": $0.row, "message": $0.message] as [String: Any] } }
         var headers = base.headers
         headers["Content-Type"] = JSONCoding.contentType
         return HTTPResponse(status: base.status, headers: headers, body: Wire.data(["error": fields]))
@@ -83,6 +86,8 @@ public struct GatewayAPIError: Error, Sendable {
         .certificateInvalid: (.unprocessableContent, .invalidRequest),
         .certificateKeyMismatch: (.unprocessableContent, .invalidRequest),
         .binTableInvalid: (.unprocessableContent, .invalidRequest),
+        .coBrandTableInvalid: (.unprocessableContent, .invalidRequest),
+        .lastActiveKey: (.conflict, .invalidRequest),
         .paymentRequestInvalid: (.unprocessableContent, .invalidRequest),
         .validationURLNotAllowed: (.badRequest, .invalidRequest),
         .domainNotRegistered: (.forbidden, .invalidRequest),
@@ -123,6 +128,7 @@ public struct GatewayAPIError: Error, Sendable {
             if let paymentID = error.paymentID { result.extra["payment_id"] = paymentID }
         }
         if error.code == .applePayValidationFailed { result.appleStatus = error.upstreamStatus }
+        result.rows = error.rows
         return result
     }
 

@@ -70,7 +70,8 @@ public final class GatewayAPI: Sendable {
 
     /// The body cap for a request, for ``HTTPServer/init(configuration:responder:bodyLimit:messages:)``.
     @Sendable public static func bodyLimit(_ method: HTTPMethod, _ path: String) -> Int? {
-        method == .put && path == "/v1/bin-table" ? binTableMaxBytes : nil
+        guard method == .put else { return nil }
+        return path == "/v1/bin-table" ? binTableMaxBytes : path == "/v1/co-brand-table" ? coBrandTableMaxBytes : nil
     }
 
     // MARK: Application

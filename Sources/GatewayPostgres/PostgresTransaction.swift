@@ -17,6 +17,12 @@ struct PostgresTransaction: StoreTransaction {
         try db.query("SELECT value FROM settings WHERE name = $1", [.text(name)]) { $0.bytea(0) }.first ?? nil
     }
 
+    func settingNames(prefix: String) throws -> [String] {
+        try db.query("SELECT name FROM settings WHERE starts_with(name, $1) ORDER BY name", [.text(prefix)]) {
+            $0.text(0)
+        }
+    }
+
     func setSetting(_ name: String, value: Data) throws {
         try db.run(
             "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -169,6 +175,13 @@ struct PostgresTransaction: StoreTransaction {
             "SELECT DISTINCT code FROM cobrand_ranges WHERE merchant_id = $1 AND low <= $2 AND high >= $2 ORDER BY code",
             [.text(merchantID), .int8(bin)]
         ) { $0.text(0) }
+    }
+
+    func coBrandRanges(merchantID: String) throws -> [CoBrandRange] {
+        try db.query(
+            "SELECT low, high, code FROM cobrand_ranges WHERE merchant_id = $1 ORDER BY low, high, code",
+            [.text(merchantID)]
+        ) { CoBrandRange(low: $0.int(0), high: $0.int(1), code: $0.text(2)) }
     }
 
     // MARK: Replay
@@ -389,6 +402,28 @@ struct PostgresTransaction: StoreTransaction {
         try db.query("SELECT sealed FROM payment_card_data WHERE payment_id = $1", [.text(paymentID)]) {
             $0.bytea(0)
         }.first ?? nil
+    }
+
+    func paymentTally(
+        merchantID: String, environment: GatewayEnvironment, from: Date, to: Date, bucketSeconds: Int
+    ) throws -> [PaymentTallyRow] {
+        try db.query(
+            """
+            SELECT floor(EXTRACT(EPOCH FROM (created_at - $1)) / $2)::int8, currency, status, body->>'failureCode',
+                COUNT(*)::int8, SUM(amount)::int8
+            FROM payments WHERE merchant_id = $3 AND environment = $4 AND created_at >= $1 AND created_at < $5
+            GROUP BY 1, 2, 3, 4
+            """,
+            [
+                .timestamptz(from), .int8(Int64(bucketSeconds)), .text(merchantID), .text(environment.rawValue),
+                .timestamptz(to),
+            ]
+        ) { row in
+            PaymentTallyRow(
+                bucket: Int(row.int(0)), currency: row.text(1),
+                status: PaymentStatus(rawValue: row.text(2)) ?? .unknown,
+                failureCode: row.optionalText(3), count: Int(row.int(4)), amount: row.int(5))
+        }
     }
 
     // MARK: Refunds

@@ -12,6 +12,13 @@ struct SQLiteTransaction: StoreTransaction {
         try db.query("SELECT value FROM settings WHERE name = ?", [.text(name)]) { $0.blob(0) }.first ?? nil
     }
 
+    func settingNames(prefix: String) throws -> [String] {
+        try db.query(
+            "SELECT name FROM settings WHERE substr(name, 1, ?) = ? ORDER BY name",
+            [SQLValue(prefix.count), .text(prefix)]
+        ) { $0.text(0) }
+    }
+
     func setSetting(_ name: String, value: Data) throws {
         try db.run(
             "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -144,6 +151,13 @@ struct SQLiteTransaction: StoreTransaction {
             "SELECT DISTINCT code FROM cobrand_ranges WHERE merchant_id = ? AND low <= ? AND high >= ? ORDER BY code",
             [.text(merchantID), .integer(bin), .integer(bin)]
         ) { $0.text(0) }
+    }
+
+    func coBrandRanges(merchantID: String) throws -> [CoBrandRange] {
+        try db.query(
+            "SELECT low, high, code FROM cobrand_ranges WHERE merchant_id = ? ORDER BY low, high, code",
+            [.text(merchantID)]
+        ) { CoBrandRange(low: $0.int(0), high: $0.int(1), code: $0.text(2)) }
     }
 
     // MARK: Replay
@@ -396,6 +410,28 @@ struct SQLiteTransaction: StoreTransaction {
     func cardData(paymentID: String) throws -> Data? {
         try db.query("SELECT sealed FROM payment_card_data WHERE payment_id = ?", [.text(paymentID)]) { $0.blob(0) }
             .first ?? nil
+    }
+
+    func paymentTally(
+        merchantID: String, environment: GatewayEnvironment, from: Date, to: Date, bucketSeconds: Int
+    ) throws -> [PaymentTallyRow] {
+        // Times are Unix milliseconds: the bucket is the whole number of bucket widths since `from`.
+        try db.query(
+            """
+            SELECT (created_at - ?) / ?, currency, status, json_extract(body, '$.failureCode'), COUNT(*), SUM(amount)
+            FROM payments WHERE merchant_id = ? AND environment = ? AND created_at >= ? AND created_at < ?
+            GROUP BY 1, 2, 3, 4
+            """,
+            [
+                SQLValue(from), .integer(Int64(bucketSeconds) * 1000), .text(merchantID), .text(environment.rawValue),
+                SQLValue(from), SQLValue(to),
+            ]
+        ) { row in
+            PaymentTallyRow(
+                bucket: Int(row.int(0)), currency: row.text(1),
+                status: PaymentStatus(rawValue: row.text(2)) ?? .unknown,
+                failureCode: row.optionalText(3), count: Int(row.int(4)), amount: row.int(5))
+        }
     }
 
     // MARK: Refunds

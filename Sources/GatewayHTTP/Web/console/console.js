@@ -4,7 +4,8 @@
  * window.OrchardConsole:
  *   api(method, path, body, {idempotencyKey, contentType}) -> Promise of the parsed JSON answer (null for 204).
  *       Sends the session cookie (same origin) and, for POST/PUT/PATCH/DELETE, the X-CSRF-Token header.
- *       An API error rejects with {status, code, message, param}; a network failure with status 0.
+ *       An API error rejects with {status, code, message, param, rows}; a network failure with status 0
+ *       (rows: a refused table's bad rows, [{row, message}], or null).
  *   registerPage({id, title, render(container, route)}) adds a page; route is what follows its id in the
  *       location hash (#/payments/pay_123 -> {path: ["pay_123"], query: URLSearchParams}).
  *   formatAmount(amount, currency) -> "TWD 1,234.50" from the API's decimal string (never a float).
@@ -115,6 +116,7 @@
           var error = {
             status: response.status, code: detail.code || 'http_' + response.status,
             message: detail.message || response.statusText, param: detail.param || null,
+            rows: Array.isArray(detail.rows) ? detail.rows : null,
             replayed: response.headers.get('Idempotent-Replayed') === 'true'
           };
           if (response.status === 401 && path.indexOf('/console/session') !== 0) signedOut('Your session ended; sign in again.');
