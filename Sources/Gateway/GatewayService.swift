@@ -340,14 +340,12 @@ public final class GatewayService: Sendable {
                     throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
                 }
                 let card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
-                let payment = Payment(
-                    id: paymentID, merchantID: merchant.id, environment: merchant.environment, status: .processing,
-                    amount: request.amount, currency: request.currency, capturedAmount: 0, refundedAmount: 0,
-                    orderNumber: request.orderNumber, outTradeNo: nil, sessionID: nil, details: request.details,
-                    cardholder: request.cardholder, metadata: request.metadata, cardInfo: prime.cardInfo,
-                    captureMode: request.captureMode, captureAt: nil, authCode: nil, acquirer: processor.name,
-                    acquirerReference: nil, failureCode: nil, createdAt: now, updatedAt: now, authorizedAt: nil,
-                    capturedAt: nil, voidedAt: nil, refunds: [], authorizationSentAt: now, pendingOperation: nil)
+                let payment = Payment.created(
+                    id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: request.amount,
+                    currency: request.currency,
+                    orderNumber: request.orderNumber, details: request.details, cardholder: request.cardholder,
+                    metadata: request.metadata, cardInfo: prime.cardInfo, captureMode: request.captureMode,
+                    acquirer: processor.name, authorizationSentAt: now, at: now)
                 try tx.insertPayment(payment)
                 try tx.insertTransition(
                     PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "paid by prime")
@@ -527,14 +525,12 @@ public final class GatewayService: Sendable {
                     merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID,
                     at: now)
             else { throw GatewayError(.tokenReplayed, "this token was already used") }
-            let payment = Payment(
-                id: paymentID, merchantID: merchant.id, environment: merchant.environment, status: .processing,
-                amount: session.amount, currency: session.currency, capturedAmount: 0, refundedAmount: 0,
+            let payment = Payment.created(
+                id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: session.amount,
+                currency: session.currency,
                 orderNumber: session.outTradeNo, outTradeNo: session.outTradeNo, sessionID: session.id,
                 details: session.subject.map { String($0.prefix(100)) }, cardholder: nil, metadata: [:],
-                cardInfo: cardInfo, captureMode: .now, captureAt: nil, authCode: nil, acquirer: processor.name,
-                acquirerReference: nil, failureCode: nil, createdAt: now, updatedAt: now, authorizedAt: nil,
-                capturedAt: nil, voidedAt: nil, refunds: [], authorizationSentAt: nil, pendingOperation: nil)
+                cardInfo: cardInfo, captureMode: .now, acquirer: processor.name, authorizationSentAt: nil, at: now)
             try tx.insertPayment(payment)
             try tx.insertTransition(
                 PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "session paid"))

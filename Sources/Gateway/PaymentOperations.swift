@@ -142,12 +142,8 @@ extension GatewayService {
     func applyCapture(
         _ payment: inout Payment, amount: Int64, at now: Date, in tx: any StoreTransaction
     ) throws {
-        payment.pendingOperation = nil
-        try transition(&payment, to: .captured, cause: "capture of \(amount)", at: now, in: tx)
-        payment.capturedAmount = amount
-        payment.capturedAt = now
-        try tx.updatePayment(payment)
-        try emit(WebhookEventType.paymentCaptured, payment: payment, in: tx, at: now)
+        payment = try apply(
+            PaymentStateMachine.apply(.captureSucceeded(amount: amount), to: payment, at: now), in: tx, at: now)
     }
 
     /// Stores `payment` (with its refunds) as the request's result in `tx`.
@@ -177,41 +173,16 @@ extension GatewayService {
                 }
                 return payment
             }
-            let wasUnknown = payment.status == .unknown
+            let event: PaymentEvent
             switch outcome {
-            case .approved(let approval):
-                try transition(&payment, to: .authorized, cause: "\(cause): approved", at: now, in: tx)
-                payment.authCode = approval.authCode
-                payment.acquirerReference = approval.reference
-                payment.authorizedAt = now
-                switch payment.captureMode {
-                case .now:
-                    payment.captureAt = now
-                    // The capture is recorded as pending with the authorization: one commit fewer, and a crash
-                    // before it runs leaves it to reconciliation.
-                    payment.pendingOperation = PendingOperation(
-                        kind: .capture, operationID: Self.captureOperationID(payment.id), amount: payment.amount)
-                case .afterDays(let days): payment.captureAt = now.addingTimeInterval(Double(days) * 86_400)
-                case .manual: payment.captureAt = nil
-                }
-                try tx.updatePayment(payment)
-                try emit(
-                    wasUnknown ? WebhookEventType.paymentUnknownResolved : WebhookEventType.paymentSucceeded,
-                    payment: payment, in: tx, at: now)
-                try completeSession(of: payment, in: tx, at: now)
-                if captured, payment.captureMode == .now {
-                    try applyCapture(&payment, amount: payment.amount, at: now, in: tx)
-                    if let scope { try complete(scope, payment: payment, in: tx) }
-                }
-            case .declined(let code):
-                try fail(&payment, code: code, cause: "\(cause): declined \(code)", at: now, in: tx)
-                if wasUnknown { try emit(WebhookEventType.paymentUnknownResolved, payment: payment, in: tx, at: now) }
-            case .timeout, .unknown:
-                if payment.status == .processing {
-                    try transition(
-                        &payment, to: .unknown, cause: "\(cause): no answer from the processor", at: now, in: tx)
-                    try tx.updatePayment(payment)
-                }
+            case .approved(let approval): event = .authorizationApproved(approval, cause: "\(cause): approved")
+            case .declined(let code): event = .authorizationDeclined(code: code, cause: "\(cause): declined \(code)")
+            case .timeout, .unknown: event = .authorizationUnanswered(cause: "\(cause): no answer from the processor")
+            }
+            payment = try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
+            if captured, case .approved = outcome, payment.captureMode == .now {
+                try applyCapture(&payment, amount: payment.amount, at: now, in: tx)
+                if let scope { try complete(scope, payment: payment, in: tx) }
             }
             return payment
         }
@@ -222,20 +193,11 @@ extension GatewayService {
         return payment
     }
 
-    /// Moves a payment to `failed` with its event, reopening its session.
+    /// Moves a `processing` or `unknown` payment to `failed` with its event (and `payment.unknown_resolved` when it
+    /// was `unknown`), dropping its card data and reopening its session.
     func fail(_ payment: inout Payment, code: String, cause: String, at now: Date, in tx: any StoreTransaction) throws {
-        try transition(&payment, to: .failed, cause: cause, at: now, in: tx)
-        payment.failureCode = code
-        try tx.setCardData(paymentID: payment.id, sealed: nil)
-        try tx.updatePayment(payment)
-        try emit(WebhookEventType.paymentFailed, payment: payment, in: tx, at: now)
-        if let sessionID = payment.sessionID, var session = try tx.session(id: sessionID),
-            session.paymentID == payment.id
-        {
-            session.status = .open
-            session.paymentID = nil
-            try tx.updateSession(session)
-        }
+        let event = PaymentEvent.authorizationDeclined(code: code, cause: cause)
+        payment = try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
     }
 
     func completeSession(of payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
@@ -266,18 +228,12 @@ extension GatewayService {
                 if let sent = payment.authorizationSentAt,
                     now < sent.addingTimeInterval(configuration.authorizationTimeout)
                 {
-                    if payment.status == .processing {
-                        try transition(
-                            &payment, to: .unknown, cause: "reconciled: not at the processor yet", at: now, in: tx)
-                        try tx.updatePayment(payment)
-                    }
-                    return payment
+                    let event = PaymentEvent.authorizationUnanswered(cause: "reconciled: not at the processor yet")
+                    return try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
                 }
-                let wasUnknown = payment.status == .unknown
                 try fail(
                     &payment, code: "not_sent", cause: "reconciled: the processor never received the authorization",
                     at: now, in: tx)
-                if wasUnknown { try emit(WebhookEventType.paymentUnknownResolved, payment: payment, in: tx, at: now) }
                 return payment
             }
         }
@@ -379,23 +335,14 @@ extension GatewayService {
             guard payment.pendingOperation == operation else { return payment }
             switch outcome {
             case .succeeded:
-                if kind == .capture {
-                    try applyCapture(&payment, amount: operation.amount, at: settled, in: tx)
-                } else {
-                    payment.pendingOperation = nil
-                    try transition(&payment, to: .voided, cause: "void", at: settled, in: tx)
-                    payment.voidedAt = settled
-                    payment.captureAt = nil
-                    try tx.updatePayment(payment)
-                    try emit(WebhookEventType.paymentVoided, payment: payment, in: tx, at: settled)
-                }
+                let event: PaymentEvent =
+                    kind == .capture ? .captureSucceeded(amount: operation.amount) : .voidSucceeded
+                payment = try apply(PaymentStateMachine.apply(event, to: payment, at: settled), in: tx, at: settled)
                 if let scope { try complete(scope, payment: payment, in: tx) }
                 return payment
             case .declined(let code):
-                payment.pendingOperation = nil
-                if kind == .capture { payment.captureAt = nil }
-                payment.updatedAt = settled
-                try tx.updatePayment(payment)
+                try apply(
+                    PaymentStateMachine.apply(.operationDeclined(kind), to: payment, at: settled), in: tx, at: settled)
                 throw GatewayError(
                     .processorDeclined, "the processor refused the \(kind.rawValue)", declineCode: code,
                     paymentID: paymentID)
@@ -475,22 +422,14 @@ extension GatewayService {
                 reference: reference, amount: pending.amount, currency: pending.currency, operationID: refundID)
             let now = clock.now()
             try write { tx in
-                guard var payment = try tx.payment(id: paymentID),
+                guard let payment = try tx.payment(id: paymentID),
                     var refund = try tx.refunds(paymentID: paymentID).first(where: { $0.id == refundID }),
                     refund.status == .pending
                 else { return }
                 switch outcome {
                 case .succeeded:
-                    refund.status = .succeeded
-                    refund.updatedAt = now
-                    try tx.updateRefund(refund)
-                    payment.refundedAmount += refund.amount
-                    let next: PaymentStatus =
-                        payment.refundedAmount >= payment.capturedAmount ? .refunded : .partiallyRefunded
-                    try transition(
-                        &payment, to: next, cause: "refund \(refund.id) of \(refund.amount)", at: now, in: tx)
-                    try tx.updatePayment(payment)
-                    try emit(WebhookEventType.paymentRefunded, payment: payment, in: tx, at: now)
+                    try apply(
+                        PaymentStateMachine.apply(.refundSucceeded(refund), to: payment, at: now), in: tx, at: now)
                 case .declined(let code):
                     refund.status = .failed
                     refund.declineCode = code
