@@ -92,7 +92,7 @@ struct StorageTests {
     func migrations(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay()
-        let expected: [Int] = backend == .sqlite ? [1, 2, 3, 4, 5] : [1, 2, 3, 4]
+        let expected: [Int] = backend == .sqlite ? [1, 2, 3, 4, 5, 6] : [1, 2, 3, 4, 5]
         #expect(try h.store.appliedMigrations() == expected)
         let reopened = try h.reopenedStore()
         #expect(try reopened.appliedMigrations() == expected)
