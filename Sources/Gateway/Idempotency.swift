@@ -149,8 +149,10 @@ extension GatewayService {
         let context = "idempotency:\(merchant.id):\(key)"
         let cipher = self.cipher
         let seal: (Data) throws -> Data = { try cipher.seal(Array($0), context: context) }
+        // Taken here, on the request's thread: a group commit may run the transaction body on another one.
+        let recorder = StoredAnswerRecorder.current
         let recordAnswer: (Any, any StoreTransaction) throws -> Void = { [self] value, tx in
-            try self.recordAnswer(value, merchant: merchant, key: key, in: tx)
+            try self.recordAnswer(value, recorder: recorder, merchant: merchant, key: key, in: tx)
         }
         let fresh = IdempotencyRecord(
             merchantID: merchant.id, environment: merchant.environment, key: key, operation: operation,

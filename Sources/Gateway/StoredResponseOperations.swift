@@ -93,9 +93,11 @@ extension GatewayService {
         try tx.setStoredResponse(name, value: sealed, createdAt: response.createdAt)
     }
 
-    /// Stores the transport's answer for `result` in `tx` when the request offered a recorder for this key.
-    func recordAnswer(_ result: Any, merchant: Merchant, key: String, in tx: any StoreTransaction) throws {
-        guard let recorder = StoredAnswerRecorder.current, recorder.key == key,
+    /// Stores the transport's answer for `result` in `tx` when the request offered `recorder` for this key.
+    func recordAnswer(
+        _ result: Any, recorder: StoredAnswerRecorder?, merchant: Merchant, key: String, in tx: any StoreTransaction
+    ) throws {
+        guard let recorder, recorder.key == key,
             let (status, body) = try recorder.render(result, tx)
         else { return }
         let answer = StoredResponse(fingerprint: recorder.fingerprint, status: status, body: body, createdAt: now)

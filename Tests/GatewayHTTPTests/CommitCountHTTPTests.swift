@@ -51,4 +51,39 @@ struct CommitCountHTTPTests {
         #expect(again.body == first.body)
         #expect(h.runtime.store.durableCommitCount - start == 1)
     }
+
+    @Test(
+        "concurrent pays, their bodies run by another request's batch: each answer is still stored in its outcome's commit"
+    )
+    func concurrentPairs() throws {
+        let h = try APIHarness()
+        let count = 16
+        let primes = try (0..<count).map { _ in try h.prime("150.00") }
+        let start = h.runtime.store.durableCommitCount
+        let answers = LockedAnswers()
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            let body: [String: Any] = [
+                "prime": primes[index], "amount": "150.00", "currency": "TWD", "capture": ["mode": "now"],
+            ]
+            if let response = try? h.merchantServer(
+                "POST", "/v1/payments", json: body, headers: ["Idempotency-Key": "concurrent-\(index)"])
+            {
+                answers.append(response)
+            }
+        }
+        #expect(answers.all.count == count)
+        #expect(answers.all.allSatisfy { $0.status == 200 })
+        // Two of the gateway's and two of the sandbox acquirer's books per payment: no separate stored answer.
+        #expect(h.runtime.store.durableCommitCount - start == 4 * count)
+        for index in 0..<count {
+            let body: [String: Any] = [
+                "prime": primes[index], "amount": "150.00", "currency": "TWD", "capture": ["mode": "now"],
+            ]
+            let again = try h.merchantServer(
+                "POST", "/v1/payments", json: body, headers: ["Idempotency-Key": "concurrent-\(index)"])
+            #expect(again.headers["Idempotent-Replayed"] == "true")
+            #expect(answers.all.contains { $0.body == again.body })
+        }
+        #expect(h.runtime.store.durableCommitCount - start == 4 * count)
+    }
 }
