@@ -9,6 +9,15 @@ import Testing
 /// the migrations convert it in place and every row reads back the same.
 @Suite("Schema upgrades")
 struct SchemaUpgradeTests {
+    /// A database at schema version 3 (the fixture) in a new `directory`; returns its path.
+    static func version3Database(in directory: URL) throws -> String {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("old.db").path
+        let fixture = TestPaths.packageRoot.appendingPathComponent("Tests/GatewayTests/Fixtures/schema-v3.sql")
+        try SQLiteScript.run(try String(contentsOf: fixture, encoding: .utf8), databasePath: path)
+        return path
+    }
+
     static func sqlLiteral(_ text: String?) -> String {
         text.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL"
     }
@@ -16,11 +25,8 @@ struct SchemaUpgradeTests {
     @Test("a version-3 database: its primes' JSON card information moves into columns, every row intact")
     func primesFromVersion3() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-up-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("v3.db").path
-        let fixture = TestPaths.packageRoot.appendingPathComponent("Tests/GatewayTests/Fixtures/schema-v3.sql")
-        try SQLiteScript.run(try String(contentsOf: fixture, encoding: .utf8), databasePath: path)
+        let path = try Self.version3Database(in: directory)
         // Rows as version 3 wrote them: card information as sorted-key JSON of `CardInfo`.
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -76,11 +82,8 @@ struct SchemaUpgradeTests {
     @Test("a database of today's payments (JSON rows): migration 6 moves every field into columns, every row intact")
     func paymentsFromJSONRows() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-up-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("v5.db").path
-        let fixture = TestPaths.packageRoot.appendingPathComponent("Tests/GatewayTests/Fixtures/schema-v3.sql")
-        try SQLiteScript.run(try String(contentsOf: fixture, encoding: .utf8), databasePath: path)
+        let path = try Self.version3Database(in: directory)
         // Payments as the store wrote them up to version 5: the whole record as JSON (sorted keys, times as Unix
         // milliseconds, refunds empty) next to the queried columns.
         let encoder = JSONEncoder()
