@@ -8,7 +8,9 @@ extension GatewayAPI {
     public func makeRouter() -> Router {
         var router = Router()
         // Prime flow and sessions (client).
-        router.post("/v1/tokens", scope: .client, summary: "createPrime", handler: endpoint(idempotent: true, tokenize))
+        router.post(
+            "/v1/tokens", scope: .client, summary: "createPrime",
+            handler: endpoint(idempotent: true, answer: Self.primeAnswer, tokenize))
         router.get("/v1/sessions/{order_token}", scope: .client, summary: "getSession", handler: endpoint(getSession))
         router.post(
             "/v1/sessions/{order_token}/pay", scope: .client, summary: "paySession",
@@ -18,8 +20,8 @@ extension GatewayAPI {
             "/v1/sessions", scope: .server, summary: "createSession", handler: endpoint(idempotent: true, createSession)
         )
         router.post(
-            "/v1/payments", scope: .server, summary: "createPayment", handler: endpoint(idempotent: true, createPayment)
-        )
+            "/v1/payments", scope: .server, summary: "createPayment",
+            handler: endpoint(idempotent: true, answer: Self.paymentAnswer, createPayment))
         router.get("/v1/payments", scope: .server, summary: "listPayments", handler: endpoint(listPayments))
         router.get("/v1/payments/{id}", scope: .server, summary: "getPayment", handler: endpoint(getPayment))
         router.post(
@@ -88,12 +90,29 @@ extension GatewayAPI {
         let paymentRequest = try body.json("payment_request")
         let prime = try gateway.tokenize(
             merchant: call.merchant, token: token, paymentRequest: paymentRequest, idempotencyKey: call.idempotencyKey)
-        return Wire.response([
+        return Self.primeResponse(prime)
+    }
+
+    static func primeResponse(_ prime: PrimeResult) -> HTTPResponse {
+        Wire.response([
             "prime": prime.prime, "prime_expiry_millis": prime.primeExpiryMillis,
             "card_info": Wire.cardInfo(prime.cardInfo),
             "merchant_reference_info": ["affiliate_codes": prime.affiliateCodes],
             "total_amount": Wire.amount(prime.totalAmount, prime.currency), "currency": prime.currency,
         ])
+    }
+
+    /// `POST /v1/tokens`'s answer, stored with the prime (see ``endpoint(idempotent:key:answer:_:)``).
+    static let primeAnswer: StoredAnswerRecorder.Render = { result, _ in
+        guard let prime = result as? PrimeResult else { return nil }
+        return (HTTPStatus.ok.rawValue, primeResponse(prime).body)
+    }
+
+    /// `POST /v1/payments`'s answer, stored with the payment's outcome in its transaction.
+    static let paymentAnswer: StoredAnswerRecorder.Render = { result, tx in
+        guard let payment = result as? Payment else { return nil }
+        let transitions = try tx.transitions(paymentID: payment.id)
+        return (HTTPStatus.ok.rawValue, Wire.response(Wire.payment(payment, transitions: transitions)).body)
     }
 
     func createPayment(_ call: Call) throws -> HTTPResponse {
@@ -147,6 +166,12 @@ extension GatewayAPI {
                 cardholder: cardholder, captureMode: mode, metadata: metadata,
                 deferred: try body.boolean("deferred") ?? false),
             idempotencyKey: call.idempotencyKey)
+        // Rendered and stored with the outcome already: no second read of the transitions.
+        if let stored = StoredAnswerRecorder.recordedAnswer {
+            return HTTPResponse(
+                status: HTTPStatus(rawValue: stored.status), headers: ["Content-Type": JSONCoding.contentType],
+                body: stored.body)
+        }
         return try paymentResponse(call.merchant, payment)
     }
 

@@ -217,9 +217,13 @@ public final class GatewayAPI: Sendable {
     }
 
     /// Wraps an endpoint: merchant from the principal, `Idempotency-Key` validation, replay of a stored answer
-    /// (`Idempotent-Replayed: true`), storing of complete answers, and the error mapping.
+    /// (`Idempotent-Replayed: true`), storing of complete answers, and the error mapping. With `answer`, a
+    /// successful answer is rendered and stored in the transaction that stores the domain's result for the key
+    /// (``StoredAnswerRecorder``), and sent as stored; otherwise (and for a result not rendered so) it is stored
+    /// after the endpoint returns.
     func endpoint(
         idempotent: Bool = false, key derive: (@Sendable (_ parsedBody: Any?) -> String?)? = nil,
+        answer render: StoredAnswerRecorder.Render? = nil,
         _ body: @escaping @Sendable (Call) throws -> HTTPResponse
     ) -> HTTPHandler {
         { [gateway] request, context in
@@ -255,14 +259,26 @@ public final class GatewayAPI: Sendable {
             }
             var response: HTTPResponse
             var storable: Bool
-            let call = Call(
-                request: request, context: context, merchant: merchant, idempotencyKey: key, parsedBody: parsedBody)
+            let recorder = storeKey.flatMap { storeKey in
+                render.map { StoredAnswerRecorder(key: storeKey, fingerprint: fingerprint, render: $0) }
+            }
             let (result, replayed) = AuditActor.$current.withValue(context[AuditActorKey.self]) {
-                IdempotentReplay.observe { try body(call) }
+                IdempotentReplay.observe {
+                    let call = Call(
+                        request: request, context: context, merchant: merchant, idempotencyKey: key,
+                        parsedBody: parsedBody)
+                    return try recorder.map { recorder in try recorder.recording { try body(call) } } ?? body(call)
+                }
             }
             do {
                 response = try result.get()
                 storable = response.status == .ok
+                if let stored = recorder?.answer {
+                    // Stored with the domain's result, in its commit: answered as stored, nothing more to write.
+                    response.status = HTTPStatus(rawValue: stored.status)
+                    response.body = stored.body
+                    storable = false
+                }
             } catch {
                 let apiError = GatewayAPIError.from(error)
                 context.record(apiError, cause: error)

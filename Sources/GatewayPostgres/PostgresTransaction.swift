@@ -277,41 +277,28 @@ struct PostgresTransaction: StoreTransaction {
 
     // MARK: Payments
 
-    private func paymentValues(_ p: Payment) throws -> [PGValue] {
-        var stored = p
-        stored.refunds = []
-        return [
-            .text(p.merchantID), .text(p.environment.rawValue), .text(p.status.rawValue), .int8(p.amount),
-            .text(p.currency), .int8(p.capturedAmount), .int8(p.refundedAmount), PGValue(p.orderNumber),
-            PGValue(p.outTradeNo), PGValue(p.sessionID), .bool(p.pendingOperation != nil),
-            PGValue(p.status == .authorized ? p.captureAt : nil), .timestamptz(p.createdAt), .timestamptz(p.updatedAt),
-            .jsonb(try store.json(stored)), .text(p.id),
-        ]
-    }
+    /// A payment's row, every field in its own column (``Payment/storeColumns``).
+    private static let paymentColumns = Payment.storeColumns.joined(separator: ", ")
+    private static let insertPaymentSQL =
+        "INSERT INTO payments (\(Payment.storeWriteColumns.joined(separator: ", "))) VALUES ("
+        + placeholders(Payment.storeWriteColumns.count, from: 1) + ")"
+    /// Every column but `id` (first, so `$1` in the WHERE clause).
+    private static let updatePaymentSQL =
+        "UPDATE payments SET "
+        + Payment.storeWriteColumns.enumerated().dropFirst().map { "\($1) = $\($0 + 1)" }.joined(separator: ", ")
+        + " WHERE id = $1"
 
     func insertPayment(_ p: Payment) throws {
-        try db.run(
-            """
-            INSERT INTO payments (merchant_id, environment, status, amount, currency, captured_amount, refunded_amount,
-                order_number, out_trade_no, session_id, pending_operation, capture_at, created_at, updated_at, body, id)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-            """, try paymentValues(p))
+        try db.run(Self.insertPaymentSQL, p.storeValues.map(PGValue.init))
     }
 
     func updatePayment(_ p: Payment) throws {
-        try db.run(
-            """
-            UPDATE payments SET merchant_id = $1, environment = $2, status = $3, amount = $4, currency = $5,
-                captured_amount = $6, refunded_amount = $7, order_number = $8, out_trade_no = $9, session_id = $10,
-                pending_operation = $11, capture_at = $12, created_at = $13, updated_at = $14, body = $15
-            WHERE id = $16
-            """, try paymentValues(p))
+        try db.run(Self.updatePaymentSQL, p.storeValues.map(PGValue.init))
     }
 
     func payment(id: String) throws -> Payment? {
-        try db.query("SELECT body FROM payments WHERE id = $1", [.text(id)]) {
-            try store.decode(Payment.self, $0.text(0))
-        }.first
+        try db.query("SELECT \(Self.paymentColumns) FROM payments WHERE id = $1", [.text(id)]) { Payment(row: $0) }
+            .first
     }
 
     func payments(
@@ -334,7 +321,7 @@ struct PostgresTransaction: StoreTransaction {
         }
         if let number = query.orderNumber { add("order_number = ?", .text(number)) }
         if let outTradeNo = query.outTradeNo { add("out_trade_no = ?", .text(outTradeNo)) }
-        if let lastFour = query.lastFour { add("body -> 'cardInfo' ->> 'lastFour' = ?", .text(lastFour)) }
+        if let lastFour = query.lastFour { add("card_last_four = ?", .text(lastFour)) }
         if let after {
             values += [.timestamptz(after.createdAt), .text(after.id)]
             let at = values.count - 1
@@ -343,10 +330,10 @@ struct PostgresTransaction: StoreTransaction {
         values.append(.int8(Int64(query.limit)))
         return try db.query(
             """
-            SELECT body FROM payments WHERE \(clauses.joined(separator: " AND "))
+            SELECT \(Self.paymentColumns) FROM payments WHERE \(clauses.joined(separator: " AND "))
             ORDER BY created_at DESC, id DESC LIMIT $\(values.count)
             """, values
-        ) { try store.decode(Payment.self, $0.text(0)) }
+        ) { Payment(row: $0) }
     }
 
     func paymentIDs(statuses: [PaymentStatus], updatedBefore: Date, limit: Int) throws -> [String] {
@@ -409,7 +396,7 @@ struct PostgresTransaction: StoreTransaction {
     ) throws -> [PaymentTallyRow] {
         try db.query(
             """
-            SELECT floor(EXTRACT(EPOCH FROM (created_at - $1)) / $2)::int8, currency, status, body->>'failureCode',
+            SELECT floor(EXTRACT(EPOCH FROM (created_at - $1)) / $2)::int8, currency, status, failure_code,
                 COUNT(*)::int8, SUM(amount)::int8
             FROM payments WHERE merchant_id = $3 AND environment = $4 AND created_at >= $1 AND created_at < $5
             GROUP BY 1, 2, 3, 4
@@ -620,6 +607,18 @@ struct PostgresTransaction: StoreTransaction {
                 paymentID: row.text(0), status: PaymentStatus(rawValue: row.text(1)) ?? .unknown,
                 capturedAmount: row.int(2), refundedAmount: row.int(3), eventTypes: events[row.text(0)] ?? [],
                 processorAuthorizations: Int(row.int(4)), processorCaptures: Int(row.int(5)))
+        }
+    }
+}
+
+extension PGValue {
+    /// A domain value as PostgreSQL takes it.
+    init(_ value: StoreValue) {
+        switch value {
+        case .text(let text): self.init(text)
+        case .integer(let number): self.init(number)
+        case .bool(let flag): self.init(flag)
+        case .date(let date): self.init(date)
         }
     }
 }

@@ -268,42 +268,28 @@ struct SQLiteTransaction: StoreTransaction {
 
     // MARK: Payments
 
-    private func paymentValues(_ p: Payment) throws -> [SQLValue] {
-        var stored = p
-        stored.refunds = []
-        return [
-            .text(p.merchantID), .text(p.environment.rawValue), .text(p.status.rawValue), .integer(p.amount),
-            .text(p.currency), .integer(p.capturedAmount), .integer(p.refundedAmount), SQLValue(p.orderNumber),
-            SQLValue(p.outTradeNo), SQLValue(p.sessionID), SQLValue(p.hasPendingOperation),
-            SQLValue(p.status == .authorized ? p.captureAt : nil), SQLValue(p.createdAt), SQLValue(p.updatedAt),
-            .text(try store.json(stored)), .text(p.id),
-        ]
-    }
+    /// A payment's row, every field in its own column (``Payment/storeColumns``).
+    private static let paymentColumns = Payment.storeColumns.joined(separator: ", ")
+    private static let insertPaymentSQL =
+        "INSERT INTO payments (\(Payment.storeWriteColumns.joined(separator: ", "))) VALUES ("
+        + Array(repeating: "?", count: Payment.storeWriteColumns.count).joined(separator: ", ") + ")"
+    /// Every column but `id` (first), then `id` for the WHERE clause.
+    private static let updatePaymentSQL =
+        "UPDATE payments SET " + Payment.storeWriteColumns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")
+        + " WHERE id = ?"
 
     func insertPayment(_ p: Payment) throws {
-        try db.run(
-            """
-            INSERT INTO payments (merchant_id, environment, status, amount, currency, captured_amount, refunded_amount,
-                order_number, out_trade_no, session_id, pending_operation, capture_at, created_at, updated_at, body, id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, try paymentValues(p))
+        try db.run(Self.insertPaymentSQL, p.storeValues.map(SQLValue.init))
     }
 
     func updatePayment(_ p: Payment) throws {
-        try db.run(
-            """
-            UPDATE payments SET merchant_id = ?, environment = ?, status = ?, amount = ?, currency = ?,
-                captured_amount = ?, refunded_amount = ?, order_number = ?, out_trade_no = ?, session_id = ?,
-                pending_operation = ?, capture_at = ?, created_at = ?, updated_at = ?, body = ?
-            WHERE id = ?
-            """, try paymentValues(p))
+        let values = p.storeValues.map(SQLValue.init)
+        try db.run(Self.updatePaymentSQL, Array(values.dropFirst()) + [values[0]])
     }
 
     func payment(id: String) throws -> Payment? {
-        try db.query("SELECT body FROM payments WHERE id = ?", [.text(id)]) {
-            try store.decode(Payment.self, $0.text(0))
-        }
-        .first
+        try db.query("SELECT \(Self.paymentColumns) FROM payments WHERE id = ?", [.text(id)]) { Payment(row: $0) }
+            .first
     }
 
     func payments(
@@ -346,7 +332,7 @@ struct SQLiteTransaction: StoreTransaction {
             values.append(.text(outTradeNo))
         }
         if let lastFour = query.lastFour {
-            clauses.append("json_extract(body, '$.cardInfo.lastFour') = ?")
+            clauses.append("card_last_four = ?")
             values.append(.text(lastFour))
         }
         if let after {
@@ -355,9 +341,9 @@ struct SQLiteTransaction: StoreTransaction {
         }
         values.append(.integer(Int64(query.limit)))
         return try db.query(
-            "SELECT body FROM payments WHERE \(clauses.joined(separator: " AND ")) ORDER BY created_at DESC, id DESC LIMIT ?",
+            "SELECT \(Self.paymentColumns) FROM payments WHERE \(clauses.joined(separator: " AND ")) ORDER BY created_at DESC, id DESC LIMIT ?",
             values
-        ) { try store.decode(Payment.self, $0.text(0)) }
+        ) { Payment(row: $0) }
     }
 
     func paymentIDs(statuses: [PaymentStatus], updatedBefore: Date, limit: Int) throws -> [String] {
@@ -418,7 +404,7 @@ struct SQLiteTransaction: StoreTransaction {
         // Times are Unix milliseconds: the bucket is the whole number of bucket widths since `from`.
         try db.query(
             """
-            SELECT (created_at - ?) / ?, currency, status, json_extract(body, '$.failureCode'), COUNT(*), SUM(amount)
+            SELECT (created_at - ?) / ?, currency, status, failure_code, COUNT(*), SUM(amount)
             FROM payments WHERE merchant_id = ? AND environment = ? AND created_at >= ? AND created_at < ?
             GROUP BY 1, 2, 3, 4
             """,
@@ -632,6 +618,14 @@ struct SQLiteTransaction: StoreTransaction {
     }
 }
 
-extension Payment {
-    var hasPendingOperation: Bool { pendingOperation != nil }
+extension SQLValue {
+    /// A domain value as SQLite stores it.
+    init(_ value: StoreValue) {
+        switch value {
+        case .text(let text): self.init(text)
+        case .integer(let number): self.init(number)
+        case .bool(let flag): self.init(flag)
+        case .date(let date): self.init(date)
+        }
+    }
 }
