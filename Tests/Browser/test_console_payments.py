@@ -187,5 +187,6 @@ def test_payments_at_360_px_and_by_keyboard(driver, orchard_server):
     assert unlabelled == []
     field = driver.find_element(By.ID, "refund-amount")
     field.click()
-    outline = driver.execute_script("return getComputedStyle(arguments[0]).outlineStyle", field)
-    assert outline != "none"
+    outline = driver.execute_script(
+        "var s = getComputedStyle(arguments[0]); return [s.outlineStyle, s.outlineWidth];", field)
+    assert outline == ["solid", "3px"]  # the console's own ring (console.css), not the browser's default
