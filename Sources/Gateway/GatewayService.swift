@@ -89,23 +89,6 @@ public final class GatewayService: Sendable {
         try gatewayThrowing { try store.read(body) }
     }
 
-    /// Moves `payment` to `next`, recording the transition; refuses transitions the state machine forbids.
-    func transition(
-        _ payment: inout Payment, to next: PaymentStatus, cause: String, at now: Date, in tx: any StoreTransaction
-    )
-        throws
-    {
-        guard payment.status.canTransition(to: next) else {
-            throw GatewayError(
-                .invalidStateTransition, "a \(payment.status.rawValue) payment cannot become \(next.rawValue)",
-                paymentID: payment.id)
-        }
-        try tx.insertTransition(
-            PaymentTransition(paymentID: payment.id, from: payment.status, to: next, at: now, cause: cause))
-        payment.status = next
-        payment.updatedAt = now
-    }
-
     /// Writes a webhook event about a payment in the current transaction: its body holds the payment in the
     /// API's wire shape (with its refunds and transitions) as it is now.
     func emit(_ type: String, payment: Payment, in tx: any StoreTransaction, at now: Date) throws {

@@ -305,7 +305,8 @@ extension GatewayService {
                     .captureExceedsAuthorization, "the capture exceeds the authorized amount", param: "amount",
                     paymentID: paymentID)
             }
-            let operation = PendingOperation(kind: kind, operationID: "\(kind.rawValue)_\(paymentID)", amount: value)
+            let operationID = kind == .capture ? Self.captureOperationID(paymentID) : "void_\(paymentID)"
+            let operation = PendingOperation(kind: kind, operationID: operationID, amount: value)
             payment.pendingOperation = operation
             payment.updatedAt = now
             try tx.updatePayment(payment)

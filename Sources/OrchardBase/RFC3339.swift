@@ -1,4 +1,3 @@
-import OrchardBase
 import Foundation
 
 /// Dates as RFC 3339 text in UTC with whole seconds (`2026-11-30T03:20:05Z`), the form every Orchard
