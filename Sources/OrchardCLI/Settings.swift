@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPostgres
 import OrchardBase
 import OrchardHTTP
 
@@ -375,7 +376,9 @@ public struct ResolvedSettings: Sendable {
     public var summaryLines: [String] {
         registry.settings.compactMap { setting in
             guard let (value, source) = values[setting.name] else { return nil }
-            return "\(setting.name) = \(setting.isSecret ? "(set)" : value) (\(source))"
+            // A database URL may carry its password: shown with it replaced.
+            let shown = setting.isSecret ? "(set)" : value.hasPrefix("postgres") ? redactedDatabaseURL(value) : value
+            return "\(setting.name) = \(shown) (\(source))"
         }
     }
 }
