@@ -187,7 +187,10 @@ enum BenchHTTPCommand {
                 baseURL: urls[0], instanceURLs: urls,
                 description: "the server\(urls.count > 1 ? "s" : "") at \(url), database \(path)", runtime: runtime,
                 credentials: try runtime.gateway.merchants.credentials(merchantID: merchant.id), stop: {},
-                directory: (path as NSString).deletingLastPathComponent, store: nil)
+                directory: runtimeOptions.postgres == nil
+                    ? (runtimeOptions.databasePath as NSString).deletingLastPathComponent
+                    : FileManager.default.temporaryDirectory.path,
+                store: nil)
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "orchard-bench-\(UUID().uuidString.prefix(8))")
