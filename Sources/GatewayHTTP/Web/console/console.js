@@ -81,6 +81,31 @@
     return 'console_' + Array.prototype.map.call(bytes, function (b) { return ('0' + b.toString(16)).slice(-2); }).join('');
   }
 
+  /* One action's Idempotency-Key, kept on `holder` (its data-idempotency-key) until the API answers. A second
+     press while the request runs does nothing (the returned function gives null); an error the API answered is
+     final, so the next try gets a new key; a request that got no answer keeps its key, so a retry cannot do it
+     twice. After a success the key is renewed too, unless `keepAfterSuccess` (a form the page draws again).
+     `request(key)` makes the API call and returns its promise. */
+  function idempotentAction(holder, request, keepAfterSuccess) {
+    var key;
+    var busy = false;
+    function renew() { key = newIdempotencyKey(); holder.setAttribute('data-idempotency-key', key); }
+    renew();
+    return function () {
+      if (busy) return null;
+      busy = true;
+      return request(key).then(function (answer) {
+        busy = false;
+        if (!keepAfterSuccess) renew();
+        return answer;
+      }, function (error) {
+        busy = false;
+        if (error.status !== 0) renew();
+        throw error;
+      });
+    };
+  }
+
   function errorText(error) {
     if (!error) return 'Something went wrong.';
     if (error.status === 0) return 'The gateway could not be reached: ' + error.message;
@@ -259,6 +284,7 @@
     el: el,
     errorText: errorText,
     newIdempotencyKey: newIdempotencyKey,
+    idempotentAction: idempotentAction,
     focusHeading: focusHeading,
     session: function () { return session ? { merchant_id: session.merchant_id, expires_at: session.expires_at } : null; }
   };

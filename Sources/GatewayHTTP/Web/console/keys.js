@@ -36,17 +36,22 @@
     var id = 'cert-' + key.id;
     var area = el('textarea', { id: id, class: 'pem', placeholder: '-----BEGIN CERTIFICATE-----' });
     var status = el('div', { 'aria-live': 'polite' });
-    return el('form', { onsubmit: function (event) {
-      event.preventDefault();
+    var form = el('form', null,
+      el('label', { for: id }, 'Apple\'s certificate for ' + key.id + ' (PEM)'), area,
+      el('div', { class: 'actions' }, el('button', { type: 'submit' }, 'Upload certificate')), status);
+    var upload = C.idempotentAction(form, function (idempotencyKey) {
       var pem = area.value.trim();
-      var request = key.purpose === 'identity'
-        ? C.api('POST', '/v1/merchant-identity/certificate', { certificate: pem }, { idempotencyKey: C.newIdempotencyKey() })
+      return key.purpose === 'identity'
+        ? C.api('POST', '/v1/merchant-identity/certificate', { certificate: pem }, { idempotencyKey: idempotencyKey })
         : C.api('POST', '/v1/merchant-keys/' + encodeURIComponent(key.id) + '/certificate', { certificate_pem: pem },
-          { idempotencyKey: C.newIdempotencyKey() });
-      request.then(reload, failure(status));
-    } },
-    el('label', { for: id }, 'Apple\'s certificate for ' + key.id + ' (PEM)'), area,
-    el('div', { class: 'actions' }, el('button', { type: 'submit' }, 'Upload certificate')), status);
+          { idempotencyKey: idempotencyKey });
+    });
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      var running = upload();
+      if (running) running.then(reload, failure(status));
+    });
+    return form;
   }
 
   function keyTable(keys, reload, status) {
@@ -112,26 +117,36 @@
       var processing = list.data.filter(function (k) { return k.purpose === 'processing'; });
       var identity = list.data.filter(function (k) { return k.purpose === 'identity'; });
       var type = el('select', { id: 'csr-type' }, el('option', { value: 'ec' }, 'EC P-256 (recommended)'), el('option', { value: 'rsa' }, 'RSA 2048'));
+      var csrForm = el('form', null, el('label', { for: 'csr-type' }, 'Key type'), type,
+        el('div', { class: 'actions' }, el('button', { type: 'submit' }, 'Create a processing key CSR')));
+      var createCSR = C.idempotentAction(csrForm, function (key) {
+        return C.api('POST', '/v1/merchant-keys/csr', { type: type.value, purpose: 'processing' }, { idempotencyKey: key });
+      });
+      csrForm.addEventListener('submit', function (event) {
+        event.preventDefault();
+        var running = createCSR();
+        if (running) running.then(function (csr) { return reload(csr); }, failure(status));
+      });
+      var identityStatus = el('div', { 'aria-live': 'polite' });
+      var identityButton = el('button', { type: 'button' }, 'Create an identity CSR');
+      var createIdentityCSR = C.idempotentAction(identityButton, function (key) {
+        return C.api('POST', '/v1/merchant-identity/csr', null, { idempotencyKey: key });
+      });
+      identityButton.addEventListener('click', function () {
+        var running = createIdentityCSR();
+        if (running) running.then(function (csr) { return reload(csr); }, failure(identityStatus));
+      });
       body.appendChild(el('section', { class: 'card', 'aria-labelledby': 'processing-heading' },
         el('h2', { id: 'processing-heading' }, 'Payment processing keys'),
         el('p', null, 'To rotate: create a CSR, upload Apple\'s certificate for it (both keys are then active), switch Apple\'s merchant to the new certificate, then retire the old key.'),
         keyTable(processing, function () { return reload(); }, status),
-        el('form', { onsubmit: function (event) {
-          event.preventDefault();
-          C.api('POST', '/v1/merchant-keys/csr', { type: type.value, purpose: 'processing' }, { idempotencyKey: C.newIdempotencyKey() })
-            .then(function (csr) { return reload(csr); }, failure(status));
-        } }, el('label', { for: 'csr-type' }, 'Key type'), type,
-        el('div', { class: 'actions' }, el('button', { type: 'submit' }, 'Create a processing key CSR'))),
+        csrForm,
         fresh && fresh.purpose === 'processing' ? csrBox(fresh) : null, status));
-      var identityStatus = el('div', { 'aria-live': 'polite' });
       body.appendChild(el('section', { class: 'card', 'aria-labelledby': 'identity-heading' },
         el('h2', { id: 'identity-heading' }, 'Merchant identity (Apple Pay on the Web)'),
         identity.length ? keyTable(identity, function () { return reload(); }, identityStatus)
           : el('p', { class: 'muted' }, 'No merchant identity yet.'),
-        el('div', { class: 'actions' }, el('button', { type: 'button', onclick: function () {
-          C.api('POST', '/v1/merchant-identity/csr', null, { idempotencyKey: C.newIdempotencyKey() })
-            .then(function (csr) { return reload(csr); }, failure(identityStatus));
-        } }, 'Create an identity CSR')),
+        el('div', { class: 'actions' }, identityButton),
         fresh && fresh.purpose === 'identity' ? csrBox(fresh) : null, identityStatus));
       body.appendChild(domainsForm(domains));
       var box = body.querySelector('[data-csr] button');

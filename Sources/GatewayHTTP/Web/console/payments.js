@@ -130,30 +130,26 @@
      drawn again (new forms, new keys). An error the API answered is shown, and the next try gets a new key,
      since the answer was final; a request that got no answer keeps its key, so a retry cannot do it twice. */
   function operationForm(options) {
-    var key = C.newIdempotencyKey();
     var result = el('p', { role: 'alert', class: 'error', id: options.id + '-result' });
-    var form = el('form', { class: 'card', id: options.id, 'data-idempotency-key': key, 'aria-labelledby': options.id + '-title' },
+    var form = el('form', { class: 'card', id: options.id, 'aria-labelledby': options.id + '-title' },
       el('h2', { id: options.id + '-title' }, options.title),
       options.fields || null,
       el('div', { class: 'actions' }, el('button', { type: 'submit', id: options.id + '-submit', class: options.danger ? 'danger' : null }, options.button)),
       result);
-    var busy = false;
+    var submit = C.idempotentAction(form, function (key) {
+      return C.api('POST', options.path, options.body(form), { idempotencyKey: key });
+    }, true);
     form.addEventListener('submit', function (event) {
       event.preventDefault();
-      if (busy) return;
-      busy = true;
       var button = form.querySelector('button[type=submit]');
+      var running = submit();
+      if (!running) return;
       button.disabled = true;
       result.textContent = '';
-      C.api('POST', options.path, options.body(form), { idempotencyKey: key }).then(function (answer) {
+      running.then(function (answer) {
         options.done(answer);
       }, function (error) {
-        busy = false;
         button.disabled = false;
-        if (error.status !== 0) {
-          key = C.newIdempotencyKey();
-          form.setAttribute('data-idempotency-key', key);
-        }
         result.textContent = C.errorText(error);
       });
     });

@@ -36,8 +36,10 @@
     var summary = el('p', { class: 'muted delivery-summary' }, deliveryText(event.delivery));
     var attemptsHolder = el('div', { id: 'attempts-' + id, hidden: true });
     var toggle = el('button', { type: 'button', class: 'secondary show-attempts', 'aria-expanded': 'false', 'aria-controls': 'attempts-' + id }, 'Show attempts');
-    var key = C.newIdempotencyKey();
-    var redeliver = el('button', { type: 'button', class: 'redeliver', 'data-idempotency-key': key }, 'Redeliver');
+    var redeliver = el('button', { type: 'button', class: 'redeliver' }, 'Redeliver');
+    var send = C.idempotentAction(redeliver, function (key) {
+      return C.api('POST', '/v1/events/' + encodeURIComponent(id) + '/redeliver', null, { idempotencyKey: key });
+    });
     var message = el('p', { role: 'status', class: 'redeliver-result' });
     var card = el('article', { class: 'card event', 'data-event-id': id, 'aria-label': event.type + ' ' + id },
       el('h3', null, event.type, ' ', el('span', { class: 'mono muted' }, id)),
@@ -61,26 +63,20 @@
       attemptsHolder.hidden = open;
       if (!open) loadAttempts();
     });
-    var busy = false;
     redeliver.addEventListener('click', function () {
-      if (busy) return;
-      busy = true;
+      var running = send();
+      if (!running) return;
       redeliver.disabled = true;
       message.textContent = '';
-      C.api('POST', '/v1/events/' + encodeURIComponent(id) + '/redeliver', null, { idempotencyKey: key }).then(function (answer) {
-        busy = false;
+      running.then(function (answer) {
         redeliver.disabled = false;
-        key = C.newIdempotencyKey();
-        redeliver.setAttribute('data-idempotency-key', key);
         state.textContent = '';
         state.appendChild(C.statusBadge ? C.statusBadge(answer.delivery.state) : answer.delivery.state);
         summary.textContent = deliveryText(answer.delivery);
         message.textContent = 'Queued: it is sent again now.';
         if (!attemptsHolder.hidden) loadAttempts();
       }, function (error) {
-        busy = false;
         redeliver.disabled = false;
-        if (error.status !== 0) { key = C.newIdempotencyKey(); redeliver.setAttribute('data-idempotency-key', key); }
         message.textContent = C.errorText(error);
       });
     });
