@@ -350,8 +350,10 @@ public final class MerchantRegistry: Sendable {
     public func webhookSecrets(merchantID: String) throws(GatewayError) -> [String] {
         let record = try record(merchantID)
         guard let sealed = record.webhookSecretsSealed else { return [] }
-        let bytes = try cipher.open(sealed, context: SealingContext.webhookSecrets(merchantID: merchantID))
-        return try gatewayThrowing { try WebhookSecretRing(plaintext: bytes.copyBytes()) }.secrets(at: clock.now())
+        let now = clock.now()
+        return try gatewayThrowing {
+            try WebhookSecretRing.secrets(sealed: sealed, merchantID: merchantID, cipher: cipher, at: now)
+        }
     }
 
     /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web.

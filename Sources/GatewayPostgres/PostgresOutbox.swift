@@ -37,9 +37,8 @@ extension PostgresStore {
             if secretsByMerchant[row.event.merchantID] == nil {
                 var secrets: [String] = []
                 if let sealed = row.sealed, let cipher {
-                    let bytes = try cipher.open(
-                        sealed, context: SealingContext.webhookSecrets(merchantID: row.event.merchantID))
-                    secrets = try WebhookSecretRing(plaintext: bytes.copyBytes()).secrets(at: now)
+                    secrets = try WebhookSecretRing.secrets(
+                        sealed: sealed, merchantID: row.event.merchantID, cipher: cipher, at: now)
                 }
                 secretsByMerchant[row.event.merchantID] = secrets
             }

@@ -1,7 +1,7 @@
-import OrchardBase
 import CSQLite
 import Foundation
 import Gateway
+import OrchardBase
 
 /// The embedded default ``Store``: one SQLite file in WAL mode with foreign keys, `synchronous=FULL`
 /// (a committed payment survives power loss), a busy timeout for other processes, and versioned migrations.
@@ -201,9 +201,8 @@ extension SQLiteStore {
                     let record = try decode(MerchantRecord.self, body)
                     var secrets: [String] = []
                     if let sealed = record.webhookSecretsSealed, let cipher {
-                        let bytes = try cipher.open(
-                            sealed, context: SealingContext.webhookSecrets(merchantID: record.id))
-                        secrets = try WebhookSecretRing(plaintext: bytes.copyBytes()).secrets(at: now)
+                        secrets = try WebhookSecretRing.secrets(
+                            sealed: sealed, merchantID: record.id, cipher: cipher, at: now)
                     }
                     secretsByMerchant[event.merchantID] = secrets
                 }
