@@ -90,7 +90,17 @@ extension GatewayAPI {
         let paymentRequest = try body.json("payment_request")
         let prime = try gateway.tokenize(
             merchant: call.merchant, token: token, paymentRequest: paymentRequest, idempotencyKey: call.idempotencyKey)
-        return Self.primeResponse(prime)
+        return Self.recordedResponse() ?? Self.primeResponse(prime)
+    }
+
+    /// The answer the domain rendered and stored with its outcome (``StoredAnswerRecorder``), if it did: sent as
+    /// stored, so it is not rendered a second time.
+    static func recordedResponse() -> HTTPResponse? {
+        StoredAnswerRecorder.recordedAnswer.map {
+            HTTPResponse(
+                status: HTTPStatus(rawValue: $0.status), headers: ["Content-Type": JSONCoding.contentType],
+                body: $0.body)
+        }
     }
 
     static func primeResponse(_ prime: PrimeResult) -> HTTPResponse {
@@ -167,12 +177,7 @@ extension GatewayAPI {
                 deferred: try body.boolean("deferred") ?? false),
             idempotencyKey: call.idempotencyKey)
         // Rendered and stored with the outcome already: no second read of the transitions.
-        if let stored = StoredAnswerRecorder.recordedAnswer {
-            return HTTPResponse(
-                status: HTTPStatus(rawValue: stored.status), headers: ["Content-Type": JSONCoding.contentType],
-                body: stored.body)
-        }
-        return try paymentResponse(call.merchant, payment)
+        return try Self.recordedResponse() ?? paymentResponse(call.merchant, payment)
     }
 
     func paymentResponse(_ merchant: Merchant, _ payment: Payment) throws -> HTTPResponse {
