@@ -394,13 +394,19 @@ public final class GatewayService: Sendable {
     )
         throws(GatewayError) -> OrderSession
     {
-        guard FieldLimits.fits(request.outTradeNo, FieldLimits.outTradeNo) else { throw .invalid("out_trade_no", "1 to 64 characters") }
+        guard FieldLimits.fits(request.outTradeNo, FieldLimits.outTradeNo) else {
+            throw .invalid("out_trade_no", "1 to 64 characters")
+        }
         try validateAmount(request.amount, currency: request.currency, merchant: merchant)
         guard request.country.count == 2, request.country.allSatisfy({ $0.isASCII && $0.isLetter }) else {
             throw .invalid("country", "ISO 3166 alpha-2")
         }
-        if let subject = request.subject, !FieldLimits.fits(subject, FieldLimits.subject.upperBound) { throw .invalid("subject", "at most 256 characters") }
-        if let user = request.userID, !FieldLimits.fits(user, FieldLimits.userID.upperBound) { throw .invalid("user_id", "at most 64 characters") }
+        if let subject = request.subject, !FieldLimits.fits(subject, FieldLimits.subject.upperBound) {
+            throw .invalid("subject", "at most 256 characters")
+        }
+        if let user = request.userID, !FieldLimits.fits(user, FieldLimits.userID.upperBound) {
+            throw .invalid("user_id", "at most 64 characters")
+        }
         if let url = request.notifyURL {
             guard FieldLimits.fits(url, FieldLimits.url), let parsed = URL(string: url),
                 ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host?.isEmpty == false

@@ -157,7 +157,9 @@ extension GatewayAPI {
         }
         var metadata: [String: String] = [:]
         if let nested = try body.nested("metadata") {
-            guard nested.object.count <= FieldLimits.metadataEntries else { throw body.invalid("metadata", "at most 20 keys") }
+            guard nested.object.count <= FieldLimits.metadataEntries else {
+                throw body.invalid("metadata", "at most 20 keys")
+            }
             for (key, value) in nested.object {
                 guard let text = value as? String, FieldLimits.fits(key, FieldLimits.metadataKey),
                     FieldLimits.fits(text, FieldLimits.metadataValue)
@@ -210,7 +212,9 @@ extension GatewayAPI {
             throw body.invalid("notify_url", "an https URL (http only to the loopback in the sandbox)")
         }
         let lifetime = try body.integer("expires_in_seconds")
-        if let lifetime, !FieldLimits.sessionLifetimeSeconds.contains(lifetime) { throw body.invalid("expires_in_seconds", "60 to 86400") }
+        if let lifetime, !FieldLimits.sessionLifetimeSeconds.contains(lifetime) {
+            throw body.invalid("expires_in_seconds", "60 to 86400")
+        }
         let session = try gateway.createSession(
             merchant: call.merchant,
             CreateSessionRequest(
@@ -345,7 +349,8 @@ extension GatewayAPI {
         let id = try call.context.parameter("id")
         let amount = try optionalAmount(body, call, paymentID: id)
         let result = try gateway.refund(
-            merchant: call.merchant, paymentID: id, amount: amount, reason: try body.string("reason", max: FieldLimits.refundReason),
+            merchant: call.merchant, paymentID: id, amount: amount,
+            reason: try body.string("reason", max: FieldLimits.refundReason),
             idempotencyKey: call.idempotencyKey)
         return Wire.response(Wire.refund(result.refund))
     }

@@ -151,13 +151,14 @@ struct SpecAgreementTests {
         "components.headers.RetryAfter.minimum": "an answer's header",
     ]
 
-    @Test("every bound openapi.yaml states on a request is the domain's constant (FieldLimits), and no bound is unowned")
+    @Test("every bound openapi.yaml states on a request is a FieldLimits constant, and no bound is unowned")
     func everyRequestLimit() throws {
         let stated = Self.limits(in: try OpenAPIChecker.load().document)
         let table = Self.requestLimits
         for (place, text) in stated.sorted(by: { $0.key < $1.key }) {
             if let expected = table[place] {
-                #expect(Int(text) == expected, "\(place) is \(text) in openapi.yaml; the code's constant is \(expected)")
+                #expect(
+                    Int(text) == expected, "\(place) is \(text) in openapi.yaml; the code's constant is \(expected)")
             } else if Self.otherBounds[place] == nil {
                 // An answer's schema bounds what the gateway writes, not what a request may carry.
                 let answerSchemas = [
