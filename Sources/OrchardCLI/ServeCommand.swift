@@ -178,14 +178,13 @@ public enum ServeCommand {
                 merchants: runtime.gateway.merchants,
                 transport: CurlMerchantSessionTransport(caBundlePath: validation.caFile),
                 configuration: validation.configuration))
-        let application = api.application(configuration: configuration) { line in
+        let server = api.server(configuration: configuration) { line in
             switch logLevel {
             case "info": io.out(line)
             case "error" where line.contains("\"level\":\"error\""): io.out(line)
             default: break
             }
         }
-        let server = HTTPServer(configuration: configuration, responder: application, bodyLimit: GatewayAPI.bodyLimit)
         server.registerMetrics(in: metrics)
         dispatcher.start()
         var reconciler: PeriodicTask?
