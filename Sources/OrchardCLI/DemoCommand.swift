@@ -35,18 +35,13 @@ enum DemoCommand {
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
         let parsed: Arguments
         do {
-            parsed = try Arguments(arguments, options: ["url", "database", "master-key"], flags: ["help"])
-            if parsed.flag("help") {
-                io.out(usage)
-                return 0
-            }
+            parsed = try Arguments.parse(arguments, options: ["url", "database", "master-key"])
             guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument \(parsed.positionals[0])") }
             if parsed.value("database") != nil, parsed.value("url") == nil {
                 throw UsageError("--database goes with --url (without --url the demo uses a temporary database)")
             }
         } catch {
-            io.err("orchard demo: \(error)\n\n\(usage)")
-            return 2
+            return io.report(error, of: "orchard demo", usage: usage, failure: nil)
         }
         let modelOK = RequestModelDemo.run(output: io)
         io.out("")

@@ -29,11 +29,7 @@ enum MigrateCommand {
         let target: GatewayRuntime.Options
         let configuration: PostgresStore.Configuration
         do {
-            let parsed = try Arguments(arguments, options: ["from", "to"], flags: ["help"])
-            if parsed.flag("help") {
-                io.out(usage)
-                return 0
-            }
+            let parsed = try Arguments.parse(arguments, options: ["from", "to"])
             sourcePath = try GatewayDatabase.sqlitePath(try parsed.required("from"))
             let to = try parsed.required("to")
             guard GatewayDatabase.isPostgres(to) else { throw UsageError("--to must be a postgres:// URL") }
@@ -44,8 +40,7 @@ enum MigrateCommand {
                 throw UsageError("no database at \(sourcePath)")
             }
         } catch {
-            io.err("orchard migrate: \(error)\n\n\(usage)")
-            return 2
+            return io.report(error, of: "orchard migrate", usage: usage, failure: nil)
         }
         let shown = GatewayDatabase.display(target)
         do {

@@ -255,8 +255,7 @@ public enum ServeCommand {
         do {
             settings = try registry.resolve(arguments: arguments)
         } catch {
-            io.err("orchard serve: \(error)\n\n\(header)\n\(registry.helpText)")
-            return 2
+            return io.report(error, of: "orchard serve", usage: "\(header)\n\(registry.helpText)", failure: nil)
         }
         if settings.helpRequested {
             io.out(header + "\n" + registry.helpText)
@@ -265,15 +264,8 @@ public enum ServeCommand {
         let running: Running
         do {
             running = try start(settings: settings, io: io)
-        } catch let error as UsageError {
-            io.err("orchard serve: \(error)")
-            return 2
-        } catch let error as ConfigurationError {
-            io.err("orchard serve: \(error)")
-            return 2
         } catch {
-            io.err("orchard serve: \(error)")
-            return 1
+            return io.report(error, of: "orchard serve")
         }
         io.out("Orchard gateway listening on \(running.server.baseURL) (GET /healthz; stop with Ctrl-C)")
         let signal = running.server.runUntilShutdownSignal { _ in running.api.beginDraining() }
