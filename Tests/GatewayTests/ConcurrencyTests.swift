@@ -33,26 +33,9 @@ struct ConcurrencyTests {
     static func race(
         _ count: Int, _ gateways: [GatewayService], _ body: @Sendable @escaping (GatewayService, Int) throws -> Void
     ) -> [String?] {
-        let results = Mutex([String?](repeating: "not_run", count: count))
-        let start = DispatchSemaphore(value: 0)
-        let group = DispatchGroup()
-        for index in 0..<count {
-            let gateway = gateways[index % gateways.count]
-            group.enter()
-            Thread.detachNewThread {
-                start.wait()
-                var outcome: String?
-                do { try body(gateway, index) } catch let error as GatewayError { outcome = error.code.rawValue } catch
-                {
-                    outcome = "unexpected: \(error)"
-                }
-                results.withLock { $0[index] = outcome }
-                group.leave()
-            }
+        runTogether(count, describe: { ($0 as? GatewayError)?.code.rawValue ?? "unexpected: \($0)" }) { index in
+            try body(gateways[index % gateways.count], index)
         }
-        for _ in 0..<count { start.signal() }
-        group.wait()
-        return results.withLock { $0 }
     }
 
     @Test(
