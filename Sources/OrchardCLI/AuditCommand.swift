@@ -5,10 +5,8 @@ import GatewaySQLite
 /// `orchard audit --database sqlite:PATH|postgres://…`: checks the ledger invariants and exits 0 only when all hold.
 enum AuditCommand {
     static let command = CLI.Command(
-        name: "audit", summary: "check the ledger invariants of a gateway database (exit 0 only when all hold)"
-    ) { arguments, io in
-        run(arguments, io)
-    }
+        name: "audit", summary: "check the ledger invariants of a gateway database (exit 0 only when all hold)",
+        run: run)
 
     static let usage = """
         usage: orchard audit --database sqlite:PATH|postgres://USER@HOST:PORT/DB

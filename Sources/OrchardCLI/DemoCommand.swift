@@ -7,11 +7,7 @@ import OrchardHTTP
 enum DemoCommand {
     /// The `demo` entry of the command table.
     static let command = CLI.Command(
-        name: "demo", summary: "walk the whole payment flow over HTTP (a server of its own, or --url)"
-    ) {
-        arguments, output in
-        run(arguments, output)
-    }
+        name: "demo", summary: "walk the whole payment flow over HTTP (a server of its own, or --url)", run: run)
 
     static let usage = """
         usage: orchard demo [--url URL --database sqlite:PATH] [--master-key HEX]

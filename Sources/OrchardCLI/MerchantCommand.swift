@@ -9,10 +9,8 @@ import OrchardCrypto
 /// command's name (`orchard merchant disable`).
 enum MerchantCommand {
     static let command = CLI.Command(
-        name: "merchant", summary: "merchants: create, list, show, rotate-secret-key, rotate-app-key, disable, enable"
-    ) { arguments, io in
-        run(arguments, io)
-    }
+        name: "merchant", summary: "merchants: create, list, show, rotate-secret-key, rotate-app-key, disable, enable",
+        run: run)
 
     /// The options every subcommand takes.
     static let databaseUsage = """

@@ -7,10 +7,8 @@ import GatewaySQLite
 /// PostgreSQL database, sealed secrets still sealed.
 enum MigrateCommand {
     static let command = CLI.Command(
-        name: "migrate", summary: "copy a SQLite gateway database, with everything in it, into an empty PostgreSQL one"
-    ) { arguments, io in
-        run(arguments, io)
-    }
+        name: "migrate", summary: "copy a SQLite gateway database, with everything in it, into an empty PostgreSQL one",
+        run: run)
 
     static let usage = """
         usage: orchard migrate --from sqlite:PATH --to postgres://USER@HOST:PORT/DB

@@ -11,11 +11,7 @@ import OrchardHTTP
 /// of unknown payments running beside it, until SIGTERM or SIGINT.
 public enum ServeCommand {
     static let command = CLI.Command(
-        name: "serve", summary: "run the payment gateway's HTTP API (default 127.0.0.1:8080)"
-    ) {
-        arguments, io in
-        run(arguments, io)
-    }
+        name: "serve", summary: "run the payment gateway's HTTP API (default 127.0.0.1:8080)", run: run)
 
     /// Every setting of `orchard serve`: the HTTP server's and the gateway's.
     public static func registry() -> SettingsRegistry {
