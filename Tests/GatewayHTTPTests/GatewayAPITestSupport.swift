@@ -40,9 +40,7 @@ final class APIHarness: @unchecked Sendable {
             gateway: runtime.gateway, readinessChecks: ["webhook_dispatcher": { true }],
             sandboxWallet: runtime.sandboxWallet)
         let logs = self.logs
-        let application = api.application(configuration: configuration) { logs.append($0) }
-        server = HTTPServer(
-            configuration: configuration, responder: application, bodyLimit: GatewayAPI.bodyLimit, messages: { _ in })
+        server = api.server(configuration: configuration, accessLog: { logs.append($0) }, messages: { _ in })
         try server.start()
     }
 
