@@ -329,10 +329,7 @@ public final class GatewayService: Sendable {
                     orderNumber: request.orderNumber, details: request.details, cardholder: request.cardholder,
                     metadata: request.metadata, cardInfo: prime.cardInfo, captureMode: request.captureMode,
                     acquirer: processor.name, authorizationSentAt: now, at: now)
-                try tx.insertPayment(payment)
-                try tx.insertTransition(
-                    PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "paid by prime")
-                )
+                try apply(PaymentStateMachine.begin(payment, cause: "paid by prime"), in: tx, at: now)
                 try scope.checkpoint("payment:\(paymentID)", in: tx)
                 return (payment, card)
             }
@@ -499,7 +496,7 @@ public final class GatewayService: Sendable {
         defer { SecureBytes.zero(&card) }
         let sealed = try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: paymentID))
         try write { tx in
-            guard var current = try tx.session(orderToken: session.orderToken) else {
+            guard let current = try tx.session(orderToken: session.orderToken) else {
                 throw GatewayError(.sessionNotFound, "no such session")
             }
             try checkPayable(current, now: now)
@@ -514,13 +511,7 @@ public final class GatewayService: Sendable {
                 orderNumber: session.outTradeNo, outTradeNo: session.outTradeNo, sessionID: session.id,
                 details: session.subject.map { String($0.prefix(100)) }, cardholder: nil, metadata: [:],
                 cardInfo: cardInfo, captureMode: .now, acquirer: processor.name, authorizationSentAt: nil, at: now)
-            try tx.insertPayment(payment)
-            try tx.insertTransition(
-                PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "session paid"))
-            try tx.setCardData(paymentID: paymentID, sealed: sealed)
-            current.status = .processing
-            current.paymentID = paymentID
-            try tx.updateSession(current)
+            try apply(PaymentStateMachine.begin(payment, cause: "session paid", cardData: sealed), in: tx, at: now)
             try scope.checkpoint("payment:\(paymentID)", in: tx)
         }
         return try drive(paymentID: paymentID, scope: scope)
