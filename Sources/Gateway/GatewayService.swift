@@ -565,14 +565,20 @@ public final class GatewayService: Sendable {
         return try read { try $0.events(merchantID: merchant.id, limit: limit) }
     }
 
-    /// Schedules an event (delivered or dead) for delivery again.
+    /// Schedules an event (delivered or dead) for delivery again, due now; `webhook_endpoint_not_configured`
+    /// when it has nowhere to go (no notify_url of its own, no merchant endpoint).
     public func redeliverEvent(merchant: Merchant, eventID: String) throws(GatewayError) {
-        let event = try read { try $0.event(id: eventID) }
-        guard let event, event.merchantID == merchant.id else {
-            throw GatewayError(.notFound, "no such event", param: "event_id")
-        }
-        try gatewayThrowing {
-            try store.scheduleRedelivery(eventID: eventID, merchantID: merchant.id, now: clock.now())
+        let now = clock.now()
+        try write { tx in
+            guard let event = try tx.event(id: eventID), event.merchantID == merchant.id else {
+                throw GatewayError(.notFound, "no such event", param: "event_id")
+            }
+            guard try tx.eventDeliveryURL(eventID: eventID) != nil else {
+                throw GatewayError(.webhookEndpointNotConfigured, "no webhook endpoint nor notify_url for this event")
+            }
+            guard try tx.rescheduleEvent(id: eventID, at: now) else {
+                throw GatewayError(.notFound, "no such event", param: "event_id")
+            }
         }
     }
 }

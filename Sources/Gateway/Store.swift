@@ -110,6 +110,25 @@ public protocol StoreTransaction {
     /// The merchant's events, newest first.
     func events(merchantID: String, limit: Int) throws -> [WebhookEvent]
     func event(id: String) throws -> WebhookEvent?
+    /// The merchant's events with their delivery state, newest first (creation time, then id, descending),
+    /// optionally of one type and about one object (a payment or session id), strictly after `cursor`, at
+    /// most `limit`.
+    func eventPage(
+        merchantID: String, type: String?, objectID: String?, after cursor: EventCursor?, limit: Int
+    ) throws -> [EventRecord]
+    /// One event with its delivery state.
+    func eventRecord(id: String) throws -> EventRecord?
+    /// The recorded delivery attempts of an event, oldest first.
+    func webhookAttempts(eventID: String) throws -> [WebhookAttempt]
+    /// An event's delivery state and attempt count.
+    func webhookState(eventID: String) throws -> (state: WebhookDeliveryState, attempts: Int)?
+    /// The number of pending events (the webhook backlog metric).
+    func pendingWebhookCount() throws -> Int
+    /// Where the event is delivered: its own URL (a session's notify_url) or else its merchant's endpoint;
+    /// nil when it has neither (or there is no such event).
+    func eventDeliveryURL(eventID: String) throws -> String?
+    /// Makes the event pending again, due at `now`; false when there is no such event.
+    func rescheduleEvent(id: String, at now: Date) throws -> Bool
 
     // MARK: Idempotency
     /// Inserts the key's row unless one exists (`INSERT … ON CONFLICT DO NOTHING`); true when inserted.
@@ -139,6 +158,8 @@ public protocol StoreTransaction {
     // MARK: Audit
     /// Per-payment facts the ledger audit checks.
     func auditRows() throws -> [AuditRow]
+    /// How many payments are in each status (all merchants and environments).
+    func paymentCountsByStatus() throws -> [PaymentStatus: Int]
 
     // MARK: Console sessions
     func insertConsoleSession(_ session: ConsoleSessionRecord) throws

@@ -194,3 +194,12 @@ extension Payment {
             authorizationSentAt: row.optionalDate(43), pendingOperation: pending)
     }
 }
+
+extension PaymentStatus {
+    /// The payments in each status from `status, COUNT(*)` rows (a status this version does not know is left out).
+    package static func counts(_ rows: [(status: String, count: Int)]) -> [PaymentStatus: Int] {
+        var counts: [PaymentStatus: Int] = [:]
+        for row in rows { if let status = PaymentStatus(rawValue: row.status) { counts[status] = row.count } }
+        return counts
+    }
+}

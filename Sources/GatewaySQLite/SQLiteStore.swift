@@ -229,51 +229,6 @@ extension SQLiteStore {
                 [.text(attempt.state.rawValue), SQLValue(attempt.nextAttemptAt), .text(attempt.eventID)])
         }
     }
-
-    public func scheduleRedelivery(eventID: String, merchantID: String, now: Date) throws {
-        let changed = try transaction("BEGIN IMMEDIATE") { tx in
-            let url = try tx.db.query(
-                """
-                SELECT COALESCE(e.delivery_url, m.webhook_url) FROM webhook_events e
-                JOIN merchants m ON m.id = e.merchant_id WHERE e.id = ? AND e.merchant_id = ?
-                """, [.text(eventID), .text(merchantID)]
-            ) { $0.optionalText(0) }
-            guard let found = url.first else { return 0 }
-            guard found != nil else {
-                throw GatewayError(.webhookEndpointNotConfigured, "no webhook endpoint nor notify_url for this event")
-            }
-            return try tx.db.run(
-                "UPDATE webhook_events SET state = 'pending', next_attempt_at = ? WHERE id = ? AND merchant_id = ?",
-                [SQLValue(now), .text(eventID), .text(merchantID)])
-        }
-        guard changed == 1 else { throw GatewayError(.notFound, "no such event", param: "event_id") }
-    }
-
-    public func pendingWebhookCount() throws -> Int {
-        try transaction("BEGIN") { tx in
-            try tx.db.query("SELECT COUNT(*) FROM webhook_events WHERE state = 'pending'") { Int($0.int(0)) }
-                .first ?? 0
-        }
-    }
-
-    /// The recorded delivery attempts of an event, oldest first.
-    public func webhookAttempts(eventID: String) throws -> [WebhookAttempt] {
-        try transaction("BEGIN") { tx in
-            try tx.db.query(
-                "SELECT \(WebhookAttempt.storeColumns) FROM webhook_attempts WHERE event_id = ? ORDER BY seq",
-                [.text(eventID)]
-            ) { WebhookAttempt(row: $0, eventID: eventID) }
-        }
-    }
-
-    /// An event's delivery state and attempt count.
-    public func webhookState(eventID: String) throws -> (state: WebhookDeliveryState, attempts: Int)? {
-        try transaction("BEGIN") { tx in
-            try tx.db.query("SELECT state, attempts FROM webhook_events WHERE id = ?", [.text(eventID)]) {
-                (WebhookDeliveryState(rawValue: $0.text(0)) ?? .pending, Int($0.int(1)))
-            }.first
-        }
-    }
 }
 
 // MARK: - Sandbox acquirer ledger

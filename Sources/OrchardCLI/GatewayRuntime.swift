@@ -44,7 +44,7 @@ public final class GatewayRuntime: Sendable {
     /// The options it was opened with.
     public let options: Options
     /// The store: SQLite, or PostgreSQL.
-    public let store: any Store & OperationsQueries
+    public let store: any Store
     /// The domain over the store, the sandbox acquirer and the token library.
     public let gateway: GatewayService
     /// The sandbox PKI and merchant (sandbox mode).

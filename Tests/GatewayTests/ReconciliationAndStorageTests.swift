@@ -84,7 +84,9 @@ struct StorageTests {
         var scanned = 0
         for (name, bytes) in try h.storedContents() {
             scanned += bytes.count
-            for needle in h.storedForms(needles) { #expect(bytes.range(of: needle) == nil, "found a secret in \(name)") }
+            for needle in h.storedForms(needles) {
+                #expect(bytes.range(of: needle) == nil, "found a secret in \(name)")
+            }
         }
         #expect(scanned > 0)
     }
@@ -139,7 +141,7 @@ struct StorageTests {
         let due = try h.store.dueWebhooks(now: h.clock.now(), limit: 10)
         #expect(due.map(\.event.type) == ["payment.succeeded", "payment.captured"])
         #expect(due.allSatisfy { $0.secrets.first == secret && $0.url == url && $0.attempts == 0 })
-        #expect(try h.store.pendingWebhookCount() == 2)
+        #expect(try h.store.read { try $0.pendingWebhookCount() } == 2)
         let event = due[0].event
         let body = try JSONSerialization.jsonObject(with: event.payload) as! [String: Any]
         #expect(body["id"] as? String == event.id)
@@ -154,8 +156,8 @@ struct StorageTests {
             WebhookAttempt(
                 eventID: event.id, attemptedAt: h.clock.now(), httpStatus: 200, error: nil, state: .delivered,
                 nextAttemptAt: nil))
-        #expect(try h.store.webhookState(eventID: event.id)?.state == .delivered)
-        #expect(try h.store.webhookAttempts(eventID: event.id).map(\.httpStatus) == [500, 200])
+        #expect(try h.store.read { try $0.webhookState(eventID: event.id) }?.state == .delivered)
+        #expect(try h.store.read { try $0.webhookAttempts(eventID: event.id) }.map(\.httpStatus) == [500, 200])
         try h.gateway.redeliverEvent(merchant: h.merchant, eventID: event.id)
         #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).map(\.event.id).contains(event.id))
         let (_, rotated) = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: url)

@@ -39,8 +39,6 @@ enum StoreBackend: String, Sendable, CaseIterable, CustomTestStringConvertible {
 
 /// What the tests read from either store beyond the ``Store`` protocol.
 protocol TestStore: Store {
-    func webhookAttempts(eventID: String) throws -> [WebhookAttempt]
-    func webhookState(eventID: String) throws -> (state: WebhookDeliveryState, attempts: Int)?
     func appliedMigrations() throws -> [Int]
     var durableCommitCount: Int { get }
 }

@@ -89,8 +89,12 @@ struct StoreCopyTests {
             try target.read { try $0.events(merchantID: h.merchant.id, limit: 100) }
                 == (try source.read { try $0.events(merchantID: h.merchant.id, limit: 100) }))
         for event in try source.read({ try $0.events(merchantID: h.merchant.id, limit: 100) }) {
-            #expect(try target.webhookState(eventID: event.id)! == (try source.webhookState(eventID: event.id))!)
-            #expect(try target.webhookAttempts(eventID: event.id) == (try source.webhookAttempts(eventID: event.id)))
+            #expect(
+                try target.read { try $0.webhookState(eventID: event.id) }!
+                    == (try source.read { try $0.webhookState(eventID: event.id) })!)
+            #expect(
+                try target.read { try $0.webhookAttempts(eventID: event.id) }
+                    == (try source.read { try $0.webhookAttempts(eventID: event.id) }))
         }
 
         // Sealed secrets open under the same master key.

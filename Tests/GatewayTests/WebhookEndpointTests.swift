@@ -43,7 +43,7 @@ struct WebhookEndpointTests {
         #expect(merchant.webhookURL == "https://shop.example/hook")
         #expect(merchant.webhookEnabled == false)
         #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).isEmpty)
-        #expect(try h.store.pendingWebhookCount() == 2)
+        #expect(try h.store.read { try $0.pendingWebhookCount() } == 2)
         _ = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: "https://shop.example/hook")
         #expect(try h.gateway.merchants.merchant(id: h.merchant.id).webhookEnabled)
         #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).count == 2)

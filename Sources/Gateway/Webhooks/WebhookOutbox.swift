@@ -97,8 +97,4 @@ public protocol WebhookOutbox: Sendable {
     func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook]
     /// Records an attempt and moves the event to the attempt's state, atomically.
     func recordWebhookAttempt(_ attempt: WebhookAttempt) throws
-    /// Makes an event (delivered or dead) pending again, due at `now`: a manual redelivery.
-    func scheduleRedelivery(eventID: String, merchantID: String, now: Date) throws
-    /// The number of pending events (the webhook backlog metric).
-    func pendingWebhookCount() throws -> Int
 }
