@@ -104,6 +104,10 @@ extension GatewayService {
         try read { try $0.pendingWebhookCount() }
     }
 
+    /// The outbox the webhook dispatcher delivers from: this gateway's store, its secret rings opened with its
+    /// cipher.
+    public var webhookOutbox: StoreWebhookOutbox { StoreWebhookOutbox(store: store, cipher: cipher) }
+
     /// Whether the store answers a read.
     public func storeIsReachable() -> Bool {
         store.isReachable()

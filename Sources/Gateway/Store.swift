@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Every mutation the domain makes inside one ``write(_:)`` call commits atomically, including the
 /// webhook event rows that report it (the transactional outbox) and the idempotency recovery point.
-public protocol Store: WebhookOutbox, SandboxAcquirerLedger {
+public protocol Store: Sendable, SandboxAcquirerLedger {
     /// Runs `body` in a write transaction (serialized with other writers); commits when it returns,
     /// rolls back when it throws.
     func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
@@ -13,6 +13,13 @@ public protocol Store: WebhookOutbox, SandboxAcquirerLedger {
     func read<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
     /// Whether the database answers now (one attempt, no waiting for it to come back): `/readyz`.
     func isReachable() -> Bool
+
+    // MARK: Webhook delivery (the dispatcher's, through ``StoreWebhookOutbox``)
+    /// Pending events whose next attempt is due at `now` and whose merchant has an endpoint, oldest first, with
+    /// the merchant's secret ring as sealed. A store that serves several instances leases them to the caller.
+    func dueWebhookRows(now: Date, limit: Int) throws -> [DueWebhookRow]
+    /// Records an attempt and moves the event to the attempt's state, atomically.
+    func recordWebhookAttempt(_ attempt: WebhookAttempt) throws
 }
 
 extension Store {

@@ -7,7 +7,7 @@ extension PostgresStore {
     /// Claims the due events for this instance: rows locked `FOR UPDATE SKIP LOCKED` (so instances polling at once
     /// take different events) are leased until `now +` ``Configuration/webhookLease``. The attempt recorded after
     /// delivery sets their real state; if this instance dies first, they are due again when the lease ends.
-    public func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook] {
+    public func dueWebhookRows(now: Date, limit: Int) throws -> [DueWebhookRow] {
         let rows = try transaction(.readCommitted) { tx in
             try tx.db.query(
                 """
@@ -32,19 +32,8 @@ extension PostgresStore {
                 )
             }
         }
-        var secretsByMerchant: [String: [String]] = [:]
-        return try rows.sorted { ($0.due, $0.seq) < ($1.due, $1.seq) }.map { row in
-            if secretsByMerchant[row.event.merchantID] == nil {
-                var secrets: [String] = []
-                if let sealed = row.sealed, let cipher {
-                    secrets = try WebhookSecretRing.secrets(
-                        sealed: sealed, merchantID: row.event.merchantID, cipher: cipher, at: now)
-                }
-                secretsByMerchant[row.event.merchantID] = secrets
-            }
-            return DueWebhook(
-                event: row.event, url: row.url, secrets: secretsByMerchant[row.event.merchantID] ?? [],
-                attempts: row.attempts)
+        return rows.sorted { ($0.due, $0.seq) < ($1.due, $1.seq) }.map { row in
+            DueWebhookRow(event: row.event, url: row.url, sealedSecrets: row.sealed, attempts: row.attempts)
         }
     }
 

@@ -24,7 +24,6 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// Write transactions committed with at least one changed row, the batch commits (fsyncs) that held
     /// them, and how many of the transactions were the sandbox acquirer's books.
     private let counts = Locked((transactions: 0, batches: 0, acquirer: 0))
-    let cipher: EnvelopeCipher?
     private let busyTimeoutMilliseconds: Int32
     let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -44,11 +43,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// starts empty, so about as many as there are concurrent requests are kept).
     static let idleReaders = 64
 
-    /// Opens (creating and migrating when needed) the database at `path`. `cipher` opens the webhook secrets
-    /// for ``dueWebhooks(now:limit:)``; without it due webhooks carry no secrets.
-    public init(path: String, cipher: EnvelopeCipher?, busyTimeoutMilliseconds: Int32 = 5000) throws {
+    /// Opens (creating and migrating when needed) the database at `path`. The store keeps sealed data sealed:
+    /// it opens nothing.
+    public init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws {
         self.path = path
-        self.cipher = cipher
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         connection = try SQLiteConnection(path: path)
         sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds)
@@ -179,9 +177,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 // MARK: - Webhook outbox
 
 extension SQLiteStore {
-    public func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook] {
+    public func dueWebhookRows(now: Date, limit: Int) throws -> [DueWebhookRow] {
         try transaction("BEGIN") { tx in
-            let rows = try tx.db.query(
+            try tx.db.query(
                 """
                 SELECT e.id, e.merchant_id, e.type, e.payload, e.created_at, e.attempts,
                     COALESCE(e.delivery_url, m.webhook_url), m.body
@@ -191,23 +189,10 @@ extension SQLiteStore {
                 ORDER BY e.next_attempt_at, e.created_at, e.rowid LIMIT ?
                 """, [SQLValue(now), SQLValue(limit)]
             ) { row in
-                (
-                    WebhookEvent(row: row), Int(row.int(5)), row.text(6), row.text(7)
-                )
-            }
-            var secretsByMerchant: [String: [String]] = [:]
-            return try rows.map { event, attempts, url, body in
-                if secretsByMerchant[event.merchantID] == nil {
-                    let record = try decode(MerchantRecord.self, body)
-                    var secrets: [String] = []
-                    if let sealed = record.webhookSecretsSealed, let cipher {
-                        secrets = try WebhookSecretRing.secrets(
-                            sealed: sealed, merchantID: record.id, cipher: cipher, at: now)
-                    }
-                    secretsByMerchant[event.merchantID] = secrets
-                }
-                return DueWebhook(
-                    event: event, url: url, secrets: secretsByMerchant[event.merchantID] ?? [], attempts: attempts)
+                DueWebhookRow(
+                    event: WebhookEvent(row: row), url: row.text(6),
+                    sealedSecrets: try decode(MerchantRecord.self, row.text(7)).webhookSecretsSealed,
+                    attempts: Int(row.int(5)))
             }
         }
     }

@@ -80,13 +80,13 @@ public final class GatewayRuntime: Sendable {
         let cipher = EnvelopeCipher(masterKey: masterKey)
         if let postgres = options.postgres {
             do {
-                store = try PostgresStore(postgres, cipher: cipher)
+                store = try PostgresStore(postgres)
             } catch let error as PostgresError {
                 throw GatewayError(
                     .storageFailure, "cannot open \(redactedDatabaseURL(postgres.url)): \(error.message)")
             }
         } else {
-            store = try SQLiteStore(path: options.databasePath, cipher: cipher)
+            store = try SQLiteStore(path: options.databasePath)
         }
         var warnings: [String] = []
         var productionAnchor: TrustAnchor?
