@@ -49,21 +49,12 @@ extension GatewayService {
         events: [EventRecord], nextCursor: String?
     ) {
         guard (1...100).contains(limit) else { throw .invalid("limit", "1 to 100") }
-        var after: EventCursor?
-        if let cursor {
-            guard let parsed = EventCursor(text: cursor) else {
-                throw GatewayError(.invalidCursor, "this cursor was not issued by this server", param: "cursor")
-            }
-            after = parsed
-        }
+        let after = try EventCursor.parse(cursor, param: "cursor")
         let rows = try read { tx in
             try tx.eventPage(merchantID: merchant.id, type: type, objectID: objectID, after: after, limit: limit + 1)
         }
-        let page = Array(rows.prefix(limit))
-        let next =
-            rows.count > limit
-            ? page.last.map { EventCursor(createdAt: $0.event.createdAt, id: $0.event.id).text } : nil
-        return (page, next)
+        let page = EventCursor.page(rows, limit: limit) { ($0.event.createdAt, $0.event.id) }
+        return (page.rows, page.next)
     }
 
     /// Makes an event of this merchant pending again (due now) and returns it with its delivery state;

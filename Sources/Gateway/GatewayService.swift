@@ -539,23 +539,16 @@ public final class GatewayService: Sendable {
     /// The record query: filters, newest first, cursor pagination.
     public func payments(merchant: Merchant, query: PaymentQuery) throws(GatewayError) -> PaymentPage {
         guard (1...100).contains(query.limit) else { throw .invalid("limit", "1 to 100") }
-        var after: PaymentCursor?
-        if let cursor = query.cursor {
-            guard let parsed = PaymentCursor(text: cursor) else {
-                throw GatewayError(.invalidCursor, "malformed cursor", param: "cursor")
-            }
-            after = parsed
-        }
+        let after = try PaymentCursor.parse(query.cursor, param: "cursor", reason: "malformed cursor")
         var limited = query
         limited.limit = query.limit + 1
         return try read { tx in
             var rows = try tx.payments(
                 merchantID: merchant.id, environment: merchant.environment, query: limited, after: after)
-            let more = rows.count > query.limit
-            rows = Array(rows.prefix(query.limit))
+            let page = PaymentCursor.page(rows, limit: query.limit) { ($0.createdAt, $0.id) }
+            rows = page.rows
             for index in rows.indices { rows[index].refunds = try tx.refunds(paymentID: rows[index].id) }
-            let next = more ? rows.last.map { PaymentCursor(createdAt: $0.createdAt, id: $0.id).text } : nil
-            return PaymentPage(payments: rows, nextCursor: next)
+            return PaymentPage(payments: rows, nextCursor: page.next)
         }
     }
 
