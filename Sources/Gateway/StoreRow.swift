@@ -25,6 +25,13 @@ extension WebhookEvent {
 }
 
 extension EventRecord {
+    /// The columns of an event with its delivery (`e`, the event table; the last attempt's status from the
+    /// attempt table), in the order ``init(row:)`` reads them.
+    package static let storeColumns = """
+        e.id, e.merchant_id, e.type, e.payload, e.created_at, e.state, e.attempts, e.next_attempt_at,
+        (SELECT a.http_status FROM webhook_attempts a WHERE a.event_id = e.id ORDER BY a.seq DESC LIMIT 1)
+        """
+
     /// An event and its delivery from the event's five columns, then `state, attempts, next_attempt_at,
     /// last_status` (the stores' `eventColumns`).
     package init(row: some StoreRow) {

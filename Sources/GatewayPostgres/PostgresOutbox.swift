@@ -145,17 +145,12 @@ extension PostgresStore {
 // MARK: - Events, deliveries and counts (read in the domain's transactions)
 
 extension PostgresTransaction {
-    private static let eventColumns = """
-        e.id, e.merchant_id, e.type, e.payload, e.created_at, e.state, e.attempts, e.next_attempt_at,
-        (SELECT a.http_status FROM webhook_attempts a WHERE a.event_id = e.id ORDER BY a.seq DESC LIMIT 1)
-        """
-
     func eventPage(
         merchantID: String, type: String?, objectID: String?, after cursor: EventCursor?, limit: Int
     ) throws
         -> [EventRecord]
     {
-        var sql = "SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.merchant_id = $1"
+        var sql = "SELECT \(EventRecord.storeColumns) FROM webhook_events e WHERE e.merchant_id = $1"
         var values: [PGValue] = [.text(merchantID)]
         if let type {
             values.append(.text(type))
@@ -176,7 +171,7 @@ extension PostgresTransaction {
     }
 
     func eventRecord(id: String) throws -> EventRecord? {
-        try db.query("SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.id = $1", [.text(id)]) {
+        try db.query("SELECT \(EventRecord.storeColumns) FROM webhook_events e WHERE e.id = $1", [.text(id)]) {
             EventRecord(row: $0)
         }.first
     }

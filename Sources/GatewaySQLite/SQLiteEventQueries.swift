@@ -4,17 +4,12 @@ import Gateway
 // MARK: - Events, deliveries and counts (read in the domain's transactions)
 
 extension SQLiteTransaction {
-    private static let eventColumns = """
-        e.id, e.merchant_id, e.type, e.payload, e.created_at, e.state, e.attempts, e.next_attempt_at,
-        (SELECT a.http_status FROM webhook_attempts a WHERE a.event_id = e.id ORDER BY a.seq DESC LIMIT 1)
-        """
-
     func eventPage(
         merchantID: String, type: String?, objectID: String?, after cursor: EventCursor?, limit: Int
     ) throws
         -> [EventRecord]
     {
-        var sql = "SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.merchant_id = ?"
+        var sql = "SELECT \(EventRecord.storeColumns) FROM webhook_events e WHERE e.merchant_id = ?"
         var values: [SQLValue] = [.text(merchantID)]
         if let type {
             sql += " AND e.type = ?"
@@ -34,7 +29,7 @@ extension SQLiteTransaction {
     }
 
     func eventRecord(id: String) throws -> EventRecord? {
-        try db.query("SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.id = ?", [.text(id)]) {
+        try db.query("SELECT \(EventRecord.storeColumns) FROM webhook_events e WHERE e.id = ?", [.text(id)]) {
             EventRecord(row: $0)
         }.first
     }
