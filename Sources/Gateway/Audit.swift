@@ -160,18 +160,9 @@ extension GatewayService {
     /// `startingAfter` cursor (a ``ListingCursor`` text), at most `limit` (1 to 100) entries.
     public func auditLog(merchant: Merchant, limit: Int, startingAfter: String?) throws(GatewayError) -> AuditPage {
         guard FieldLimits.pageSize.contains(limit) else { throw .invalid("limit", "1 to 100") }
-        var after: AuditCursor?
-        if let startingAfter {
-            guard let parsed = AuditCursor(text: startingAfter) else {
-                throw GatewayError(
-                    .invalidCursor, "this cursor was not issued by this server", param: "starting_after")
-            }
-            after = parsed
-        }
+        let after = try AuditCursor.parse(startingAfter, param: "starting_after")
         let rows = try read { try $0.auditEntries(merchantID: merchant.id, after: after, limit: limit + 1) }
-        let page = Array(rows.prefix(limit))
-        let more = rows.count > limit
-        let next = more ? page.last.map { AuditCursor(createdAt: $0.createdAt, id: $0.id).text } : nil
-        return AuditPage(entries: page, hasMore: more, nextCursor: next)
+        let page = AuditCursor.page(rows, limit: limit) { ($0.createdAt, $0.id) }
+        return AuditPage(entries: page.rows, hasMore: page.next != nil, nextCursor: page.next)
     }
 }

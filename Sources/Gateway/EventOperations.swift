@@ -40,24 +40,7 @@ public struct EventCursor: Sendable, Hashable, ListingCursor {
     }
 }
 
-/// Read-side queries for operations and the events API that a ``Store`` may offer (the SQLite store does).
-public protocol OperationsQueries: Sendable {
-    /// The merchant's events, newest first (creation time, then id, descending), optionally of one type and
-    /// about one object (a payment or session id), strictly after `cursor`, at most `limit`.
-    func eventPage(
-        merchantID: String, type: String?, objectID: String?, after cursor: EventCursor?, limit: Int
-    ) throws -> [EventRecord]
-    /// The recorded delivery attempts of an event, oldest first.
-    func webhookAttempts(eventID: String) throws -> [WebhookAttempt]
-    /// One event with its delivery state.
-    func eventRecord(id: String) throws -> EventRecord?
-    /// How many payments are in each status (all merchants and environments).
-    func paymentCountsByStatus() throws -> [PaymentStatus: Int]
-}
-
 extension GatewayService {
-    var operationsQueries: (any OperationsQueries)? { store as? any OperationsQueries }
-
     /// One page of the merchant's events with their delivery state, newest first, and the cursor of the next;
     /// with `objectID`, only the events about that payment or session.
     public func eventPage(
@@ -66,25 +49,12 @@ extension GatewayService {
         events: [EventRecord], nextCursor: String?
     ) {
         guard FieldLimits.pageSize.contains(limit) else { throw .invalid("limit", "1 to 100") }
-        var after: EventCursor?
-        if let cursor {
-            guard let parsed = EventCursor(text: cursor) else {
-                throw GatewayError(.invalidCursor, "this cursor was not issued by this server", param: "cursor")
-            }
-            after = parsed
+        let after = try EventCursor.parse(cursor, param: "cursor")
+        let rows = try read { tx in
+            try tx.eventPage(merchantID: merchant.id, type: type, objectID: objectID, after: after, limit: limit + 1)
         }
-        guard let queries = operationsQueries else {
-            throw GatewayError(.internalError, "the store cannot list events")
-        }
-        let rows = try gatewayThrowing {
-            try queries.eventPage(
-                merchantID: merchant.id, type: type, objectID: objectID, after: after, limit: limit + 1)
-        }
-        let page = Array(rows.prefix(limit))
-        let next =
-            rows.count > limit
-            ? page.last.map { EventCursor(createdAt: $0.event.createdAt, id: $0.event.id).text } : nil
-        return (page, next)
+        let page = EventCursor.page(rows, limit: limit) { ($0.event.createdAt, $0.event.id) }
+        return (page.rows, page.next)
     }
 
     /// Makes an event of this merchant pending again (due now) and returns it with its delivery state;
@@ -94,15 +64,12 @@ extension GatewayService {
     public func redeliver(
         merchant: Merchant, eventID: String, idempotencyKey: String? = nil
     ) throws(GatewayError) -> EventRecord {
-        guard let queries = operationsQueries else {
-            throw GatewayError(.internalError, "the store cannot read events")
-        }
         _ = try idempotent(merchant, key: idempotencyKey, operation: "redeliver_event", fingerprint: [eventID]) {
             _ throws(GatewayError) in
             try redeliverEvent(merchant: merchant, eventID: eventID)
             return true
         }
-        guard let updated = try gatewayThrowing({ try queries.eventRecord(id: eventID) }) else {
+        guard let updated = try read({ try $0.eventRecord(id: eventID) }) else {
             throw GatewayError(.notFound, "no such event", param: "id")
         }
         return updated
@@ -110,25 +77,27 @@ extension GatewayService {
 
     /// The delivery attempts of one of the merchant's events, oldest first; `not_found` for another merchant's.
     public func webhookAttempts(merchant: Merchant, eventID: String) throws(GatewayError) -> [WebhookAttempt] {
-        guard let queries = operationsQueries else {
-            throw GatewayError(.internalError, "the store cannot read events")
+        try read { tx in
+            guard let event = try tx.event(id: eventID), event.merchantID == merchant.id else {
+                throw GatewayError(.notFound, "no such event", param: "id")
+            }
+            return try tx.webhookAttempts(eventID: eventID)
         }
-        guard let record = try gatewayThrowing({ try queries.eventRecord(id: eventID) }),
-            record.event.merchantID == merchant.id
-        else { throw GatewayError(.notFound, "no such event", param: "id") }
-        return try gatewayThrowing { try queries.webhookAttempts(eventID: eventID) }
     }
 
-    /// Payments in each status, for the metrics endpoint (empty when the store cannot count).
+    /// Payments in each status, for the metrics endpoint.
     public func paymentCountsByStatus() throws(GatewayError) -> [PaymentStatus: Int] {
-        guard let queries = operationsQueries else { return [:] }
-        return try gatewayThrowing { try queries.paymentCountsByStatus() }
+        try read { try $0.paymentCountsByStatus() }
     }
 
     /// Events waiting for delivery (the webhook backlog).
     public func webhookBacklog() throws(GatewayError) -> Int {
-        try gatewayThrowing { try store.pendingWebhookCount() }
+        try read { try $0.pendingWebhookCount() }
     }
+
+    /// The outbox the webhook dispatcher delivers from: this gateway's store, its secret rings opened with its
+    /// cipher.
+    public var webhookOutbox: StoreWebhookOutbox { StoreWebhookOutbox(store: store, cipher: cipher) }
 
     /// Whether the store answers a read.
     public func storeIsReachable() -> Bool {

@@ -329,10 +329,7 @@ public final class GatewayService: Sendable {
                     orderNumber: request.orderNumber, details: request.details, cardholder: request.cardholder,
                     metadata: request.metadata, cardInfo: prime.cardInfo, captureMode: request.captureMode,
                     acquirer: processor.name, authorizationSentAt: now, at: now)
-                try tx.insertPayment(payment)
-                try tx.insertTransition(
-                    PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "paid by prime")
-                )
+                try apply(PaymentStateMachine.begin(payment, cause: "paid by prime"), in: tx, at: now)
                 try scope.checkpoint("payment:\(paymentID)", in: tx)
                 return (payment, card)
             }
@@ -506,7 +503,7 @@ public final class GatewayService: Sendable {
         defer { SecureBytes.zero(&card) }
         let sealed = try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: paymentID))
         try write { tx in
-            guard var current = try tx.session(orderToken: session.orderToken) else {
+            guard let current = try tx.session(orderToken: session.orderToken) else {
                 throw GatewayError(.sessionNotFound, "no such session")
             }
             try checkPayable(current, now: now)
@@ -521,13 +518,7 @@ public final class GatewayService: Sendable {
                 orderNumber: session.outTradeNo, outTradeNo: session.outTradeNo, sessionID: session.id,
                 details: session.subject.map { String($0.prefix(100)) }, cardholder: nil, metadata: [:],
                 cardInfo: cardInfo, captureMode: .now, acquirer: processor.name, authorizationSentAt: nil, at: now)
-            try tx.insertPayment(payment)
-            try tx.insertTransition(
-                PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "session paid"))
-            try tx.setCardData(paymentID: paymentID, sealed: sealed)
-            current.status = .processing
-            current.paymentID = paymentID
-            try tx.updateSession(current)
+            try apply(PaymentStateMachine.begin(payment, cause: "session paid", cardData: sealed), in: tx, at: now)
             try scope.checkpoint("payment:\(paymentID)", in: tx)
         }
         return try drive(paymentID: paymentID, scope: scope)
@@ -561,23 +552,16 @@ public final class GatewayService: Sendable {
         if let number = query.outTradeNo, !FieldLimits.fits(number, FieldLimits.outTradeNo.upperBound) {
             throw .invalid("out_trade_no", "at most \(FieldLimits.outTradeNo.upperBound) characters")
         }
-        var after: PaymentCursor?
-        if let cursor = query.cursor {
-            guard let parsed = PaymentCursor(text: cursor) else {
-                throw GatewayError(.invalidCursor, "malformed cursor", param: "cursor")
-            }
-            after = parsed
-        }
+        let after = try PaymentCursor.parse(query.cursor, param: "cursor", reason: "malformed cursor")
         var limited = query
         limited.limit = query.limit + 1
         return try read { tx in
             var rows = try tx.payments(
                 merchantID: merchant.id, environment: merchant.environment, query: limited, after: after)
-            let more = rows.count > query.limit
-            rows = Array(rows.prefix(query.limit))
+            let page = PaymentCursor.page(rows, limit: query.limit) { ($0.createdAt, $0.id) }
+            rows = page.rows
             for index in rows.indices { rows[index].refunds = try tx.refunds(paymentID: rows[index].id) }
-            let next = more ? rows.last.map { PaymentCursor(createdAt: $0.createdAt, id: $0.id).text } : nil
-            return PaymentPage(payments: rows, nextCursor: next)
+            return PaymentPage(payments: rows, nextCursor: page.next)
         }
     }
 
@@ -587,14 +571,20 @@ public final class GatewayService: Sendable {
         return try read { try $0.events(merchantID: merchant.id, limit: limit) }
     }
 
-    /// Schedules an event (delivered or dead) for delivery again.
+    /// Schedules an event (delivered or dead) for delivery again, due now; `webhook_endpoint_not_configured`
+    /// when it has nowhere to go (no notify_url of its own, no merchant endpoint).
     public func redeliverEvent(merchant: Merchant, eventID: String) throws(GatewayError) {
-        let event = try read { try $0.event(id: eventID) }
-        guard let event, event.merchantID == merchant.id else {
-            throw GatewayError(.notFound, "no such event", param: "event_id")
-        }
-        try gatewayThrowing {
-            try store.scheduleRedelivery(eventID: eventID, merchantID: merchant.id, now: clock.now())
+        let now = clock.now()
+        try write { tx in
+            guard let event = try tx.event(id: eventID), event.merchantID == merchant.id else {
+                throw GatewayError(.notFound, "no such event", param: "event_id")
+            }
+            guard try tx.eventDeliveryURL(eventID: eventID) != nil else {
+                throw GatewayError(.webhookEndpointNotConfigured, "no webhook endpoint nor notify_url for this event")
+            }
+            guard try tx.rescheduleEvent(id: eventID, at: now) else {
+                throw GatewayError(.notFound, "no such event", param: "event_id")
+            }
         }
     }
 }

@@ -439,4 +439,25 @@ extension ListingCursor {
         else { return nil }
         self.init(createdAt: Date(unixMilliseconds: millis), id: String(Substring(parts[2])))
     }
+
+    /// The position a listing was asked to start after (its `param`: `cursor`, `starting_after`): nil without
+    /// one, `invalid_cursor` with `reason` when `text` is not a cursor.
+    package static func parse(
+        _ text: String?, param: String, reason: String = "this cursor was not issued by this server"
+    ) throws(GatewayError) -> Self? {
+        guard let text else { return nil }
+        guard let cursor = Self(text: text) else { throw GatewayError(.invalidCursor, reason, param: param) }
+        return cursor
+    }
+
+    /// The first `limit` of `rows` (read with one row more than `limit`) and the text of the cursor after the
+    /// last of them when more follow (nil on the last page). `position` gives a row's creation time and id.
+    package static func page<Row>(
+        _ rows: [Row], limit: Int, position: (Row) -> (createdAt: Date, id: String)
+    ) -> (rows: [Row], next: String?) {
+        let page = Array(rows.prefix(limit))
+        guard rows.count > limit, let last = page.last else { return (page, nil) }
+        let (createdAt, id) = position(last)
+        return (page, Self(createdAt: createdAt, id: id).text)
+    }
 }

@@ -1,5 +1,5 @@
-import OrchardBase
 import Foundation
+import OrchardBase
 import OrchardCrypto
 
 extension GatewayService {
@@ -72,10 +72,7 @@ extension GatewayService {
                 try fail(&payment, code: "card_data_missing", cause: "no card data to authorize with", at: now, in: tx)
                 return .done(payment)
             }
-            try tx.setCardData(paymentID: paymentID, sealed: nil)
-            payment.authorizationSentAt = now
-            payment.updatedAt = now
-            try tx.updatePayment(payment)
+            payment = try apply(PaymentStateMachine.apply(.authorizationSent, to: payment, at: now), in: tx, at: now)
             return .send(payment, sealed)
         }
         switch next {
@@ -285,31 +282,14 @@ extension GatewayService {
         let now = clock.now()
         let (payment, operation): (Payment, PendingOperation) = try write { tx in
             guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
-            if let pending = payment.pendingOperation {
-                guard resume, pending.kind == kind else {
-                    throw GatewayError(
-                        .invalidStateTransition, "a \(pending.kind.rawValue) of this payment is in progress",
-                        paymentID: paymentID)
-                }
-                return (payment, pending)
+            if resume, let pending = payment.pendingOperation, pending.kind == kind { return (payment, pending) }
+            payment = try apply(
+                PaymentStateMachine.apply(.operationRequested(kind, amount: amount), to: payment, at: now), in: tx,
+                at: now)
+            guard let operation = payment.pendingOperation else {
+                throw GatewayError(.internalError, "no pending operation", paymentID: paymentID)
             }
-            let target: PaymentStatus = kind == .capture ? .captured : .voided
-            guard payment.status.canTransition(to: target) else {
-                throw GatewayError(
-                    .invalidStateTransition, "a \(payment.status.rawValue) payment cannot be \(target.rawValue)",
-                    paymentID: paymentID)
-            }
-            let value = kind == .capture ? (amount ?? payment.amount) : 0
-            if kind == .capture, value > payment.amount {
-                throw GatewayError(
-                    .captureExceedsAuthorization, "the capture exceeds the authorized amount", param: "amount",
-                    paymentID: paymentID)
-            }
-            let operationID = kind == .capture ? Self.captureOperationID(paymentID) : "void_\(paymentID)"
-            let operation = PendingOperation(kind: kind, operationID: operationID, amount: value)
-            payment.pendingOperation = operation
-            payment.updatedAt = now
-            try tx.updatePayment(payment)
+            let value = operation.amount
             if audited {
                 try AuditLog.record(
                     in: tx, merchantID: payment.merchantID,
@@ -380,24 +360,14 @@ extension GatewayService {
                 let now = clock.now()
                 refundID = try Identifiers.make("re_", 24)
                 try write { tx in
-                    guard let payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
-                    guard payment.status == .captured || payment.status == .partiallyRefunded else {
-                        throw GatewayError(
-                            .invalidStateTransition, "a \(payment.status.rawValue) payment cannot be refunded",
-                            paymentID: paymentID)
+                    guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
+                    payment.refunds = try tx.refunds(paymentID: paymentID)
+                    let event = PaymentEvent.refundRequested(id: refundID, amount: amount, reason: reason)
+                    let step = try PaymentStateMachine.apply(event, to: payment, at: now)
+                    try apply(step, in: tx, at: now)
+                    guard let value = step.effects.newRefunds.first?.amount else {
+                        throw GatewayError(.internalError, "no refund to record", paymentID: paymentID)
                     }
-                    let committed = try tx.refunds(paymentID: paymentID).filter { $0.status != .failed }
-                        .reduce(Int64(0)) { $0 + $1.amount }
-                    let value = amount ?? (payment.capturedAmount - committed)
-                    guard value > 0, committed + value <= payment.capturedAmount else {
-                        throw GatewayError(
-                            .refundExceedsCapture, "refunds would exceed the captured amount", param: "amount",
-                            paymentID: paymentID)
-                    }
-                    try tx.insertRefund(
-                        Refund(
-                            id: refundID, paymentID: paymentID, amount: value, currency: payment.currency,
-                            status: .pending, reason: reason, declineCode: nil, createdAt: now, updatedAt: now))
                     try AuditLog.record(
                         in: tx, merchantID: payment.merchantID, action: AuditLog.Action.paymentRefund,
                         target: paymentID,
@@ -426,21 +396,16 @@ extension GatewayService {
             let now = clock.now()
             try write { tx in
                 guard let payment = try tx.payment(id: paymentID),
-                    var refund = try tx.refunds(paymentID: paymentID).first(where: { $0.id == refundID }),
+                    let refund = try tx.refunds(paymentID: paymentID).first(where: { $0.id == refundID }),
                     refund.status == .pending
                 else { return }
+                let event: PaymentEvent
                 switch outcome {
-                case .succeeded:
-                    try apply(
-                        PaymentStateMachine.apply(.refundSucceeded(refund), to: payment, at: now), in: tx, at: now)
-                case .declined(let code):
-                    refund.status = .failed
-                    refund.declineCode = code
-                    refund.updatedAt = now
-                    try tx.updateRefund(refund)
-                case .timeout, .unknown:
-                    break
+                case .succeeded: event = .refundSucceeded(refund)
+                case .declined(let code): event = .refundDeclined(refund, code: code)
+                case .timeout, .unknown: return
                 }
+                try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
             }
         }
         return try read { tx in

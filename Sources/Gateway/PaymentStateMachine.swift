@@ -17,6 +17,17 @@ package enum PaymentEvent: Sendable, Hashable {
     case operationDeclined(PendingOperation.Kind)
     /// The processor refunded the pending `refund`.
     case refundSucceeded(Refund)
+    /// The processor declined the pending `refund` with `code`: the refund fails, the payment stays as it was.
+    case refundDeclined(Refund, code: String)
+    /// The card data is handed to the processor: the payment is marked as sent and its card data dropped first,
+    /// so a crash after it is settled by querying the processor, never by authorizing again.
+    case authorizationSent
+    /// The merchant (or the automatic capture) asks for a capture of `amount` (nil: the authorized amount) or a
+    /// void: it is recorded as the payment's pending operation before the processor is called.
+    case operationRequested(PendingOperation.Kind, amount: Int64?)
+    /// The merchant asks for refund `id` of `amount` (nil: the rest of the captured amount), stored `pending`
+    /// before the processor is called. The payment's ``Payment/refunds`` must be the ones stored.
+    case refundRequested(id: String, amount: Int64?, reason: String?)
 }
 
 /// What a step of the state machine asks the service to do, in the transaction that stores the new record.
@@ -27,14 +38,24 @@ package struct PaymentEffects: Sendable, Hashable {
         case complete
         /// The payment failed: the session is open again for another payment.
         case reopen
+        /// A new payment pays the session: it is `processing`, with this payment.
+        case attach
     }
 
+    /// Whether the record is new (inserted before anything else, with its first transition).
+    package var insertsPayment = false
+    /// Refund rows to add (`pending`, before the processor is called).
+    package var newRefunds: [Refund] = []
     /// Refund rows to store as they now are (before the payment, so its events carry them).
     package var refunds: [Refund] = []
     /// Transition rows to add, in order.
     package var transitions: [PaymentTransition] = []
-    /// Whether the sealed card data is dropped (the payment will never be authorized again).
+    /// Whether the sealed card data is dropped (the payment will never be authorized again, or its
+    /// authorization is on its way with the card held only in memory).
     package var dropsCardData = false
+    /// Sealed card data to keep for the payment's authorization (a new payment whose authorization is not sent
+    /// in the transaction that creates it).
+    package var storesCardData: Data?
     /// Whether the new record is stored (false when the event changes nothing).
     package var storesPayment = false
     /// Webhook events about the payment, in order, written after the record (outbox rows).
@@ -52,6 +73,24 @@ package struct PaymentEffects: Sendable, Hashable {
 ///
 /// A new payment state goes into ``PaymentStatus/canTransition(to:)`` and an event here.
 package enum PaymentStateMachine {
+    /// A new payment (made by `Payment.created`) and what storing it takes: the record inserted with its first transition (from no state to `processing`,
+    /// for `cause`), the sealed `cardData` kept for its authorization when given, and its order session attached.
+    package static func begin(
+        _ payment: Payment, cause: String, cardData: Data? = nil
+    ) throws(GatewayError) -> (payment: Payment, effects: PaymentEffects) {
+        guard payment.status == .processing, payment.refunds.isEmpty, payment.pendingOperation == nil else {
+            throw GatewayError(.internalError, "a new payment starts processing", paymentID: payment.id)
+        }
+        var effects = PaymentEffects()
+        effects.insertsPayment = true
+        effects.transitions = [
+            PaymentTransition(paymentID: payment.id, from: nil, to: .processing, at: payment.createdAt, cause: cause)
+        ]
+        effects.storesCardData = cardData
+        if payment.sessionID != nil { effects.session = .attach }
+        return (payment, effects)
+    }
+
     /// The record after `event` and what storing it takes.
     package static func apply(
         _ event: PaymentEvent, to current: Payment, at now: Date
@@ -124,6 +163,65 @@ package enum PaymentStateMachine {
             try move(&payment, to: next, cause: "refund \(refund.id) of \(refund.amount)", at: now, effects: &effects)
             effects.storesPayment = true
             effects.events = [WebhookEventType.paymentRefunded]
+        case .refundDeclined(var refund, let code):
+            guard refund.paymentID == payment.id, refund.status == .pending else {
+                throw GatewayError(.internalError, "not a pending refund of this payment", paymentID: payment.id)
+            }
+            refund.status = .failed
+            refund.declineCode = code
+            refund.updatedAt = now
+            effects.refunds = [refund]
+        case .authorizationSent:
+            guard payment.status == .processing, payment.authorizationSentAt == nil else {
+                throw GatewayError(
+                    .invalidStateTransition, "the authorization of this payment was sent already",
+                    paymentID: payment.id)
+            }
+            payment.authorizationSentAt = now
+            payment.updatedAt = now
+            effects.dropsCardData = true
+            effects.storesPayment = true
+        case .operationRequested(let kind, let amount):
+            if let pending = payment.pendingOperation {
+                throw GatewayError(
+                    .invalidStateTransition, "a \(pending.kind.rawValue) of this payment is in progress",
+                    paymentID: payment.id)
+            }
+            let target: PaymentStatus = kind == .capture ? .captured : .voided
+            guard payment.status.canTransition(to: target) else {
+                throw GatewayError(
+                    .invalidStateTransition, "a \(payment.status.rawValue) payment cannot be \(target.rawValue)",
+                    paymentID: payment.id)
+            }
+            let value = kind == .capture ? (amount ?? payment.amount) : 0
+            if kind == .capture, value > payment.amount {
+                throw GatewayError(
+                    .captureExceedsAuthorization, "the capture exceeds the authorized amount", param: "amount",
+                    paymentID: payment.id)
+            }
+            let operationID =
+                kind == .capture ? GatewayService.captureOperationID(payment.id) : "void_\(payment.id)"
+            payment.pendingOperation = PendingOperation(kind: kind, operationID: operationID, amount: value)
+            payment.updatedAt = now
+            effects.storesPayment = true
+        case .refundRequested(let id, let amount, let reason):
+            guard payment.status == .captured || payment.status == .partiallyRefunded else {
+                throw GatewayError(
+                    .invalidStateTransition, "a \(payment.status.rawValue) payment cannot be refunded",
+                    paymentID: payment.id)
+            }
+            let committed = payment.refunds.filter { $0.status != .failed }.reduce(Int64(0)) { $0 + $1.amount }
+            let value = amount ?? (payment.capturedAmount - committed)
+            guard value > 0, committed + value <= payment.capturedAmount else {
+                throw GatewayError(
+                    .refundExceedsCapture, "refunds would exceed the captured amount", param: "amount",
+                    paymentID: payment.id)
+            }
+            let refund = Refund(
+                id: id, paymentID: payment.id, amount: value, currency: payment.currency, status: .pending,
+                reason: reason, declineCode: nil, createdAt: now, updatedAt: now)
+            payment.refunds.append(refund)
+            effects.newRefunds = [refund]
         }
         return (payment, effects)
     }
@@ -145,24 +243,39 @@ package enum PaymentStateMachine {
 }
 
 extension GatewayService {
-    /// Applies a step of ``PaymentStateMachine`` in `tx`: refund rows, transition rows, the card data dropped, the
-    /// new record, its events (outbox rows), then the session's change. Returns the new record.
+    /// Applies a step of ``PaymentStateMachine`` in `tx`: a new record, refund rows, transition rows, the card
+    /// data kept or dropped, the changed record, its events (outbox rows), then the session's change. Returns the
+    /// new record.
     @discardableResult
     func apply(
         _ step: (payment: Payment, effects: PaymentEffects), in tx: any StoreTransaction, at now: Date
     ) throws -> Payment {
         let (payment, effects) = step
+        if effects.insertsPayment { try tx.insertPayment(payment) }
+        for refund in effects.newRefunds { try tx.insertRefund(refund) }
         for refund in effects.refunds { try tx.updateRefund(refund) }
         for transition in effects.transitions { try tx.insertTransition(transition) }
+        if let sealed = effects.storesCardData { try tx.setCardData(paymentID: payment.id, sealed: sealed) }
         if effects.dropsCardData { try tx.setCardData(paymentID: payment.id, sealed: nil) }
         if effects.storesPayment { try tx.updatePayment(payment) }
         for type in effects.events { try emit(type, payment: payment, in: tx, at: now) }
         switch effects.session {
         case .complete: try completeSession(of: payment, in: tx, at: now)
         case .reopen: try reopenSession(of: payment, in: tx)
+        case .attach: try attachSession(of: payment, in: tx)
         case nil: break
         }
         return payment
+    }
+
+    /// Marks a new payment's session as paid by it (`processing`).
+    func attachSession(of payment: Payment, in tx: any StoreTransaction) throws {
+        guard let sessionID = payment.sessionID, var session = try tx.session(id: sessionID) else {
+            throw GatewayError(.sessionNotFound, "no such session")
+        }
+        session.status = .processing
+        session.paymentID = payment.id
+        try tx.updateSession(session)
     }
 
     /// Opens the session of a failed payment again, when it was this payment's.

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Every mutation the domain makes inside one ``write(_:)`` call commits atomically, including the
 /// webhook event rows that report it (the transactional outbox) and the idempotency recovery point.
-public protocol Store: WebhookOutbox, SandboxAcquirerLedger {
+public protocol Store: Sendable, SandboxAcquirerLedger {
     /// Runs `body` in a write transaction (serialized with other writers); commits when it returns,
     /// rolls back when it throws.
     func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
@@ -13,6 +13,13 @@ public protocol Store: WebhookOutbox, SandboxAcquirerLedger {
     func read<T>(_ body: (any StoreTransaction) throws -> T) throws -> T
     /// Whether the database answers now (one attempt, no waiting for it to come back): `/readyz`.
     func isReachable() -> Bool
+
+    // MARK: Webhook delivery (the dispatcher's, through ``StoreWebhookOutbox``)
+    /// Pending events whose next attempt is due at `now` and whose merchant has an endpoint, oldest first, with
+    /// the merchant's secret ring as sealed. A store that serves several instances leases them to the caller.
+    func dueWebhookRows(now: Date, limit: Int) throws -> [DueWebhookRow]
+    /// Records an attempt and moves the event to the attempt's state, atomically.
+    func recordWebhookAttempt(_ attempt: WebhookAttempt) throws
 }
 
 extension Store {
@@ -110,6 +117,25 @@ public protocol StoreTransaction {
     /// The merchant's events, newest first.
     func events(merchantID: String, limit: Int) throws -> [WebhookEvent]
     func event(id: String) throws -> WebhookEvent?
+    /// The merchant's events with their delivery state, newest first (creation time, then id, descending),
+    /// optionally of one type and about one object (a payment or session id), strictly after `cursor`, at
+    /// most `limit`.
+    func eventPage(
+        merchantID: String, type: String?, objectID: String?, after cursor: EventCursor?, limit: Int
+    ) throws -> [EventRecord]
+    /// One event with its delivery state.
+    func eventRecord(id: String) throws -> EventRecord?
+    /// The recorded delivery attempts of an event, oldest first.
+    func webhookAttempts(eventID: String) throws -> [WebhookAttempt]
+    /// An event's delivery state and attempt count.
+    func webhookState(eventID: String) throws -> (state: WebhookDeliveryState, attempts: Int)?
+    /// The number of pending events (the webhook backlog metric).
+    func pendingWebhookCount() throws -> Int
+    /// Where the event is delivered: its own URL (a session's notify_url) or else its merchant's endpoint;
+    /// nil when it has neither (or there is no such event).
+    func eventDeliveryURL(eventID: String) throws -> String?
+    /// Makes the event pending again, due at `now`; false when there is no such event.
+    func rescheduleEvent(id: String, at now: Date) throws -> Bool
 
     // MARK: Idempotency
     /// Inserts the key's row unless one exists (`INSERT … ON CONFLICT DO NOTHING`); true when inserted.
@@ -139,6 +165,8 @@ public protocol StoreTransaction {
     // MARK: Audit
     /// Per-payment facts the ledger audit checks.
     func auditRows() throws -> [AuditRow]
+    /// How many payments are in each status (all merchants and environments).
+    func paymentCountsByStatus() throws -> [PaymentStatus: Int]
 
     // MARK: Console sessions
     func insertConsoleSession(_ session: ConsoleSessionRecord) throws

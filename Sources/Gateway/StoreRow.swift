@@ -25,6 +25,13 @@ extension WebhookEvent {
 }
 
 extension EventRecord {
+    /// The columns of an event with its delivery (`e`, the event table; the last attempt's status from the
+    /// attempt table), in the order ``init(row:)`` reads them.
+    package static let storeColumns = """
+        e.id, e.merchant_id, e.type, e.payload, e.created_at, e.state, e.attempts, e.next_attempt_at,
+        (SELECT a.http_status FROM webhook_attempts a WHERE a.event_id = e.id ORDER BY a.seq DESC LIMIT 1)
+        """
+
     /// An event and its delivery from the event's five columns, then `state, attempts, next_attempt_at,
     /// last_status` (the stores' `eventColumns`).
     package init(row: some StoreRow) {
@@ -192,5 +199,14 @@ extension Payment {
             createdAt: row.date(38), updatedAt: row.date(39), authorizedAt: row.optionalDate(40),
             capturedAt: row.optionalDate(41), voidedAt: row.optionalDate(42), refunds: [],
             authorizationSentAt: row.optionalDate(43), pendingOperation: pending)
+    }
+}
+
+extension PaymentStatus {
+    /// The payments in each status from `status, COUNT(*)` rows (a status this version does not know is left out).
+    package static func counts(_ rows: [(status: String, count: Int)]) -> [PaymentStatus: Int] {
+        var counts: [PaymentStatus: Int] = [:]
+        for row in rows { if let status = PaymentStatus(rawValue: row.status) { counts[status] = row.count } }
+        return counts
     }
 }

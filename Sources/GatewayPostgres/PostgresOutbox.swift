@@ -7,7 +7,7 @@ extension PostgresStore {
     /// Claims the due events for this instance: rows locked `FOR UPDATE SKIP LOCKED` (so instances polling at once
     /// take different events) are leased until `now +` ``Configuration/webhookLease``. The attempt recorded after
     /// delivery sets their real state; if this instance dies first, they are due again when the lease ends.
-    public func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook] {
+    public func dueWebhookRows(now: Date, limit: Int) throws -> [DueWebhookRow] {
         let rows = try transaction(.readCommitted) { tx in
             try tx.db.query(
                 """
@@ -32,19 +32,8 @@ extension PostgresStore {
                 )
             }
         }
-        var secretsByMerchant: [String: [String]] = [:]
-        return try rows.sorted { ($0.due, $0.seq) < ($1.due, $1.seq) }.map { row in
-            if secretsByMerchant[row.event.merchantID] == nil {
-                var secrets: [String] = []
-                if let sealed = row.sealed, let cipher {
-                    secrets = try WebhookSecretRing.secrets(
-                        sealed: sealed, merchantID: row.event.merchantID, cipher: cipher, at: now)
-                }
-                secretsByMerchant[row.event.merchantID] = secrets
-            }
-            return DueWebhook(
-                event: row.event, url: row.url, secrets: secretsByMerchant[row.event.merchantID] ?? [],
-                attempts: row.attempts)
+        return rows.sorted { ($0.due, $0.seq) < ($1.due, $1.seq) }.map { row in
+            DueWebhookRow(event: row.event, url: row.url, sealedSecrets: row.sealed, attempts: row.attempts)
         }
     }
 
@@ -63,51 +52,6 @@ extension PostgresStore {
             try tx.db.run(
                 "UPDATE webhook_events SET state = $1, attempts = attempts + 1, next_attempt_at = $2 WHERE id = $3",
                 [.text(attempt.state.rawValue), PGValue(attempt.nextAttemptAt), .text(attempt.eventID)])
-        }
-    }
-
-    public func scheduleRedelivery(eventID: String, merchantID: String, now: Date) throws {
-        let changed = try transaction(.serializable) { tx in
-            let url = try tx.db.query(
-                """
-                SELECT COALESCE(e.delivery_url, m.webhook_url) FROM webhook_events e
-                JOIN merchants m ON m.id = e.merchant_id WHERE e.id = $1 AND e.merchant_id = $2
-                """, [.text(eventID), .text(merchantID)]
-            ) { $0.optionalText(0) }
-            guard let found = url.first else { return 0 }
-            guard found != nil else {
-                throw GatewayError(.webhookEndpointNotConfigured, "no webhook endpoint nor notify_url for this event")
-            }
-            return try tx.db.change(
-                "UPDATE webhook_events SET state = 'pending', next_attempt_at = $1 WHERE id = $2 AND merchant_id = $3",
-                [.timestamptz(now), .text(eventID), .text(merchantID)])
-        }
-        guard changed == 1 else { throw GatewayError(.notFound, "no such event", param: "event_id") }
-    }
-
-    public func pendingWebhookCount() throws -> Int {
-        try transaction(.readOnly) { tx in
-            try tx.db.query("SELECT COUNT(*) FROM webhook_events WHERE state = 'pending'") { Int($0.int(0)) }.first
-                ?? 0
-        }
-    }
-
-    /// The recorded delivery attempts of an event, oldest first.
-    public func webhookAttempts(eventID: String) throws -> [WebhookAttempt] {
-        try transaction(.readOnly) { tx in
-            try tx.db.query(
-                "SELECT \(WebhookAttempt.storeColumns) FROM webhook_attempts WHERE event_id = $1 ORDER BY seq",
-                [.text(eventID)]
-            ) { WebhookAttempt(row: $0, eventID: eventID) }
-        }
-    }
-
-    /// An event's delivery state and attempt count.
-    public func webhookState(eventID: String) throws -> (state: WebhookDeliveryState, attempts: Int)? {
-        try transaction(.readOnly) { tx in
-            try tx.db.query("SELECT state, attempts FROM webhook_events WHERE id = $1", [.text(eventID)]) {
-                (WebhookDeliveryState(rawValue: $0.text(0)) ?? .pending, Int($0.int(1)))
-            }.first
         }
     }
 }
@@ -198,20 +142,15 @@ extension PostgresStore {
     }
 }
 
-// MARK: - Operations queries
+// MARK: - Events, deliveries and counts (read in the domain's transactions)
 
-extension PostgresStore: OperationsQueries {
-    private static let eventColumns = """
-        e.id, e.merchant_id, e.type, e.payload, e.created_at, e.state, e.attempts, e.next_attempt_at,
-        (SELECT a.http_status FROM webhook_attempts a WHERE a.event_id = e.id ORDER BY a.seq DESC LIMIT 1)
-        """
-
-    public func eventPage(
+extension PostgresTransaction {
+    func eventPage(
         merchantID: String, type: String?, objectID: String?, after cursor: EventCursor?, limit: Int
     ) throws
         -> [EventRecord]
     {
-        var sql = "SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.merchant_id = $1"
+        var sql = "SELECT \(EventRecord.storeColumns) FROM webhook_events e WHERE e.merchant_id = $1"
         var values: [PGValue] = [.text(merchantID)]
         if let type {
             values.append(.text(type))
@@ -228,23 +167,52 @@ extension PostgresStore: OperationsQueries {
         }
         values.append(PGValue(limit))
         sql += " ORDER BY e.created_at DESC, e.id DESC LIMIT $\(values.count)"
-        return try transaction(.readOnly) { tx in try tx.db.query(sql, values) { EventRecord(row: $0) } }
+        return try db.query(sql, values) { EventRecord(row: $0) }
     }
 
-    public func eventRecord(id: String) throws -> EventRecord? {
-        try transaction(.readOnly) { tx in
-            try tx.db.query("SELECT \(Self.eventColumns) FROM webhook_events e WHERE e.id = $1", [.text(id)]) {
-                EventRecord(row: $0)
-            }.first
-        }
+    func eventRecord(id: String) throws -> EventRecord? {
+        try db.query("SELECT \(EventRecord.storeColumns) FROM webhook_events e WHERE e.id = $1", [.text(id)]) {
+            EventRecord(row: $0)
+        }.first
     }
 
-    public func paymentCountsByStatus() throws -> [PaymentStatus: Int] {
-        let rows = try transaction(.readOnly) { tx in
-            try tx.db.query("SELECT status, COUNT(*) FROM payments GROUP BY status") { ($0.text(0), Int($0.int(1))) }
+    func webhookAttempts(eventID: String) throws -> [WebhookAttempt] {
+        try db.query(
+            "SELECT \(WebhookAttempt.storeColumns) FROM webhook_attempts WHERE event_id = $1 ORDER BY seq",
+            [.text(eventID)]
+        ) { WebhookAttempt(row: $0, eventID: eventID) }
+    }
+
+    func webhookState(eventID: String) throws -> (state: WebhookDeliveryState, attempts: Int)? {
+        try db.query("SELECT state, attempts FROM webhook_events WHERE id = $1", [.text(eventID)]) {
+            (WebhookDeliveryState(rawValue: $0.text(0)) ?? .pending, Int($0.int(1)))
+        }.first
+    }
+
+    func pendingWebhookCount() throws -> Int {
+        try db.query("SELECT COUNT(*) FROM webhook_events WHERE state = 'pending'") { Int($0.int(0)) }.first ?? 0
+    }
+
+    func paymentCountsByStatus() throws -> [PaymentStatus: Int] {
+        let rows = try db.query("SELECT status, COUNT(*) FROM payments GROUP BY status") {
+            ($0.text(0), Int($0.int(1)))
         }
-        var counts: [PaymentStatus: Int] = [:]
-        for (status, count) in rows { if let status = PaymentStatus(rawValue: status) { counts[status] = count } }
-        return counts
+        return PaymentStatus.counts(rows)
+    }
+
+    func eventDeliveryURL(eventID: String) throws -> String? {
+        try db.query(
+            """
+            SELECT COALESCE(e.delivery_url, m.webhook_url) FROM webhook_events e
+            JOIN merchants m ON m.id = e.merchant_id WHERE e.id = $1
+            """, [.text(eventID)]
+        ) { $0.optionalText(0) }.first ?? nil
+    }
+
+    func rescheduleEvent(id: String, at now: Date) throws -> Bool {
+        try db.change(
+            "UPDATE webhook_events SET state = 'pending', next_attempt_at = $1 WHERE id = $2",
+            [.timestamptz(now), .text(id)]
+        ) == 1
     }
 }

@@ -1,7 +1,7 @@
-import OrchardBase
 import CPostgres
 import Foundation
 import Gateway
+import OrchardBase
 
 /// A ``Store`` on PostgreSQL through libpq, for several gateway instances sharing one database.
 ///
@@ -38,7 +38,6 @@ public final class PostgresStore: Store, Sendable {
 
     /// The configuration in force.
     public let configuration: Configuration
-    let cipher: EnvelopeCipher?
     private let pool: PostgresPool
     private let counters = Locked((retries: 0, changingCommits: 0))
     let encoder: JSONEncoder = {
@@ -53,11 +52,9 @@ public final class PostgresStore: Store, Sendable {
         return decoder
     }()
 
-    /// Connects, and creates or migrates the schema. `cipher` opens the webhook secrets for
-    /// ``dueWebhooks(now:limit:)``; without it due webhooks carry no secrets.
-    public init(_ configuration: Configuration, cipher: EnvelopeCipher?) throws {
+    /// Connects, and creates or migrates the schema. The store keeps sealed data sealed: it opens nothing.
+    public init(_ configuration: Configuration) throws {
         self.configuration = configuration
-        self.cipher = cipher
         let statementTimeout = Int64((configuration.statementTimeout * 1000).rounded())
         let keywords = ["connect_timeout", "application_name", "dbname"]
         let values = [String(configuration.connectTimeout), "orchard", configuration.url]

@@ -24,7 +24,6 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// Write transactions committed with at least one changed row, the batch commits (fsyncs) that held
     /// them, and how many of the transactions were the sandbox acquirer's books.
     private let counts = Locked((transactions: 0, batches: 0, acquirer: 0))
-    let cipher: EnvelopeCipher?
     private let busyTimeoutMilliseconds: Int32
     let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -44,11 +43,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// starts empty, so about as many as there are concurrent requests are kept).
     static let idleReaders = 64
 
-    /// Opens (creating and migrating when needed) the database at `path`. `cipher` opens the webhook secrets
-    /// for ``dueWebhooks(now:limit:)``; without it due webhooks carry no secrets.
-    public init(path: String, cipher: EnvelopeCipher?, busyTimeoutMilliseconds: Int32 = 5000) throws {
+    /// Opens (creating and migrating when needed) the database at `path`. The store keeps sealed data sealed:
+    /// it opens nothing.
+    public init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws {
         self.path = path
-        self.cipher = cipher
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         connection = try SQLiteConnection(path: path)
         sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds)
@@ -179,9 +177,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 // MARK: - Webhook outbox
 
 extension SQLiteStore {
-    public func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook] {
+    public func dueWebhookRows(now: Date, limit: Int) throws -> [DueWebhookRow] {
         try transaction("BEGIN") { tx in
-            let rows = try tx.db.query(
+            try tx.db.query(
                 """
                 SELECT e.id, e.merchant_id, e.type, e.payload, e.created_at, e.attempts,
                     COALESCE(e.delivery_url, m.webhook_url), m.body
@@ -191,23 +189,10 @@ extension SQLiteStore {
                 ORDER BY e.next_attempt_at, e.created_at, e.rowid LIMIT ?
                 """, [SQLValue(now), SQLValue(limit)]
             ) { row in
-                (
-                    WebhookEvent(row: row), Int(row.int(5)), row.text(6), row.text(7)
-                )
-            }
-            var secretsByMerchant: [String: [String]] = [:]
-            return try rows.map { event, attempts, url, body in
-                if secretsByMerchant[event.merchantID] == nil {
-                    let record = try decode(MerchantRecord.self, body)
-                    var secrets: [String] = []
-                    if let sealed = record.webhookSecretsSealed, let cipher {
-                        secrets = try WebhookSecretRing.secrets(
-                            sealed: sealed, merchantID: record.id, cipher: cipher, at: now)
-                    }
-                    secretsByMerchant[event.merchantID] = secrets
-                }
-                return DueWebhook(
-                    event: event, url: url, secrets: secretsByMerchant[event.merchantID] ?? [], attempts: attempts)
+                DueWebhookRow(
+                    event: WebhookEvent(row: row), url: row.text(6),
+                    sealedSecrets: try decode(MerchantRecord.self, row.text(7)).webhookSecretsSealed,
+                    attempts: Int(row.int(5)))
             }
         }
     }
@@ -227,51 +212,6 @@ extension SQLiteStore {
             try tx.db.run(
                 "UPDATE webhook_events SET state = ?, attempts = attempts + 1, next_attempt_at = ? WHERE id = ?",
                 [.text(attempt.state.rawValue), SQLValue(attempt.nextAttemptAt), .text(attempt.eventID)])
-        }
-    }
-
-    public func scheduleRedelivery(eventID: String, merchantID: String, now: Date) throws {
-        let changed = try transaction("BEGIN IMMEDIATE") { tx in
-            let url = try tx.db.query(
-                """
-                SELECT COALESCE(e.delivery_url, m.webhook_url) FROM webhook_events e
-                JOIN merchants m ON m.id = e.merchant_id WHERE e.id = ? AND e.merchant_id = ?
-                """, [.text(eventID), .text(merchantID)]
-            ) { $0.optionalText(0) }
-            guard let found = url.first else { return 0 }
-            guard found != nil else {
-                throw GatewayError(.webhookEndpointNotConfigured, "no webhook endpoint nor notify_url for this event")
-            }
-            return try tx.db.run(
-                "UPDATE webhook_events SET state = 'pending', next_attempt_at = ? WHERE id = ? AND merchant_id = ?",
-                [SQLValue(now), .text(eventID), .text(merchantID)])
-        }
-        guard changed == 1 else { throw GatewayError(.notFound, "no such event", param: "event_id") }
-    }
-
-    public func pendingWebhookCount() throws -> Int {
-        try transaction("BEGIN") { tx in
-            try tx.db.query("SELECT COUNT(*) FROM webhook_events WHERE state = 'pending'") { Int($0.int(0)) }
-                .first ?? 0
-        }
-    }
-
-    /// The recorded delivery attempts of an event, oldest first.
-    public func webhookAttempts(eventID: String) throws -> [WebhookAttempt] {
-        try transaction("BEGIN") { tx in
-            try tx.db.query(
-                "SELECT \(WebhookAttempt.storeColumns) FROM webhook_attempts WHERE event_id = ? ORDER BY seq",
-                [.text(eventID)]
-            ) { WebhookAttempt(row: $0, eventID: eventID) }
-        }
-    }
-
-    /// An event's delivery state and attempt count.
-    public func webhookState(eventID: String) throws -> (state: WebhookDeliveryState, attempts: Int)? {
-        try transaction("BEGIN") { tx in
-            try tx.db.query("SELECT state, attempts FROM webhook_events WHERE id = ?", [.text(eventID)]) {
-                (WebhookDeliveryState(rawValue: $0.text(0)) ?? .pending, Int($0.int(1)))
-            }.first
         }
     }
 }

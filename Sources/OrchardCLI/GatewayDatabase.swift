@@ -43,10 +43,10 @@ enum GatewayDatabase {
 
     /// Opens the store `option` names without a master key (`orchard audit`: sealed data stays sealed).
     static func openWithoutKey(_ option: String) throws -> any Store {
-        if isPostgres(option) { return try PostgresStore(PostgresStore.Configuration(url: option), cipher: nil) }
+        if isPostgres(option) { return try PostgresStore(PostgresStore.Configuration(url: option)) }
         let path = try sqlitePath(option)
         guard FileManager.default.fileExists(atPath: path) else { throw UsageError("no database at \(path)") }
-        return try SQLiteStore(path: path, cipher: nil)
+        return try SQLiteStore(path: path)
     }
 }
 

@@ -44,7 +44,7 @@ public final class GatewayRuntime: Sendable {
     /// The options it was opened with.
     public let options: Options
     /// The store: SQLite, or PostgreSQL.
-    public let store: any Store & OperationsQueries
+    public let store: any Store
     /// The domain over the store, the sandbox acquirer and the token library.
     public let gateway: GatewayService
     /// The sandbox PKI and merchant (sandbox mode).
@@ -80,13 +80,13 @@ public final class GatewayRuntime: Sendable {
         let cipher = EnvelopeCipher(masterKey: masterKey)
         if let postgres = options.postgres {
             do {
-                store = try PostgresStore(postgres, cipher: cipher)
+                store = try PostgresStore(postgres)
             } catch let error as PostgresError {
                 throw GatewayError(
                     .storageFailure, "cannot open \(redactedDatabaseURL(postgres.url)): \(error.message)")
             }
         } else {
-            store = try SQLiteStore(path: options.databasePath, cipher: cipher)
+            store = try SQLiteStore(path: options.databasePath)
         }
         var warnings: [String] = []
         var productionAnchor: TrustAnchor?

@@ -47,7 +47,7 @@ enum GatewayWorkerCommand {
             let clock = SystemClock()
             let key = try MasterKey.resolve(databasePath: path, environment: .sandbox)
             let cipher = EnvelopeCipher(masterKey: key)
-            let store = try SQLiteStore(path: path, cipher: cipher)
+            let store = try SQLiteStore(path: path)
             let setup = try MerchantRegistry(store: store, cipher: cipher, clock: clock).ensureSandbox(
                 issuer: SandboxPKIIssuer())
             var acquirer = SandboxAcquirer.Configuration()

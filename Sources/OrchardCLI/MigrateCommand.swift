@@ -42,8 +42,8 @@ enum MigrateCommand {
         }
         let shown = GatewayDatabase.display(target)
         do {
-            let source = try SQLiteStore(path: sourcePath, cipher: nil)
-            let report = try StoreCopy.copy(from: source, to: try PostgresStore(configuration, cipher: nil))
+            let source = try SQLiteStore(path: sourcePath)
+            let report = try StoreCopy.copy(from: source, to: try PostgresStore(configuration))
             for (table, count) in report.rows { io.out("\(table): \(count) rows") }
             io.out("row counts match; audit: \(report.audit.paymentsChecked) payments, all invariants hold")
             io.out("copied sqlite:\(sourcePath) to \(shown)")

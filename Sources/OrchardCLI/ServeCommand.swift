@@ -156,7 +156,7 @@ public enum ServeCommand {
         let deliveries = metrics.counter(
             "orchard_webhook_deliveries_total", help: "Webhook delivery attempts by outcome.", labels: ["outcome"])
         let dispatcher = WebhookDispatcher(
-            outbox: runtime.store, sender: CurlWebhookSender(), configuration: dispatcherConfiguration
+            outbox: runtime.gateway.webhookOutbox, sender: CurlWebhookSender(), configuration: dispatcherConfiguration
         ) { record in
             let outcome =
                 switch record.state {

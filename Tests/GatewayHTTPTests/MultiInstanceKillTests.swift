@@ -187,7 +187,7 @@ struct MultiInstanceKillTests {
         var events: [WebhookEvent] = []
         while Date() < deadline {
             events = try store.read { try $0.events(merchantID: merchant.id, limit: 1_000_000) }
-            if try store.pendingWebhookCount() == 0,
+            if try store.read({ try $0.pendingWebhookCount() }) == 0,
                 delivered.withLock({ received in events.allSatisfy { received.contains($0.id) } })
             {
                 break

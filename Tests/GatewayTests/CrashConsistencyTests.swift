@@ -109,7 +109,7 @@ struct CrashConsistencyTests {
         acknowledged.merge(last.acknowledged) { first, _ in first }
         #expect(acknowledged.count == count)
 
-        let store = try SQLiteStore(path: database, cipher: nil)
+        let store = try SQLiteStore(path: database)
         for (id, _) in acknowledged {
             let payment = try store.read { try $0.payment(id: id) }
             #expect(payment != nil, "acknowledged payment \(id) is missing")
@@ -144,7 +144,7 @@ struct CrashConsistencyTests {
                 binary, database: database, count: count, killPoint: nil, killAfterCommits: point)
             #expect(!killed.finished, "the worker was not killed after commit \(point)")
             // What the killed worker had committed but not answered: finished idempotency results.
-            let store = try SQLiteStore(path: database, cipher: nil)
+            let store = try SQLiteStore(path: database)
             let merchantID = try store.read { try $0.merchants(environment: .sandbox)[0].id }
             let finishedBefore = try (0..<count).filter { index in
                 try store.read {
@@ -202,7 +202,7 @@ struct CrashConsistencyTests {
             return process.terminationStatus
         }
         #expect(try audit() == 0)
-        let store = try SQLiteStore(path: database, cipher: nil)
+        let store = try SQLiteStore(path: database)
         let first = try #require(try store.read { try $0.auditRows() }.first)
         try store.insertAcquirerAuthorization(
             SandboxAuthorization(

@@ -12,7 +12,7 @@ struct GroupCommitTests {
     static func store() throws -> (SQLiteStore, URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-gc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return (try SQLiteStore(path: directory.appendingPathComponent("g.db").path, cipher: nil), directory)
+        return (try SQLiteStore(path: directory.appendingPathComponent("g.db").path), directory)
     }
 
     /// Runs `body` on a thread of its own (so many can block at once), inside `group`.

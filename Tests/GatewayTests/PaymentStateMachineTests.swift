@@ -186,4 +186,127 @@ struct PaymentStateMachineTests {
             try PaymentStateMachine.apply(.refundSucceeded(settled), to: Self.payment(.captured), at: Self.later)
         }
     }
+
+    @Test("a new payment: inserted processing with its first transition, card data kept, its session attached")
+    func begin() throws {
+        var fresh = Self.payment(.processing, sessionID: "ses_1")
+        fresh.authorizationSentAt = nil
+        let sealed = Data([1, 2, 3])
+        let (created, effects) = try PaymentStateMachine.begin(fresh, cause: "session paid", cardData: sealed)
+        #expect(created == fresh && effects.insertsPayment && !effects.storesPayment && effects.events.isEmpty)
+        #expect(
+            effects.transitions == [
+                PaymentTransition(paymentID: "pay_1", from: nil, to: .processing, at: Self.now, cause: "session paid")
+            ])
+        #expect(effects.storesCardData == sealed && !effects.dropsCardData && effects.session == .attach)
+        let (_, byPrime) = try PaymentStateMachine.begin(Self.payment(.processing), cause: "paid by prime")
+        #expect(byPrime.insertsPayment && byPrime.storesCardData == nil && byPrime.session == nil)
+        #expect(byPrime.transitions.first?.cause == "paid by prime")
+        for status in PaymentStatus.allCases where status != .processing {
+            #expect(throws: GatewayError.self) { try PaymentStateMachine.begin(Self.payment(status), cause: "x") }
+        }
+    }
+
+    @Test("authorization sent: marked sent, card data dropped, status unchanged; only once, only processing")
+    func authorizationSent() throws {
+        var fresh = Self.payment(.processing)
+        fresh.authorizationSentAt = nil
+        let (sent, effects) = try PaymentStateMachine.apply(.authorizationSent, to: fresh, at: Self.later)
+        #expect(sent.status == .processing && sent.authorizationSentAt == Self.later && sent.updatedAt == Self.later)
+        #expect(effects.dropsCardData && effects.storesPayment && effects.transitions.isEmpty && effects.events.isEmpty)
+        #expect(throws: GatewayError.self) {
+            try PaymentStateMachine.apply(.authorizationSent, to: sent, at: Self.later)
+        }
+        for status in PaymentStatus.allCases where status != .processing {
+            var other = Self.payment(status)
+            other.authorizationSentAt = nil
+            #expect(throws: GatewayError.self) {
+                try PaymentStateMachine.apply(.authorizationSent, to: other, at: Self.later)
+            }
+        }
+    }
+
+    @Test("capture or void requested: pending with its stable id and amount, only from authorized, one at a time")
+    func operationRequested() throws {
+        let authorized = Self.payment(.authorized)
+        let (full, effects) = try PaymentStateMachine.apply(
+            .operationRequested(.capture, amount: nil), to: authorized, at: Self.later)
+        #expect(full.status == .authorized && full.updatedAt == Self.later)
+        #expect(full.pendingOperation == PendingOperation(kind: .capture, operationID: "capture_pay_1", amount: 10_000))
+        #expect(effects.storesPayment && effects.transitions.isEmpty && effects.events.isEmpty)
+        let (part, _) = try PaymentStateMachine.apply(
+            .operationRequested(.capture, amount: 2_500), to: authorized, at: Self.later)
+        #expect(part.pendingOperation?.amount == 2_500)
+        let (void, _) = try PaymentStateMachine.apply(
+            .operationRequested(.void, amount: nil), to: authorized, at: Self.later)
+        #expect(void.pendingOperation == PendingOperation(kind: .void, operationID: "void_pay_1", amount: 0))
+        func refusal(_ event: PaymentEvent, _ payment: Payment) -> GatewayError? {
+            do {
+                _ = try PaymentStateMachine.apply(event, to: payment, at: Self.later)
+                return nil
+            } catch { return error }
+        }
+        let over = refusal(.operationRequested(.capture, amount: 10_001), authorized)
+        #expect(over?.code == .captureExceedsAuthorization && over?.param == "amount")
+        let busy = refusal(.operationRequested(.void, amount: nil), full)
+        #expect(busy?.code == .invalidStateTransition && busy?.reason == "a capture of this payment is in progress")
+        for status in PaymentStatus.allCases where status != .authorized {
+            let refused = refusal(.operationRequested(.capture, amount: nil), Self.payment(status))
+            #expect(refused?.reason == "a \(status.rawValue) payment cannot be captured")
+            #expect(
+                refusal(.operationRequested(.void, amount: nil), Self.payment(status))?.code == .invalidStateTransition)
+        }
+    }
+
+    @Test("refund requested: a pending row of the rest or the amount asked, never past the captured amount")
+    func refundRequested() throws {
+        var captured = Self.payment(.captured)
+        let (first, effects) = try PaymentStateMachine.apply(
+            .refundRequested(id: "re_1", amount: 4_000, reason: "damaged"), to: captured, at: Self.later)
+        #expect(effects.newRefunds.count == 1 && !effects.storesPayment && effects.transitions.isEmpty)
+        let row = try #require(effects.newRefunds.first)
+        #expect(row.id == "re_1" && row.amount == 4_000 && row.status == .pending && row.reason == "damaged")
+        #expect(row.currency == "TWD" && row.createdAt == Self.later && first.status == .captured)
+        captured.refunds = first.refunds
+        var failed = Self.refund(3_000)
+        failed.id = "re_0"
+        failed.status = .failed
+        captured.refunds.append(failed)
+        let (_, rest) = try PaymentStateMachine.apply(
+            .refundRequested(id: "re_2", amount: nil, reason: nil), to: captured, at: Self.later)
+        #expect(rest.newRefunds.first?.amount == 6_000, "a failed refund commits nothing")
+        #expect(throws: GatewayError.self) {
+            try PaymentStateMachine.apply(
+                .refundRequested(id: "re_2", amount: 6_001, reason: nil), to: captured, at: Self.later)
+        }
+        var all = Self.payment(.captured)
+        all.refunds = [Self.refund(10_000)]
+        do {
+            _ = try PaymentStateMachine.apply(
+                .refundRequested(id: "re_2", amount: nil, reason: nil), to: all, at: Self.later)
+            Issue.record("nothing is left to refund")
+        } catch { #expect(error.code == .refundExceedsCapture) }
+        for status in PaymentStatus.allCases where status != .captured && status != .partiallyRefunded {
+            do {
+                _ = try PaymentStateMachine.apply(
+                    .refundRequested(id: "re_2", amount: 1, reason: nil), to: Self.payment(status), at: Self.later)
+                Issue.record("a \(status.rawValue) payment was refunded")
+            } catch { #expect(error.reason == "a \(status.rawValue) payment cannot be refunded") }
+        }
+    }
+
+    @Test("refund declined: the row fails with its code, the payment and its status stay, no event")
+    func refundDeclined() throws {
+        let captured = Self.payment(.captured)
+        let (same, effects) = try PaymentStateMachine.apply(
+            .refundDeclined(Self.refund(4_000), code: "do_not_honor"), to: captured, at: Self.later)
+        #expect(same == captured && !effects.storesPayment && effects.transitions.isEmpty && effects.events.isEmpty)
+        #expect(effects.refunds.map(\.status) == [.failed] && effects.refunds.first?.declineCode == "do_not_honor")
+        #expect(effects.refunds.first?.updatedAt == Self.later)
+        var settled = Self.refund(1_000)
+        settled.status = .failed
+        #expect(throws: GatewayError.self) {
+            try PaymentStateMachine.apply(.refundDeclined(settled, code: "x"), to: captured, at: Self.later)
+        }
+    }
 }

@@ -21,7 +21,7 @@ struct PostgresStoreTests {
         .enabled(if: serverConfigured, "ORCHARD_TEST_POSTGRES_URL is not set"))
     func serializationFailureRetried() throws {
         let database = try PostgresTestDatabase()
-        let store = try database.store(cipher: nil)
+        let store = try database.store()
         try store.write { try $0.setSetting("counter", value: Data("0".utf8)) }
         let bothRead = DispatchGroup()
         bothRead.enter()
@@ -50,7 +50,7 @@ struct PostgresStoreTests {
         .enabled(if: serverConfigured, "ORCHARD_TEST_POSTGRES_URL is not set"))
     func deadlockRetried() throws {
         let database = try PostgresTestDatabase()
-        let store = try database.store(cipher: nil)
+        let store = try database.store()
         try store.write { tx in
             try tx.setSetting("a", value: Data("0".utf8))
             try tx.setSetting("b", value: Data("0".utf8))
@@ -84,8 +84,8 @@ struct PostgresStoreTests {
         .enabled(if: serverConfigured, "ORCHARD_TEST_POSTGRES_URL is not set"))
     func connectionLostMidTransaction() throws {
         let database = try PostgresTestDatabase()
-        let store = try database.store(cipher: nil)
-        let admin = try database.store(cipher: nil)
+        let store = try database.store()
+        let admin = try database.store()
         let runs = Mutex(0)
         try store.write { tx in
             let run = runs.withLock { count in
@@ -115,9 +115,9 @@ struct PostgresStoreTests {
         .enabled(if: serverConfigured, "ORCHARD_TEST_POSTGRES_URL is not set"))
     func concurrentMigrations() throws {
         let database = try PostgresTestDatabase()
-        let errors = Self.together(4) { _ in _ = try database.store(cipher: nil) }
+        let errors = Self.together(4) { _ in _ = try database.store() }
         #expect(errors == [nil, nil, nil, nil])
-        #expect(try database.store(cipher: nil).appliedMigrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9])
+        #expect(try database.store().appliedMigrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9])
     }
 
     @Test(
@@ -156,13 +156,13 @@ struct PostgresStoreTests {
         _ = try h.pay()
         let other = try h.reopenedStore()
         let now = h.clock.now()
-        let first = try h.store.dueWebhooks(now: now, limit: 1)
-        let second = try other.dueWebhooks(now: now, limit: 10)
+        let first = try h.store.dueWebhookRows(now: now, limit: 1)
+        let second = try other.dueWebhookRows(now: now, limit: 10)
         #expect(first.count == 1 && second.count == 1)
         #expect(Set(first.map(\.event.id)).isDisjoint(with: second.map(\.event.id)))
-        #expect(try other.dueWebhooks(now: now, limit: 10).isEmpty)
+        #expect(try other.dueWebhookRows(now: now, limit: 10).isEmpty)
         // The instance holding them died: after the lease they are due again, for anyone.
-        let later = try other.dueWebhooks(now: now.addingTimeInterval(121), limit: 10)
+        let later = try other.dueWebhookRows(now: now.addingTimeInterval(121), limit: 10)
         #expect(Set(later.map(\.event.id)) == Set((first + second).map(\.event.id)))
     }
 

@@ -83,7 +83,9 @@ struct StorageTests {
         var scanned = 0
         for (name, bytes) in try h.storedContents() {
             scanned += bytes.count
-            for needle in h.storedForms(needles) { #expect(bytes.range(of: needle) == nil, "found a secret in \(name)") }
+            for needle in h.storedForms(needles) {
+                #expect(bytes.range(of: needle) == nil, "found a secret in \(name)")
+            }
         }
         #expect(scanned > 0)
     }
@@ -109,7 +111,7 @@ struct StorageTests {
                 outTradeNo: "N-1", amount: 10_000, currency: "TWD", country: "TW",
                 notifyURL: "https://shop.example/notify"))
         _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
-        let due = try h.store.dueWebhooks(now: h.clock.now(), limit: 10)
+        let due = try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10)
         #expect(due.map(\.event.type) == ["payment.succeeded", "session.completed", "payment.captured"])
         #expect(due.allSatisfy { $0.url == "https://shop.example/notify" && $0.secrets.count == 1 })
         #expect(due.first?.secrets == (try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id)))
@@ -131,14 +133,14 @@ struct StorageTests {
     func outbox(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         _ = try h.pay()
-        #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).isEmpty)
+        #expect(try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).isEmpty)
         let (url, secret) = try h.gateway.merchants.setWebhookEndpoint(
             merchantID: h.merchant.id, url: "https://shop.example/hook")
         #expect(url == "https://shop.example/hook")
-        let due = try h.store.dueWebhooks(now: h.clock.now(), limit: 10)
+        let due = try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10)
         #expect(due.map(\.event.type) == ["payment.succeeded", "payment.captured"])
         #expect(due.allSatisfy { $0.secrets.first == secret && $0.url == url && $0.attempts == 0 })
-        #expect(try h.store.pendingWebhookCount() == 2)
+        #expect(try h.store.read { try $0.pendingWebhookCount() } == 2)
         let event = due[0].event
         let body = try JSONSerialization.jsonObject(with: event.payload) as! [String: Any]
         #expect(body["id"] as? String == event.id)
@@ -148,15 +150,17 @@ struct StorageTests {
                 eventID: event.id, attemptedAt: h.clock.now(), httpStatus: 500, error: nil, state: .pending,
                 nextAttemptAt: h.clock.now().addingTimeInterval(60)))
         // The retried event is no longer due (a PostgreSQL store also keeps the other one leased to this caller).
-        #expect(try !h.store.dueWebhooks(now: h.clock.now(), limit: 10).map(\.event.id).contains(event.id))
+        #expect(
+            try !h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).map(\.event.id).contains(event.id))
         try h.store.recordWebhookAttempt(
             WebhookAttempt(
                 eventID: event.id, attemptedAt: h.clock.now(), httpStatus: 200, error: nil, state: .delivered,
                 nextAttemptAt: nil))
-        #expect(try h.store.webhookState(eventID: event.id)?.state == .delivered)
-        #expect(try h.store.webhookAttempts(eventID: event.id).map(\.httpStatus) == [500, 200])
+        #expect(try h.store.read { try $0.webhookState(eventID: event.id) }?.state == .delivered)
+        #expect(try h.store.read { try $0.webhookAttempts(eventID: event.id) }.map(\.httpStatus) == [500, 200])
         try h.gateway.redeliverEvent(merchant: h.merchant, eventID: event.id)
-        #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).map(\.event.id).contains(event.id))
+        #expect(
+            try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).map(\.event.id).contains(event.id))
         let (_, rotated) = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: url)
         #expect(try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id) == [rotated, secret])
     }

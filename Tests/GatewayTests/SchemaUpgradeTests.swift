@@ -79,7 +79,7 @@ struct SchemaUpgradeTests {
         }
         try SQLiteScript.run(rows.joined(separator: "\n"), databasePath: path)
 
-        let store = try SQLiteStore(path: path, cipher: nil)
+        let store = try SQLiteStore(path: path)
         #expect(try store.appliedMigrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
         for p in primes {
             #expect(try store.read { try $0.prime(hash: p.hash) } == p)
@@ -161,7 +161,7 @@ struct SchemaUpgradeTests {
         }
         try SQLiteScript.run(rows.joined(separator: "\n"), databasePath: path)
 
-        let store = try SQLiteStore(path: path, cipher: nil)
+        let store = try SQLiteStore(path: path)
         #expect(try store.appliedMigrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
         for p in payments {
             #expect(try store.read { try $0.payment(id: p.id) } == Self.toTheMillisecond(p))

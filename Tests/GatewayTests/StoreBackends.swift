@@ -39,8 +39,6 @@ enum StoreBackend: String, Sendable, CaseIterable, CustomTestStringConvertible {
 
 /// What the tests read from either store beyond the ``Store`` protocol.
 protocol TestStore: Store {
-    func webhookAttempts(eventID: String) throws -> [WebhookAttempt]
-    func webhookState(eventID: String) throws -> (state: WebhookDeliveryState, attempts: Int)?
     func appliedMigrations() throws -> [Int]
     var durableCommitCount: Int { get }
 }
@@ -66,13 +64,9 @@ final class PostgresTestDatabase: @unchecked Sendable {
     deinit { try? PostgresAdmin.dropDatabase(name, url: adminURL) }
 
     /// A store on this database.
-    func store(
-        cipher: EnvelopeCipher?, configure: (inout PostgresStore.Configuration) -> Void = { _ in }
-    ) throws
-        -> PostgresStore
-    {
+    func store(configure: (inout PostgresStore.Configuration) -> Void = { _ in }) throws -> PostgresStore {
         var configuration = PostgresStore.Configuration(url: url)
         configure(&configuration)
-        return try PostgresStore(configuration, cipher: cipher)
+        return try PostgresStore(configuration)
     }
 }

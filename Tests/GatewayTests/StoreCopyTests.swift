@@ -30,7 +30,7 @@ struct StoreCopyTests {
             CreateSessionRequest(outTradeNo: "S-1", amount: 10_000, currency: "TWD", country: "TW"))
         _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
         _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 500))
-        let due = try h.store.dueWebhooks(now: h.clock.now(), limit: 2)
+        let due = try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 2)
         try #require(due.count == 2)
         try h.store.recordWebhookAttempt(
             WebhookAttempt(
@@ -62,7 +62,7 @@ struct StoreCopyTests {
         }
 
         let database = try PostgresTestDatabase()
-        let target = try database.store(cipher: h.cipher)
+        let target = try database.store()
         let report = try StoreCopy.copy(from: source, to: target)
         #expect(try target.rowCounts() == counts)
         #expect(report.rows.map(\.table) == StoreCopy.tables)
@@ -89,8 +89,12 @@ struct StoreCopyTests {
             try target.read { try $0.events(merchantID: h.merchant.id, limit: 100) }
                 == (try source.read { try $0.events(merchantID: h.merchant.id, limit: 100) }))
         for event in try source.read({ try $0.events(merchantID: h.merchant.id, limit: 100) }) {
-            #expect(try target.webhookState(eventID: event.id)! == (try source.webhookState(eventID: event.id))!)
-            #expect(try target.webhookAttempts(eventID: event.id) == (try source.webhookAttempts(eventID: event.id)))
+            #expect(
+                try target.read { try $0.webhookState(eventID: event.id) }!
+                    == (try source.read { try $0.webhookState(eventID: event.id) })!)
+            #expect(
+                try target.read { try $0.webhookAttempts(eventID: event.id) }
+                    == (try source.read { try $0.webhookAttempts(eventID: event.id) }))
         }
 
         // Sealed secrets open under the same master key.
@@ -102,7 +106,7 @@ struct StoreCopyTests {
         #expect(try registry.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == [h.keyID])
         let card = try #require(try target.read { try $0.cardData(paymentID: answer.id) })
         #expect(try h.cipher.openString(card, context: "test") == "card")
-        let due = try target.dueWebhooks(now: h.clock.now(), limit: 100)
+        let due = try StoreWebhookOutbox(store: target, cipher: h.cipher).dueWebhooks(now: h.clock.now(), limit: 100)
         #expect(!due.isEmpty && due.allSatisfy { $0.secrets == secrets })
 
         // A gateway on the copy answers the idempotent request as before and keeps paying.
@@ -137,7 +141,7 @@ struct StoreCopyTests {
         try SQLiteScript.run("UPDATE primes SET payment_id = NULL", databasePath: h.databasePath)
         let source = try #require(h.store as? SQLiteStore)
         let database = try PostgresTestDatabase()
-        let target = try database.store(cipher: h.cipher)
+        let target = try database.store()
         #expect {
             try StoreCopy.copy(from: source, to: target)
         } throws: { ($0 as? StoreCopyError)?.code == .copyFailed }
@@ -159,7 +163,7 @@ struct StoreCopyTests {
         try SQLiteScript.run("DELETE FROM webhook_attempts; DELETE FROM webhook_events", databasePath: h.databasePath)
         let source = try #require(h.store as? SQLiteStore)
         let database = try PostgresTestDatabase()
-        let target = try database.store(cipher: h.cipher)
+        let target = try database.store()
         let failure = #expect(throws: StoreCopyError.self) { try StoreCopy.copy(from: source, to: target) }
         #expect(failure?.code == .auditFailed)
         #expect(failure?.reason.contains("missing_event") == true)

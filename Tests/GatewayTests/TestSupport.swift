@@ -72,11 +72,11 @@ final class Harness: @unchecked Sendable {
         switch backend {
         case .sqlite:
             postgres = nil
-            store = try SQLiteStore(path: path, cipher: cipher)
+            store = try SQLiteStore(path: path)
         case .postgres:
             let database = try database ?? PostgresTestDatabase()
             postgres = database
-            store = try database.store(cipher: cipher)
+            store = try database.store()
         }
         let setup = try MerchantRegistry(store: store, cipher: cipher, clock: clock).ensureSandbox(
             issuer: SandboxPKIIssuer())
@@ -127,8 +127,8 @@ final class Harness: @unchecked Sendable {
     /// A second store on the harness's database (another connection, or another instance's pool).
     func reopenedStore() throws -> any TestStore {
         switch backend {
-        case .sqlite: try SQLiteStore(path: databasePath, cipher: cipher)
-        case .postgres: try #require(postgres).store(cipher: cipher)
+        case .sqlite: try SQLiteStore(path: databasePath)
+        case .postgres: try #require(postgres).store()
         }
     }
 

@@ -19,12 +19,17 @@ struct WebhookEndpointTests {
             merchantID: h.merchant.id, url: "https://shop.example/hook")
         #expect(second != first)
         #expect(try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id) == [second, first])
-        #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).allSatisfy { $0.secrets == [second, first] })
+        #expect(
+            try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).allSatisfy {
+                $0.secrets == [second, first]
+            })
         h.clock.advance(by: 24 * 3600 - 1)
         #expect(try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id) == [second, first])
         h.clock.advance(by: 1)
         #expect(try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id) == [second])
-        #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).allSatisfy { $0.secrets == [second] })
+        #expect(
+            try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).allSatisfy { $0.secrets == [second] }
+        )
         // A third rotation keeps only the secret that was in force.
         let (_, third) = try h.gateway.merchants.setWebhookEndpoint(
             merchantID: h.merchant.id, url: "https://shop.example/hook")
@@ -42,11 +47,11 @@ struct WebhookEndpointTests {
         let merchant = try h.gateway.merchants.merchant(id: h.merchant.id)
         #expect(merchant.webhookURL == "https://shop.example/hook")
         #expect(merchant.webhookEnabled == false)
-        #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).isEmpty)
-        #expect(try h.store.pendingWebhookCount() == 2)
+        #expect(try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).isEmpty)
+        #expect(try h.store.read { try $0.pendingWebhookCount() } == 2)
         _ = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: "https://shop.example/hook")
         #expect(try h.gateway.merchants.merchant(id: h.merchant.id).webhookEnabled)
-        #expect(try h.store.dueWebhooks(now: h.clock.now(), limit: 10).count == 2)
+        #expect(try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).count == 2)
     }
 
     @Test("a ring sealed as a plain array (older records) reads as secrets in force")

@@ -62,6 +62,25 @@ public struct DueWebhook: Sendable {
     }
 }
 
+/// One event due for delivery as a store hands it out: the merchant's signing secrets still sealed (a store
+/// persists and never decrypts; ``StoreWebhookOutbox`` opens them).
+public struct DueWebhookRow: Sendable {
+    public var event: WebhookEvent
+    /// The endpoint URL (the event's own notify_url, else the merchant's endpoint) at the time of delivery.
+    public var url: String
+    /// The merchant's ``MerchantRecord/webhookSecretsSealed``.
+    public var sealedSecrets: Data?
+    /// Attempts already made.
+    public var attempts: Int
+
+    public init(event: WebhookEvent, url: String, sealedSecrets: Data?, attempts: Int) {
+        self.event = event
+        self.url = url
+        self.sealedSecrets = sealedSecrets
+        self.attempts = attempts
+    }
+}
+
 /// The outcome of one delivery attempt, as the dispatcher records it.
 public struct WebhookAttempt: Sendable, Hashable, Codable {
     public var eventID: String
@@ -91,14 +110,40 @@ public struct WebhookAttempt: Sendable, Hashable, Codable {
     }
 }
 
-/// The storage side of webhook delivery. The gateway's Store implements it.
+/// The storage side of webhook delivery, as the dispatcher sees it. The gateway's is ``StoreWebhookOutbox``.
 public protocol WebhookOutbox: Sendable {
     /// Pending events whose next attempt is due at `now` and whose merchant has an endpoint, oldest first.
     func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook]
     /// Records an attempt and moves the event to the attempt's state, atomically.
     func recordWebhookAttempt(_ attempt: WebhookAttempt) throws
-    /// Makes an event (delivered or dead) pending again, due at `now`: a manual redelivery.
-    func scheduleRedelivery(eventID: String, merchantID: String, now: Date) throws
-    /// The number of pending events (the webhook backlog metric).
-    func pendingWebhookCount() throws -> Int
+}
+
+/// The gateway's outbox: due events from the ``Store``, with each merchant's secret ring opened here, in the
+/// domain (the store hands it out sealed), and attempts recorded in the store.
+public struct StoreWebhookOutbox: WebhookOutbox {
+    let store: any Store
+    let cipher: EnvelopeCipher
+
+    /// An outbox over `store` whose merchants' secret rings `cipher` opens.
+    public init(store: any Store, cipher: EnvelopeCipher) {
+        self.store = store
+        self.cipher = cipher
+    }
+
+    public func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook] {
+        var secretsByMerchant: [String: [String]] = [:]
+        return try store.dueWebhookRows(now: now, limit: limit).map { row in
+            let merchantID = row.event.merchantID
+            if secretsByMerchant[merchantID] == nil {
+                secretsByMerchant[merchantID] =
+                    try row.sealedSecrets.map {
+                        try WebhookSecretRing.secrets(sealed: $0, merchantID: merchantID, cipher: cipher, at: now)
+                    } ?? []
+            }
+            return DueWebhook(
+                event: row.event, url: row.url, secrets: secretsByMerchant[merchantID] ?? [], attempts: row.attempts)
+        }
+    }
+
+    public func recordWebhookAttempt(_ attempt: WebhookAttempt) throws { try store.recordWebhookAttempt(attempt) }
 }

@@ -40,7 +40,7 @@ package struct WebhookSecretRing: Sendable, Hashable, Codable {
     package func plaintext() throws -> [UInt8] { Array(try JSONEncoder().encode(entries)) }
 
     /// The signing secrets in force at `now` in a merchant's sealed ring: the one place a ring is opened (the
-    /// registry, and the stores when they hand out due deliveries).
+    /// registry, and ``StoreWebhookOutbox`` when it hands out due deliveries; stores never open it).
     package static func secrets(
         sealed: Data, merchantID: String, cipher: EnvelopeCipher, at now: Date
     ) throws
