@@ -11,9 +11,9 @@ package final class IdempotencyScope {
     package private(set) var currentPoint: String
     /// Seals a stored result for this key's record.
     let seal: (Data) throws -> Data
-    /// Stores the transport's answer for a finished result in the same transaction (see
-    /// ``StoredAnswerRecorder``).
-    let recordAnswer: (Any, any StoreTransaction) throws -> Void
+    /// Renders and seals the transport's answer for a finished result, stored in the result's transaction
+    /// (see ``StoredAnswerRecorder``).
+    let prepareAnswer: (Any, any AnswerRecords) throws -> PreparedAnswer?
     /// A fresh key's claim not committed yet: the first checkpoint or completion inserts it in its own
     /// transaction (one commit fewer), and the caller reports that commit with ``claimCommitted()``.
     private(set) var pendingClaim: IdempotencyRecord?
@@ -24,7 +24,7 @@ package final class IdempotencyScope {
 
     init(
         merchant: Merchant, key: String?, resumePoint: String?, seal: @escaping (Data) throws -> Data = { $0 },
-        recordAnswer: @escaping (Any, any StoreTransaction) throws -> Void = { _, _ in },
+        prepareAnswer: @escaping (Any, any AnswerRecords) throws -> PreparedAnswer? = { _, _ in nil },
         pendingClaim: IdempotencyRecord? = nil
     ) {
         self.merchant = merchant
@@ -32,7 +32,7 @@ package final class IdempotencyScope {
         self.resumePoint = resumePoint
         self.currentPoint = resumePoint ?? "started"
         self.seal = seal
-        self.recordAnswer = recordAnswer
+        self.prepareAnswer = prepareAnswer
         self.pendingClaim = pendingClaim
     }
 
@@ -53,20 +53,41 @@ package final class IdempotencyScope {
     /// Reports that the transaction which inserted the pending claim committed: the key is held from now on.
     package func claimCommitted() { pendingClaim = nil }
 
+    /// A finished result encoded and sealed, with the transport's answer rendered, before the transaction that
+    /// stores it: that transaction (a group commit's serial section) only binds the bytes.
+    package struct PreparedCompletion {
+        let sealedResult: Data?
+        let answer: PreparedAnswer?
+    }
+
+    /// Encodes and seals `value` as the key's finished result, and renders the transport's answer from
+    /// `records` (the rows as the storing transaction leaves them), on the calling thread.
+    func prepare<T: Codable>(_ value: T, records: any AnswerRecords) throws -> PreparedCompletion {
+        guard key != nil else { return PreparedCompletion(sealedResult: nil, answer: nil) }
+        return PreparedCompletion(
+            sealedResult: try seal(try JSONEncoder().encode(StoredResult(value: value, error: nil))),
+            answer: try prepareAnswer(value, records))
+    }
+
     /// Stores `value` as the key's finished result inside `tx`, atomically with the work that produced it
     /// (for results that cannot be recomputed after a crash, like a new prime).
     package func complete<T: Codable>(_ value: T, in tx: any StoreTransaction) throws {
+        try complete(try prepare(value, records: tx.answerRecords), in: tx)
+    }
+
+    /// Stores a result prepared by ``prepare(_:records:)`` as the key's finished result inside `tx`.
+    package func complete(_ prepared: PreparedCompletion, in tx: any StoreTransaction) throws {
         currentPoint = "finished"
-        guard let key else { return }
+        guard let key, let sealedResult = prepared.sealedResult else { return }
         try claim(in: tx)
         guard
             var record = try tx.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
         else { return }
         record.recoveryPoint = "finished"
-        record.responseSealed = try seal(try JSONEncoder().encode(StoredResult(value: value, error: nil)))
+        record.responseSealed = sealedResult
         record.lockedAt = nil
         try tx.updateIdempotencyRecord(record)
-        try recordAnswer(value, tx)
+        try prepared.answer?.store(in: tx)
     }
 
     /// Records `point` inside the transaction `tx` (a no-op without a key).
@@ -151,8 +172,8 @@ extension GatewayService {
         let seal: (Data) throws -> Data = { try cipher.seal(Array($0), context: context) }
         // Taken here, on the request's thread: a group commit may run the transaction body on another one.
         let recorder = StoredAnswerRecorder.current
-        let recordAnswer: (Any, any StoreTransaction) throws -> Void = { [self] value, tx in
-            try self.recordAnswer(value, recorder: recorder, merchant: merchant, key: key, in: tx)
+        let prepareAnswer: (Any, any AnswerRecords) throws -> PreparedAnswer? = { [self] value, records in
+            try self.prepareAnswer(value, recorder: recorder, merchant: merchant, key: key, records: records)
         }
         let fresh = IdempotencyRecord(
             merchantID: merchant.id, environment: merchant.environment, key: key, operation: operation,
@@ -163,7 +184,7 @@ extension GatewayService {
                 == nil
         {
             let scope = IdempotencyScope(
-                merchant: merchant, key: key, resumePoint: nil, seal: seal, recordAnswer: recordAnswer,
+                merchant: merchant, key: key, resumePoint: nil, seal: seal, prepareAnswer: prepareAnswer,
                 pendingClaim: fresh)
             let result: Result<T, GatewayError>
             do { result = .success(try body(scope)) } catch { result = .failure(error) }
@@ -216,11 +237,11 @@ extension GatewayService {
             return value
         case .fresh:
             scope = IdempotencyScope(
-                merchant: merchant, key: key, resumePoint: nil, seal: seal, recordAnswer: recordAnswer)
+                merchant: merchant, key: key, resumePoint: nil, seal: seal, prepareAnswer: prepareAnswer)
         case .resume(let point):
             scope = IdempotencyScope(
                 merchant: merchant, key: key, resumePoint: point == "started" ? nil : point, seal: seal,
-                recordAnswer: recordAnswer)
+                prepareAnswer: prepareAnswer)
         }
         let result: Result<T, GatewayError>
         do { result = .success(try body(scope)) } catch { result = .failure(error) }
