@@ -273,6 +273,7 @@ public final class GatewayService: Sendable {
             try scope.complete(completion, in: tx)
         }
         scope.claimCommitted()
+        scope.completionCommitted()
         return result
     }
 

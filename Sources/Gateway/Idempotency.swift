@@ -21,6 +21,9 @@ package final class IdempotencyScope {
     private(set) var claimLost = false
     /// Whether a transaction of this request inserted the pending claim (committed or not).
     private var claimInserted = false
+    /// Whether the key's finished result is stored and committed (reported with ``completionCommitted()``):
+    /// finishing the key then needs no read of its record.
+    private(set) var resultCommitted = false
 
     init(
         merchant: Merchant, key: String?, resumePoint: String?, seal: @escaping (Data) throws -> Data = { $0 },
@@ -52,6 +55,9 @@ package final class IdempotencyScope {
 
     /// Reports that the transaction which inserted the pending claim committed: the key is held from now on.
     package func claimCommitted() { pendingClaim = nil }
+
+    /// Reports that the transaction which stored the finished result (``complete(_:in:)``) committed.
+    package func completionCommitted() { resultCommitted = key != nil }
 
     /// A finished result encoded and sealed, with the transport's answer rendered, before the transaction that
     /// stores it: that transaction (a group commit's serial section) only binds the bytes.
@@ -263,9 +269,14 @@ extension GatewayService {
         case .failure(let error) where error.isFinal: finalResult = StoredResult(value: nil, error: error)
         case .failure: finalResult = nil
         }
-        // A result stored by the body's last transaction (the common case) needs no write: a read says so
-        // without waiting for a group commit. The transport's answer written with it committed then too.
+        // A result stored by the body's last transaction (the common case) needs no write: the body reported
+        // its commit, or a read says so without waiting for a group commit. The transport's answer written
+        // with it committed then too.
         let recorder = StoredAnswerRecorder.current
+        if scope.pendingClaim == nil, scope.resultCommitted {
+            if recorder?.key == key { recorder?.committed() }
+            return
+        }
         if scope.pendingClaim == nil,
             let stored = try? store.read({
                 try $0.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)

@@ -174,11 +174,15 @@ extension GatewayService {
         if case .approved = outcome { approved = true }
         let prepared = prepareOutcome(
             paymentID: paymentID, event: event, thenCapture: captured && approved, completing: scope, at: now)
+        var completed = false
         let payment: Payment = try write { tx in
             guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
             if let prepared, payment == prepared.base {
                 for (step, events) in prepared.steps { payment = try apply(step, in: tx, at: now, rendered: events) }
-                if let scope, let completion = prepared.completion { try scope.complete(completion, in: tx) }
+                if let scope, let completion = prepared.completion {
+                    try scope.complete(completion, in: tx)
+                    completed = true
+                }
                 return payment
             }
             guard payment.status == .processing || payment.status == .unknown else {
@@ -193,10 +197,14 @@ extension GatewayService {
             payment = try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
             if captured, case .approved = outcome, payment.captureMode == .now {
                 try applyCapture(&payment, amount: payment.amount, at: now, in: tx)
-                if let scope { try complete(scope, payment: payment, in: tx) }
+                if let scope {
+                    try complete(scope, payment: payment, in: tx)
+                    completed = true
+                }
             }
             return payment
         }
+        if completed { scope?.completionCommitted() }
         if let lateApproval {
             // Release the hold; the processor answers a repeated id with its first outcome.
             _ = processor.void(reference: lateApproval.reference, operationID: "void_late_\(paymentID)")
