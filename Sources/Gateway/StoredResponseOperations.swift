@@ -64,8 +64,8 @@ public final class StoredAnswerRecorder: @unchecked Sendable {  // used on the r
     }
 }
 
-/// The rows an answer's rendering may read besides the result, as the result's transaction leaves them (a store
-/// transaction is one; so is ``PreparedRecords``, the rows worked out before that transaction).
+/// The rows an answer's rendering may read besides the result, as the result's transaction leaves them: read in
+/// that transaction, or worked out before it (``PreparedRecords``).
 public protocol AnswerRecords {
     /// A payment's transitions, oldest first.
     func transitions(paymentID: String) throws -> [PaymentTransition]
