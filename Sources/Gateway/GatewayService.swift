@@ -92,13 +92,25 @@ public final class GatewayService: Sendable {
     /// Writes a webhook event about a payment in the current transaction: its body holds the payment in the
     /// API's wire shape (with its refunds and transitions) as it is now.
     func emit(_ type: String, payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
-        var withRefunds = payment
-        withRefunds.refunds = try tx.refunds(paymentID: payment.id)
-        let transitions = try tx.transitions(paymentID: payment.id)
         let notifyURL = try payment.sessionID.flatMap { try tx.session(id: $0) }?.notifyURL
-        try emit(
+        try insert(
+            try paymentEvent(
+                type, payment: payment, refunds: try tx.refunds(paymentID: payment.id),
+                transitions: try tx.transitions(paymentID: payment.id), deliveryURL: notifyURL, at: now),
+            in: tx)
+    }
+
+    /// The outbox row of an event about `payment` with these refunds and transitions (its body rendered now,
+    /// also before the transaction that inserts it).
+    func paymentEvent(
+        _ type: String, payment: Payment, refunds: [Refund], transitions: [PaymentTransition], deliveryURL: String?,
+        at now: Date
+    ) throws -> PreparedEvent {
+        var withRefunds = payment
+        withRefunds.refunds = refunds
+        return try event(
             type, object: WireFormat.payment(withRefunds, transitions: transitions), objectID: payment.id,
-            merchantID: payment.merchantID, deliveryURL: notifyURL, in: tx, at: now)
+            merchantID: payment.merchantID, deliveryURL: deliveryURL, at: now)
     }
 
     /// Writes a webhook event about a session in the current transaction (the session in the API's wire shape).
@@ -114,9 +126,25 @@ public final class GatewayService: Sendable {
         _ type: String, object: [String: Any], objectID: String, merchantID: String, deliveryURL: String?,
         in tx: any StoreTransaction, at now: Date
     ) throws {
+        try insert(
+            try event(
+                type, object: object, objectID: objectID, merchantID: merchantID, deliveryURL: deliveryURL, at: now),
+            in: tx)
+    }
+
+    /// The outbox row of an event whose `data` is `object`, rendered (``WebhookEventEnvelope``).
+    func event(
+        _ type: String, object: [String: Any], objectID: String, merchantID: String, deliveryURL: String?, at now: Date
+    ) throws -> PreparedEvent {
         let envelope = try WebhookEventEnvelope(
             id: try Identifiers.make("evt_", 24), type: type, createdAt: now, data: object)
-        try tx.insertEvent(envelope.event(merchantID: merchantID), objectID: objectID, deliveryURL: deliveryURL)
+        return PreparedEvent(
+            event: envelope.event(merchantID: merchantID), objectID: objectID, deliveryURL: deliveryURL)
+    }
+
+    /// Inserts a rendered event's outbox row in `tx`.
+    func insert(_ event: PreparedEvent, in tx: any StoreTransaction) throws {
+        try tx.insertEvent(event.event, objectID: event.objectID, deliveryURL: event.deliveryURL)
     }
 
     func validateAmount(_ amount: Int64, currency: String, merchant: Merchant) throws(GatewayError) {
@@ -230,6 +258,8 @@ public final class GatewayService: Sendable {
             currency: currency, isDeferred: terms.isDeferred, cardInfo: cardInfo, cardDataSealed: sealed,
             createdAt: now,
             expiresAt: expiresAt, claimedAt: nil, paymentID: nil)
+        // Encoded, sealed and rendered here, on the request's thread: the write below only binds bytes.
+        let completion = try gatewayThrowing { try scope.prepare(result, records: PreparedRecords()) }
         try write { tx in
             // A fresh key is claimed in this transaction: the prime, its replay check and the key's result
             // are one commit.
@@ -240,9 +270,10 @@ public final class GatewayService: Sendable {
                     at: now)
             else { throw GatewayError(.tokenReplayed, "this token was already used") }
             try tx.insertPrime(record)
-            try scope.complete(result, in: tx)
+            try scope.complete(completion, in: tx)
         }
         scope.claimCommitted()
+        scope.completionCommitted()
         return result
     }
 

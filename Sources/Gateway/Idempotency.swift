@@ -11,9 +11,9 @@ package final class IdempotencyScope {
     package private(set) var currentPoint: String
     /// Seals a stored result for this key's record.
     let seal: (Data) throws -> Data
-    /// Stores the transport's answer for a finished result in the same transaction (see
-    /// ``StoredAnswerRecorder``).
-    let recordAnswer: (Any, any StoreTransaction) throws -> Void
+    /// Renders and seals the transport's answer for a finished result, stored in the result's transaction
+    /// (see ``StoredAnswerRecorder``).
+    let prepareAnswer: (Any, any AnswerRecords) throws -> PreparedAnswer?
     /// A fresh key's claim not committed yet: the first checkpoint or completion inserts it in its own
     /// transaction (one commit fewer), and the caller reports that commit with ``claimCommitted()``.
     private(set) var pendingClaim: IdempotencyRecord?
@@ -21,10 +21,13 @@ package final class IdempotencyScope {
     private(set) var claimLost = false
     /// Whether a transaction of this request inserted the pending claim (committed or not).
     private var claimInserted = false
+    /// Whether the key's finished result is stored and committed (reported with ``completionCommitted()``):
+    /// finishing the key then needs no read of its record.
+    private(set) var resultCommitted = false
 
     init(
         merchant: Merchant, key: String?, resumePoint: String?, seal: @escaping (Data) throws -> Data = { $0 },
-        recordAnswer: @escaping (Any, any StoreTransaction) throws -> Void = { _, _ in },
+        prepareAnswer: @escaping (Any, any AnswerRecords) throws -> PreparedAnswer? = { _, _ in nil },
         pendingClaim: IdempotencyRecord? = nil
     ) {
         self.merchant = merchant
@@ -32,7 +35,7 @@ package final class IdempotencyScope {
         self.resumePoint = resumePoint
         self.currentPoint = resumePoint ?? "started"
         self.seal = seal
-        self.recordAnswer = recordAnswer
+        self.prepareAnswer = prepareAnswer
         self.pendingClaim = pendingClaim
     }
 
@@ -53,20 +56,44 @@ package final class IdempotencyScope {
     /// Reports that the transaction which inserted the pending claim committed: the key is held from now on.
     package func claimCommitted() { pendingClaim = nil }
 
+    /// Reports that the transaction which stored the finished result (``complete(_:in:)``) committed.
+    package func completionCommitted() { resultCommitted = key != nil }
+
+    /// A finished result encoded and sealed, with the transport's answer rendered, before the transaction that
+    /// stores it: that transaction (a group commit's serial section) only binds the bytes.
+    package struct PreparedCompletion {
+        let sealedResult: Data?
+        let answer: PreparedAnswer?
+    }
+
+    /// Encodes and seals `value` as the key's finished result, and renders the transport's answer from
+    /// `records` (the rows as the storing transaction leaves them), on the calling thread.
+    func prepare<T: Codable>(_ value: T, records: any AnswerRecords) throws -> PreparedCompletion {
+        guard key != nil else { return PreparedCompletion(sealedResult: nil, answer: nil) }
+        return PreparedCompletion(
+            sealedResult: try seal(try JSONEncoder().encode(StoredResult(value: value, error: nil))),
+            answer: try prepareAnswer(value, records))
+    }
+
     /// Stores `value` as the key's finished result inside `tx`, atomically with the work that produced it
     /// (for results that cannot be recomputed after a crash, like a new prime).
     package func complete<T: Codable>(_ value: T, in tx: any StoreTransaction) throws {
+        try complete(try prepare(value, records: tx.answerRecords), in: tx)
+    }
+
+    /// Stores a result prepared by ``prepare(_:records:)`` as the key's finished result inside `tx`.
+    package func complete(_ prepared: PreparedCompletion, in tx: any StoreTransaction) throws {
         currentPoint = "finished"
-        guard let key else { return }
+        guard let key, let sealedResult = prepared.sealedResult else { return }
         try claim(in: tx)
         guard
             var record = try tx.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
         else { return }
         record.recoveryPoint = "finished"
-        record.responseSealed = try seal(try JSONEncoder().encode(StoredResult(value: value, error: nil)))
+        record.responseSealed = sealedResult
         record.lockedAt = nil
         try tx.updateIdempotencyRecord(record)
-        try recordAnswer(value, tx)
+        try prepared.answer?.store(in: tx)
     }
 
     /// Records `point` inside the transaction `tx` (a no-op without a key).
@@ -157,8 +184,8 @@ extension GatewayService {
         let seal: (Data) throws -> Data = { try cipher.seal(Array($0), context: context) }
         // Taken here, on the request's thread: a group commit may run the transaction body on another one.
         let recorder = StoredAnswerRecorder.current
-        let recordAnswer: (Any, any StoreTransaction) throws -> Void = { [self] value, tx in
-            try self.recordAnswer(value, recorder: recorder, merchant: merchant, key: key, in: tx)
+        let prepareAnswer: (Any, any AnswerRecords) throws -> PreparedAnswer? = { [self] value, records in
+            try self.prepareAnswer(value, recorder: recorder, merchant: merchant, key: key, records: records)
         }
         let fresh = IdempotencyRecord(
             merchantID: merchant.id, environment: merchant.environment, key: key, operation: operation,
@@ -169,7 +196,7 @@ extension GatewayService {
                 == nil
         {
             let scope = IdempotencyScope(
-                merchant: merchant, key: key, resumePoint: nil, seal: seal, recordAnswer: recordAnswer,
+                merchant: merchant, key: key, resumePoint: nil, seal: seal, prepareAnswer: prepareAnswer,
                 pendingClaim: fresh)
             let result: Result<T, GatewayError>
             do { result = .success(try body(scope)) } catch { result = .failure(error) }
@@ -222,11 +249,11 @@ extension GatewayService {
             return value
         case .fresh:
             scope = IdempotencyScope(
-                merchant: merchant, key: key, resumePoint: nil, seal: seal, recordAnswer: recordAnswer)
+                merchant: merchant, key: key, resumePoint: nil, seal: seal, prepareAnswer: prepareAnswer)
         case .resume(let point):
             scope = IdempotencyScope(
                 merchant: merchant, key: key, resumePoint: point == "started" ? nil : point, seal: seal,
-                recordAnswer: recordAnswer)
+                prepareAnswer: prepareAnswer)
         }
         let result: Result<T, GatewayError>
         do { result = .success(try body(scope)) } catch { result = .failure(error) }
@@ -248,9 +275,14 @@ extension GatewayService {
         case .failure(let error) where error.isFinal: finalResult = StoredResult(value: nil, error: error)
         case .failure: finalResult = nil
         }
-        // A result stored by the body's last transaction (the common case) needs no write: a read says so
-        // without waiting for a group commit. The transport's answer written with it committed then too.
+        // A result stored by the body's last transaction (the common case) needs no write: the body reported
+        // its commit, or a read says so without waiting for a group commit. The transport's answer written
+        // with it committed then too.
         let recorder = StoredAnswerRecorder.current
+        if scope.pendingClaim == nil, scope.resultCommitted {
+            if recorder?.key == key { recorder?.committed() }
+            return
+        }
         if scope.pendingClaim == nil,
             let stored = try? store.read({
                 try $0.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)

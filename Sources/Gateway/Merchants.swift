@@ -287,15 +287,18 @@ public final class MerchantRegistry: Sendable {
         }
     }
 
-    /// The active processing keys, decrypted, newest first.
+    /// The active processing keys, newest first. Each private key stays sealed until its
+    /// ``ProcessingKeyMaterial/privateKeyPEM()`` is asked for (a token opener asks only for a key it has not
+    /// loaded yet), so a tokenize does not unseal the key ring every time.
     public func activeProcessingKeys(merchantID: String) throws(GatewayError) -> [ProcessingKeyMaterial] {
         let keys = try gatewayThrowing { try store.read { try $0.processingKeys(merchantID: merchantID) } }
-        var result: [ProcessingKeyMaterial] = []
-        for key in keys.reversed() where key.active {
-            let pem = try cipher.open(key.privateKeySealed, context: SealingContext.processingKey(id: key.id))
-            result.append(ProcessingKeyMaterial(id: key.id, privateKeyPEM: pem, certificatePEM: key.certificatePEM))
+        let cipher = self.cipher
+        return keys.reversed().filter(\.active).map { key in
+            let (id, sealed) = (key.id, key.privateKeySealed)
+            return ProcessingKeyMaterial(id: id, certificatePEM: key.certificatePEM) { () throws(GatewayError) in
+                try cipher.open(sealed, context: SealingContext.processingKey(id: id))
+            }
         }
-        return result
     }
 
     /// The certificates of the key ring (id, PEM, active), oldest first.
@@ -575,7 +578,8 @@ extension MerchantRegistry {
             try issuer.issueProcessingKey(pki: pki, merchantIdentifier: merchantIdentifier, id: keyID, now: now)
         }
         try addProcessingKey(
-            merchantID: merchant.id, privateKeyPEM: key.privateKeyPEM, certificatePEM: key.certificatePEM, id: keyID)
+            merchantID: merchant.id, privateKeyPEM: try key.privateKeyPEM(), certificatePEM: key.certificatePEM,
+            id: keyID)
         try gatewayThrowing {
             try store.write { try $0.replaceBINTable(merchantID: merchant.id, entries: issuer.binEntries) }
         }

@@ -157,10 +157,31 @@ extension GatewayService {
         outcome: AuthorizationOutcome, paymentID: String, cause: String, captured: Bool = false,
         completing scope: IdempotencyScope? = nil
     ) throws(GatewayError) -> Payment {
-        let now = clock.now()
+        // In whole milliseconds, as the store keeps times: the result prepared ahead is the payment as stored.
+        let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
         var lateApproval: ProcessorApproval?
+        let event: PaymentEvent
+        switch outcome {
+        case .approved(let approval): event = .authorizationApproved(approval, cause: "\(cause): approved")
+        case .declined(let code): event = .authorizationDeclined(code: code, cause: "\(cause): declined \(code)")
+        case .timeout, .unknown: event = .authorizationUnanswered(cause: "\(cause): no answer from the processor")
+        }
+        // Rendered and sealed here, on the request's thread, so the group commit's leader only binds bytes.
+        var approved = false
+        if case .approved = outcome { approved = true }
+        let prepared = prepareOutcome(
+            paymentID: paymentID, event: event, thenCapture: captured && approved, completing: scope, at: now)
+        var completed = false
         let payment: Payment = try write { tx in
             guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
+            if let prepared, payment == prepared.base {
+                for (step, events) in prepared.steps { payment = try apply(step, in: tx, at: now, rendered: events) }
+                if let scope, let completion = prepared.completion {
+                    try scope.complete(completion, in: tx)
+                    completed = true
+                }
+                return payment
+            }
             guard payment.status == .processing || payment.status == .unknown else {
                 // Settled meanwhile (failed as never sent): an approval arriving now must not stay authorized.
                 if case .approved(let approval) = outcome, payment.status == .failed,
@@ -170,19 +191,17 @@ extension GatewayService {
                 }
                 return payment
             }
-            let event: PaymentEvent
-            switch outcome {
-            case .approved(let approval): event = .authorizationApproved(approval, cause: "\(cause): approved")
-            case .declined(let code): event = .authorizationDeclined(code: code, cause: "\(cause): declined \(code)")
-            case .timeout, .unknown: event = .authorizationUnanswered(cause: "\(cause): no answer from the processor")
-            }
             payment = try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
             if captured, case .approved = outcome, payment.captureMode == .now {
                 try applyCapture(&payment, amount: payment.amount, at: now, in: tx)
-                if let scope { try complete(scope, payment: payment, in: tx) }
+                if let scope {
+                    try complete(scope, payment: payment, in: tx)
+                    completed = true
+                }
             }
             return payment
         }
+        if completed { scope?.completionCommitted() }
         if let lateApproval {
             // Release the hold; the processor answers a repeated id with its first outcome.
             _ = processor.void(reference: lateApproval.reference, operationID: "void_late_\(paymentID)")

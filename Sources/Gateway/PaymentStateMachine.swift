@@ -247,8 +247,11 @@ extension GatewayService {
     /// data kept or dropped, the changed record, its events (outbox rows), then the session's change. Returns the
     /// new record.
     @discardableResult
+    /// With `rendered`, the step's events were rendered before the transaction (``PreparedOutcome``): their rows
+    /// are inserted as they are.
     func apply(
-        _ step: (payment: Payment, effects: PaymentEffects), in tx: any StoreTransaction, at now: Date
+        _ step: (payment: Payment, effects: PaymentEffects), in tx: any StoreTransaction, at now: Date,
+        rendered: [PreparedEvent]? = nil
     ) throws -> Payment {
         let (payment, effects) = step
         if effects.insertsPayment { try tx.insertPayment(payment) }
@@ -258,7 +261,11 @@ extension GatewayService {
         if let sealed = effects.storesCardData { try tx.setCardData(paymentID: payment.id, sealed: sealed) }
         if effects.dropsCardData { try tx.setCardData(paymentID: payment.id, sealed: nil) }
         if effects.storesPayment { try tx.updatePayment(payment) }
-        for type in effects.events { try emit(type, payment: payment, in: tx, at: now) }
+        if let rendered {
+            for event in rendered { try insert(event, in: tx) }
+        } else {
+            for type in effects.events { try emit(type, payment: payment, in: tx, at: now) }
+        }
         switch effects.session {
         case .complete: try completeSession(of: payment, in: tx, at: now)
         case .reopen: try reopenSession(of: payment, in: tx)

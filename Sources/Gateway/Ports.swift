@@ -2,20 +2,33 @@ import OrchardBase
 import Foundation
 import OrchardCrypto
 
-/// A Payment Processing key of a merchant: the private key (kept in secure memory) and its certificate.
+/// A Payment Processing key of a merchant: the private key (kept in secure memory; a stored key stays sealed
+/// until asked for) and its certificate.
 public struct ProcessingKeyMaterial: Sendable {
     /// The key's id in the merchant's key ring (`pk_…`).
     public var id: String
-    /// PEM of the EC private key.
-    public var privateKeyPEM: SecureBytes
     /// PEM of the certificate Apple (or the sandbox PKI) issued for it.
     public var certificatePEM: String
+    /// Gives the private key's PEM: the key itself, or the opening of its sealed form.
+    private let opening: @Sendable () throws(GatewayError) -> SecureBytes
 
+    /// A key whose private key is at hand.
     public init(id: String, privateKeyPEM: SecureBytes, certificatePEM: String) {
-        self.id = id
-        self.privateKeyPEM = privateKeyPEM
-        self.certificatePEM = certificatePEM
+        self.init(id: id, certificatePEM: certificatePEM) { () throws(GatewayError) in privateKeyPEM }
     }
+
+    /// A key whose private key is opened by `opening` (it unseals the stored key), only when
+    /// ``privateKeyPEM()`` is called: a token opener that has this key id loaded never asks.
+    public init(
+        id: String, certificatePEM: String, opening: @escaping @Sendable () throws(GatewayError) -> SecureBytes
+    ) {
+        self.id = id
+        self.certificatePEM = certificatePEM
+        self.opening = opening
+    }
+
+    /// PEM of the EC private key (unsealed now when the key is sealed: each call opens it again).
+    public func privateKeyPEM() throws(GatewayError) -> SecureBytes { try opening() }
 }
 
 /// A verified and decrypted Apple Pay token, as much of it as the gateway needs.

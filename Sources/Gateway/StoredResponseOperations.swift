@@ -26,9 +26,11 @@ public struct StoredResponse: Sendable, Hashable, Codable {
 /// with its key, its fingerprint and a rendering of the domain's result; the gateway renders and stores it
 /// where it stores the result of that key, and ``answer`` is set once that transaction committed.
 public final class StoredAnswerRecorder: @unchecked Sendable {  // used on the request's thread only
-    /// Renders a domain result (read in the transaction `tx` that stores it) as the answer (status and body),
-    /// or nil when this result is not answered that way (the transport then stores its answer itself).
-    public typealias Render = @Sendable (_ result: Any, _ tx: any StoreTransaction) throws -> (status: Int, body: Data)?
+    /// Renders a domain result as the answer (status and body), or nil when this result is not answered that
+    /// way (the transport then stores its answer itself). `records` are the rows as the result's transaction
+    /// leaves them: the gateway renders before that transaction joins its batch, so the writer only stores bytes.
+    public typealias Render =
+        @Sendable (_ result: Any, _ records: any AnswerRecords) throws -> (status: Int, body: Data)?
 
     /// The transport's key (the `Idempotency-Key`).
     public let key: String
@@ -62,6 +64,52 @@ public final class StoredAnswerRecorder: @unchecked Sendable {  // used on the r
     }
 }
 
+/// The rows an answer's rendering may read besides the result, as the result's transaction leaves them: read in
+/// that transaction, or worked out before it (``PreparedRecords``).
+public protocol AnswerRecords {
+    /// A payment's transitions, oldest first.
+    func transitions(paymentID: String) throws -> [PaymentTransition]
+}
+
+extension StoreTransaction {
+    /// This transaction as the records an answer reads.
+    var answerRecords: any AnswerRecords { StoreAnswerRecords(tx: self) }
+}
+
+/// A store transaction's rows, read as an answer's records.
+private struct StoreAnswerRecords: AnswerRecords {
+    let tx: any StoreTransaction
+    func transitions(paymentID: String) throws -> [PaymentTransition] { try tx.transitions(paymentID: paymentID) }
+}
+
+/// Rows worked out before their transaction runs (what it will have written), for rendering early.
+struct PreparedRecords: AnswerRecords {
+    /// Every transition of each payment the answer may show, as the transaction leaves them.
+    var transitions: [String: [PaymentTransition]] = [:]
+
+    func transitions(paymentID: String) throws -> [PaymentTransition] {
+        guard let known = transitions[paymentID] else {
+            throw GatewayError(.internalError, "transitions of \(paymentID) were not prepared")
+        }
+        return known
+    }
+}
+
+/// The transport's answer rendered and sealed before its transaction: storing it binds these bytes.
+struct PreparedAnswer {
+    let recorder: StoredAnswerRecorder
+    let response: StoredResponse
+    let name: String
+    let sealed: Data
+
+    /// Stores the answer in `tx` (the transaction of the result it renders); the recorder answers with it once
+    /// that transaction committed.
+    func store(in tx: any StoreTransaction) throws {
+        try tx.setStoredResponse(name, value: sealed, createdAt: response.createdAt)
+        recorder.candidate = response
+    }
+}
+
 extension GatewayService {
     private func storedResponseName(merchant: Merchant, key: String) -> String {
         "response:\(merchant.id):\(merchant.environment.rawValue):\(Identifiers.sha256Hex(key))"
@@ -87,22 +135,30 @@ extension GatewayService {
 
     func storeResponse(_ response: StoredResponse, merchant: Merchant, key: String, in tx: any StoreTransaction) throws
     {
-        let name = storedResponseName(merchant: merchant, key: key)
-        let json = try JSONEncoder().encode(response)
-        let sealed = try cipher.seal(Array(json), context: SealingContext.setting(name))
+        let (name, sealed) = try sealResponse(response, merchant: merchant, key: key)
         try tx.setStoredResponse(name, value: sealed, createdAt: response.createdAt)
     }
 
-    /// Stores the transport's answer for `result` in `tx` when the request offered `recorder` for this key.
-    func recordAnswer(
-        _ result: Any, recorder: StoredAnswerRecorder?, merchant: Merchant, key: String, in tx: any StoreTransaction
-    ) throws {
+    /// The stored response's setting name and sealed bytes.
+    private func sealResponse(
+        _ response: StoredResponse, merchant: Merchant, key: String
+    ) throws -> (name: String, sealed: Data) {
+        let name = storedResponseName(merchant: merchant, key: key)
+        let json = try JSONEncoder().encode(response)
+        return (name, try cipher.seal(Array(json), context: SealingContext.setting(name)))
+    }
+
+    /// The transport's answer for `result`, rendered from `records` and sealed, when the request offered
+    /// `recorder` for this key (nil otherwise, or when the transport does not answer this result so).
+    func prepareAnswer(
+        _ result: Any, recorder: StoredAnswerRecorder?, merchant: Merchant, key: String, records: any AnswerRecords
+    ) throws -> PreparedAnswer? {
         guard let recorder, recorder.key == key,
-            let (status, body) = try recorder.render(result, tx)
-        else { return }
+            let (status, body) = try recorder.render(result, records)
+        else { return nil }
         let answer = StoredResponse(fingerprint: recorder.fingerprint, status: status, body: body, createdAt: now)
-        try storeResponse(answer, merchant: merchant, key: key, in: tx)
-        recorder.candidate = answer
+        let (name, sealed) = try sealResponse(answer, merchant: merchant, key: key)
+        return PreparedAnswer(recorder: recorder, response: answer, name: name, sealed: sealed)
     }
 
     /// The gateway's clock (for the transport's wire times, e.g. a session's `expired` status).

@@ -46,8 +46,10 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, Sendable {
 
     private func merchantKey(_ material: ProcessingKeyMaterial) throws(GatewayError) -> MerchantKey {
         if let cached = cache.withLock({ $0.keys[material.id] }) { return cached }
+        // Only now, on a miss, is the private key opened (unsealed).
+        let pem = try material.privateKeyPEM()
         do {
-            let key = try MerchantKey(privateKeyPEM: material.privateKeyPEM, certificatePEM: material.certificatePEM)
+            let key = try MerchantKey(privateKeyPEM: pem, certificatePEM: material.certificatePEM)
             cache.withLock { $0.keys[material.id] = key }
             return key
         } catch let error as PaymentTokenError {

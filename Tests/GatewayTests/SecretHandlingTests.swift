@@ -153,7 +153,7 @@ struct SecretHandlingTests {
                 allowedNetworks: ["Visa"]))
         let key = try #require(try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).first)
         try h.gateway.merchants.addProcessingKey(
-            merchantID: visaOnly.id, privateKeyPEM: key.privateKeyPEM, certificatePEM: key.certificatePEM)
+            merchantID: visaOnly.id, privateKeyPEM: try key.privateKeyPEM(), certificatePEM: key.certificatePEM)
         let token = h.token(network: network)
         let refused = expectGatewayError(.networkNotAllowed) {
             try h.gateway.tokenize(merchant: visaOnly, token: token)

@@ -46,7 +46,7 @@ struct SecretKeyStorageTests {
         let serialized = try issuer.generatePKI(now: Self.now)
         let material = try issuer.issueProcessingKey(
             pki: serialized, merchantIdentifier: "merchant.com.example", id: "pk_1", now: Self.now)
-        let key = try EVPKey(privateKeyPEM: material.privateKeyPEM)
+        let key = try EVPKey(privateKeyPEM: try material.privateKeyPEM())
         #expect(try X509Certificate(pem: material.certificatePEM).matches(privateKey: key))
     }
 }
