@@ -37,15 +37,18 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
 
         // MARK: Libraries
+        // The one JSON stack: the strict parser (limits built in) and the byte writer. Foundation only.
+        .target(name: "OrchardJSON"),
         // Foundation only: must also compile for iOS.
-        .target(name: "ApplePayModel"),
+        .target(name: "ApplePayModel", dependencies: ["OrchardJSON"]),
         // OpenSSL wrappers shared by the token library and the gateway: owned pointers,
         // secure bytes, digests, HMAC, AES-GCM, randomness, the OpenSSL error queue.
         .target(name: "OrchardCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "ApplePayModel"]),
-        .target(name: "ApplePaySandbox", dependencies: ["ApplePayToken", "OrchardCrypto", "COpenSSL"]),
+        .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "ApplePayModel", "OrchardJSON"]),
+        .target(name: "ApplePaySandbox", dependencies: ["ApplePayToken", "OrchardCrypto", "COpenSSL", "OrchardJSON"]),
         // The payment domain: services over protocols (Store, Processor, Clock, WebhookSender).
-        .target(name: "Gateway", dependencies: ["ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
+        .target(
+            name: "Gateway", dependencies: ["ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardCrypto", "OrchardJSON"]),
         // The embedded default Store.
         .target(name: "GatewaySQLite", dependencies: ["Gateway", "CSQLite"]),
         // The Store for several instances on one PostgreSQL database.
@@ -55,7 +58,7 @@ let package = Package(
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "Gateway", "CMicroHTTPD", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
+                "Gateway", "CMicroHTTPD", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto", "OrchardJSON",
             ],
             // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
             resources: [.copy("Web")]),
@@ -65,7 +68,7 @@ let package = Package(
             name: "OrchardCLI",
             dependencies: [
                 "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewaySQLite", "GatewayPostgres",
-                "GatewayCurl", "GatewayHTTP",
+                "GatewayCurl", "GatewayHTTP", "OrchardJSON",
             ]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
         // libFuzzer target over token handling (docs/tokens.md); built normally it replays inputs.
@@ -81,8 +84,9 @@ let package = Package(
             name: "ApplePayModelTests", dependencies: ["ApplePayModel", "OrchardTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(
-            name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardTestSupport"]),
+            name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardTestSupport", "OrchardJSON"]),
         .testTarget(name: "OrchardCryptoTests", dependencies: ["OrchardCrypto"]),
+        .testTarget(name: "OrchardJSONTests", dependencies: ["OrchardJSON"]),
         .testTarget(
             name: "GatewayTests",
             dependencies: [
@@ -92,7 +96,7 @@ let package = Package(
             name: "GatewayHTTPTests",
             dependencies: [
                 "GatewayHTTP", "Gateway", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
-                "OrchardCLI", "OrchardTestSupport",
+                "OrchardCLI", "OrchardTestSupport", "OrchardJSON",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres"]),
         // The client SDK against a real gateway served in-process on loopback.
