@@ -1,5 +1,6 @@
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 
 /// The decrypted payment data of a token.
 ///
@@ -32,7 +33,7 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
         let root: JSONValue
         do {
             root = try plaintext.withUnsafeBytes { buffer throws(JSONParseError) in
-                try JSONValue.parse(buffer, maximumDepth: 16)
+                try JSONValue.parse(buffer, limits: jsonLimits)
             }
         } catch {
             throw PaymentTokenError(.decryptionFailed, "the payment data is not JSON")
@@ -83,8 +84,11 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
     }
 
     private func root() -> JSONValue {
-        plaintext.withUnsafeBytes { buffer in (try? JSONValue.parse(buffer, maximumDepth: 16)) ?? .object([]) }
+        plaintext.withUnsafeBytes { buffer in (try? JSONValue.parse(buffer, limits: Self.jsonLimits)) ?? .object([]) }
     }
+
+    /// Apple's payment data nests a few levels; its numbers are short.
+    private static let jsonLimits = JSONLimitSet(maxDepth: 16, maxNumberLength: 64)
 
     private func field(_ name: String) -> String? { root()[name]?.string }
     private func detail(_ name: String) -> String? { root()["paymentData"]?[name]?.string }
@@ -331,7 +335,7 @@ private struct SecureJSONScanner {
                 guard index + 6 <= range.upperBound else { return false }
                 var scalar: UInt32 = 0
                 for offset in 2..<6 {
-                    guard let digit = Hex.digit(bytes[index + offset]) else { return false }
+                    guard let digit = JSONEscape.hexDigit(bytes[index + offset]) else { return false }
                     scalar = scalar << 4 | UInt32(digit)
                 }
                 // Secret fields are ASCII (digits, base64); other escapes are not expected there.

@@ -58,6 +58,7 @@ package final class IdempotencyScope {
             var record = try tx.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
         else { return }
         record.recoveryPoint = "finished"
+        // Stored format (sealed idempotent results), read back by Codable: its bytes stay as they are.
         record.responseSealed = try seal(try JSONEncoder().encode(StoredResult(value: value, error: nil)))
         record.lockedAt = nil
         try tx.updateIdempotencyRecord(record)
@@ -197,6 +198,7 @@ extension GatewayService {
             IdempotentReplay.observer?.replayed = true
             let bytes = try cipher.open(sealed, context: context)
             let stored = try gatewayThrowing {
+                // Stored format (sealed idempotent results), written by Codable.
                 try JSONDecoder().decode(StoredResult<T>.self, from: Data(bytes.copyBytes()))
             }
             if let error = stored.error { throw error }
@@ -243,6 +245,7 @@ extension GatewayService {
                     guard let finalResult else { return }
                     claim.recoveryPoint = "finished"
                     claim.lockedAt = nil
+                    // Stored format (sealed idempotent results), read back by Codable.
                     claim.responseSealed = try cipher.seal(
                         Array(try JSONEncoder().encode(finalResult)), context: context)
                     _ = try tx.claimIdempotencyKey(claim)
@@ -254,6 +257,7 @@ extension GatewayService {
                 else { return }
                 if record.responseSealed != nil { return }
                 if let finalResult {
+                    // Stored format (sealed idempotent results), read back by Codable.
                     record.responseSealed = try cipher.seal(
                         Array(try JSONEncoder().encode(finalResult)), context: context)
                     record.lockedAt = nil

@@ -32,6 +32,7 @@ extension GatewayService {
         guard let sealed = try read({ try $0.storedResponse(name) }) else { return nil }
         let bytes = try cipher.open(sealed, context: SealingContext.setting(name))
         let stored = try gatewayThrowing {
+            // Stored format (sealed stored responses), written by Codable.
             try JSONDecoder().decode(StoredResponse.self, from: Data(bytes.copyBytes()))
         }
         guard stored.createdAt > clock.now().addingTimeInterval(-configuration.idempotencyRetention) else { return nil }
@@ -42,6 +43,7 @@ extension GatewayService {
     /// (``reconcile(delay:)``) purges it after the retention period.
     public func storeResponse(_ response: StoredResponse, merchant: Merchant, key: String) throws(GatewayError) {
         let name = storedResponseName(merchant: merchant, key: key)
+        // Stored format (sealed stored responses), read back by Codable.
         let json = try gatewayThrowing { try JSONEncoder().encode(response) }
         let sealed = try cipher.seal(Array(json), context: SealingContext.setting(name))
         try write { try $0.setStoredResponse(name, value: sealed, createdAt: response.createdAt) }

@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import OrchardCrypto
+import OrchardJSON
 import Synchronization
 
 extension RouteScope {
@@ -155,21 +156,21 @@ public final class GatewayAPI: Sendable {
         var idempotencyKey: String?
         /// The body parsed as JSON once for the whole request (fingerprint, derived key, fields); nil when the
         /// body is empty or not JSON.
-        var parsedBody: Any?
+        var parsedBody: JSONBody?
     }
 
     /// The body as JSON (any top-level value), or nil when it is empty or not JSON: the one parse that
     /// ``JSONLimitsMiddleware`` made, or (for a request that did not pass through it) a strict parse now.
-    static func parse(_ request: HTTPRequest, context: RequestContext) -> Any? {
-        if let parsed = context[ParsedJSONBodyKey.self] { return parsed.value }
+    static func parse(_ request: HTTPRequest, context: RequestContext) -> JSONBody? {
+        if let parsed = context[ParsedJSONBodyKey.self] { return parsed }
         guard !request.body.isEmpty else { return nil }
-        return try? JSONLimits().parse(request.body).value
+        return try? JSONLimits().parse(request.body)
     }
 
     /// Wraps an endpoint: merchant from the principal, `Idempotency-Key` validation, replay of a stored answer
     /// (`Idempotent-Replayed: true`), storing of complete answers, and the error mapping.
     func endpoint(
-        idempotent: Bool = false, key derive: (@Sendable (_ parsedBody: Any?) -> String?)? = nil,
+        idempotent: Bool = false, key derive: (@Sendable (_ parsedBody: JSONBody?) -> String?)? = nil,
         _ body: @escaping @Sendable (Call) throws -> HTTPResponse
     ) -> HTTPHandler {
         { [gateway] request, context in
@@ -235,11 +236,12 @@ public final class GatewayAPI: Sendable {
         }
     }
 
-    /// What makes two requests the same for idempotency: method, path and the body (JSON bodies compared
-    /// after sorting their keys, so a retry that serializes its object differently is still a retry).
-    static func fingerprint(_ request: HTTPRequest, parsedBody: Any?) -> String {
+    /// What makes two requests the same for idempotency: method, path and the body (JSON bodies compared in
+    /// their canonical form, ``JSONWriter/canonical(_:)``, so a retry that serializes its object differently is
+    /// still a retry).
+    static func fingerprint(_ request: HTTPRequest, parsedBody: JSONBody?) -> String {
         var body = request.body
-        if let parsedBody, let canonical = try? WireFormat.json(parsedBody) { body = canonical }
+        if let parsedBody { body = JSONWriter.canonical(parsedBody.json) }
         return request.method.rawValue + " " + request.path + " " + Hex.encode(SHA256.hash(Array(body)))
     }
 

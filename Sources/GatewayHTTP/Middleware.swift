@@ -1,5 +1,6 @@
 import ApplePayModel
 import Foundation
+import OrchardJSON
 
 /// Writes one structured JSON line per request:
 /// `{"time","level","request_id","method","route","status","latency_ms","remote"[,"error_code"]}`.

@@ -26,6 +26,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     private let countsLock = NSLock()
     let cipher: EnvelopeCipher?
     private let busyTimeoutMilliseconds: Int32
+    // Stored format: the JSON columns of the store's rows, read back by `decoder`.
     let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .millisecondsSince1970

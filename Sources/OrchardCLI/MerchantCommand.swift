@@ -62,6 +62,7 @@ enum MerchantCommand {
             ]
             if parsed.flag("json") {
                 let object = Dictionary(uniqueKeysWithValues: fields)
+                // CLI output (`--json`), pretty printed: not request handling.
                 let data = try JSONSerialization.data(
                     withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
                 io.out(String(decoding: data, as: UTF8.self))

@@ -1,6 +1,7 @@
 import ApplePayToken
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 
 import enum ApplePayModel.RFC3339
 
