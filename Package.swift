@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "ApplePayModel", dependencies: ["OrchardJSON"]),
         // OpenSSL wrappers shared by the token library and the gateway: owned pointers,
         // secure bytes, digests, HMAC, AES-GCM, randomness, the OpenSSL error queue.
-        .target(name: "OrchardCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "OrchardCrypto", dependencies: ["COpenSSL", "OrchardJSON"]),
         .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "ApplePayModel", "OrchardJSON"]),
         .target(name: "ApplePaySandbox", dependencies: ["ApplePayToken", "OrchardCrypto", "COpenSSL", "OrchardJSON"]),
         // The payment domain: services over protocols (Store, Processor, Clock, WebhookSender).

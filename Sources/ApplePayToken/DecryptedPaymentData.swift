@@ -84,7 +84,7 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
     }
 
     private func root() -> JSONValue {
-        plaintext.withUnsafeBytes { buffer in (try? JSONValue.parse(buffer, limits: Self.jsonLimits)) ?? .object([]) }
+        plaintext.withUnsafeBytes { buffer in (try? JSONValue.parse(buffer, maximumDepth: 16)) ?? .object([]) }
     }
 
     /// Apple's payment data nests a few levels; its numbers are short.
@@ -325,7 +325,7 @@ private struct SecureJSONScanner {
                 continue
             }
             guard index + 1 < range.upperBound else { return false }
-            if let decoded = JSONEscape.single(bytes[index + 1]) {
+            if let decoded = OrchardJSON.JSONEscape.single(bytes[index + 1]) {
                 out.append(decoded)
                 index += 2
                 continue
@@ -335,7 +335,7 @@ private struct SecureJSONScanner {
                 guard index + 6 <= range.upperBound else { return false }
                 var scalar: UInt32 = 0
                 for offset in 2..<6 {
-                    guard let digit = JSONEscape.hexDigit(bytes[index + offset]) else { return false }
+                    guard let digit = OrchardJSON.JSONEscape.hexDigit(bytes[index + offset]) else { return false }
                     scalar = scalar << 4 | UInt32(digit)
                 }
                 // Secret fields are ASCII (digits, base64); other escapes are not expected there.

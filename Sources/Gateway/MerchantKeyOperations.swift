@@ -76,7 +76,6 @@ extension MerchantRegistry {
             id: id, merchantID: merchant.id, type: type, purpose: purpose, privateKeyPEM: pem, createdAt: clock.now())
         let name = Self.settingName(id)
         let sealed = try cipher.seal(
-            // Stored format (the sealed pending key), read back by Codable.
             Array(try gatewayThrowing { try JSONEncoder().encode(pending) }), context: SealingContext.setting(name))
         let result = MerchantKeyCSR(id: id, type: type, purpose: purpose, csrPEM: csr, publicKeyHash: hash)
         try gatewayThrowing {
@@ -106,7 +105,6 @@ extension MerchantRegistry {
         }
         let bytes = try cipher.open(sealed, context: SealingContext.setting(name))
         let pending = try gatewayThrowing {
-            // Stored format (the sealed pending key), written by Codable.
             try JSONDecoder().decode(PendingMerchantKey.self, from: Data(bytes.copyBytes()))
         }
         guard pending.merchantID == merchant.id else {

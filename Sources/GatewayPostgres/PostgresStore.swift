@@ -42,9 +42,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
     private let counters = NSLock()
     private var retries = 0
     private var changingCommits = 0
-    // Stored format: the JSON columns of the store's rows, read back by `decoder`.
     let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
+        // Stored format: the JSON columns of the store's rows, read back by `decoder`.
         encoder.dateEncodingStrategy = .millisecondsSince1970
         encoder.outputFormatting = [.sortedKeys]
         return encoder

@@ -1,3 +1,5 @@
+import OrchardJSON
+
 /// Hexadecimal text.
 public enum Hex {
     /// Lowercase hex of `bytes`.
@@ -37,3 +39,6 @@ public enum Hex {
         }
     }
 }
+
+/// JSON's escapes (OrchardJSON's), for the scanners that read secret fields straight into secure bytes.
+package typealias JSONEscape = OrchardJSON.JSONEscape

@@ -96,7 +96,6 @@ public struct SandboxPKIIssuer: SandboxKeyIssuer {
         self.certificateValidity = certificateValidity
     }
 
-    // Stored format (the sealed sandbox PKI), read back by Codable.
     private struct Serialized: Codable {
         var root, rootKey, intermediate, intermediateKey, leaf, leafKey: String
     }
