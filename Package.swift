@@ -5,6 +5,8 @@ import PackageDescription
 
 let package = Package(
     name: "Orchard",
+    // The package uses no API newer than these (no Synchronization's Mutex or Atomic, which need macOS 15 and iOS
+    // 18): its one lock box is OrchardBase's `Locked`, on NSLock, so the client SDK keeps iOS 17.
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "ApplePayModel", targets: ["ApplePayModel"]),
@@ -37,38 +39,49 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
 
         // MARK: Libraries
-        // The one JSON stack: the strict parser (limits built in) and the byte writer. Foundation only.
-        .target(name: "OrchardJSON"),
+        // The base every module may import: coded errors and RFC 3339 times. Foundation only (iOS too).
+        .target(name: "OrchardBase"),
+        // The one JSON stack: the strict parser (limits built in) and the byte writer. Foundation and OrchardBase only.
+        .target(name: "OrchardJSON", dependencies: ["OrchardBase"]),
         // Foundation only: must also compile for iOS.
-        .target(name: "ApplePayModel", dependencies: ["OrchardJSON"]),
+        .target(name: "ApplePayModel", dependencies: ["OrchardBase", "OrchardJSON"]),
         // OpenSSL wrappers shared by the token library and the gateway: owned pointers,
         // secure bytes, digests, HMAC, AES-GCM, randomness, the OpenSSL error queue.
         .target(name: "OrchardCrypto", dependencies: ["COpenSSL", "OrchardJSON"]),
-        .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "ApplePayModel", "OrchardJSON"]),
+        .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "OrchardBase", "OrchardJSON"]),
         .target(name: "ApplePaySandbox", dependencies: ["ApplePayToken", "OrchardCrypto", "COpenSSL", "OrchardJSON"]),
-        // The payment domain: services over protocols (Store, Processor, Clock, WebhookSender).
+        // The payment domain: services over ports (Store, Processor, PaymentTokenOpener, Clock, WebhookSender).
+        .target(name: "Gateway", dependencies: ["OrchardBase", "ApplePayModel", "OrchardCrypto", "OrchardJSON"]),
+        // The composition: the adapters that implement the domain's ports on the token library and the
+        // sandbox (token opener, sandbox PKI issuer and acquirer, sandbox wallet, payment-request evaluator).
         .target(
-            name: "Gateway", dependencies: ["ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardCrypto", "OrchardJSON"]),
+            name: "GatewayAssembly",
+            dependencies: ["Gateway", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardBase", "OrchardCrypto"]),
         // The embedded default Store.
-        .target(name: "GatewaySQLite", dependencies: ["Gateway", "CSQLite"]),
+        .target(name: "GatewaySQLite", dependencies: ["Gateway", "OrchardBase", "CSQLite"]),
         // The Store for several instances on one PostgreSQL database.
-        .target(name: "GatewayPostgres", dependencies: ["Gateway", "CPostgres"]),
+        .target(name: "GatewayPostgres", dependencies: ["Gateway", "OrchardBase", "CPostgres"]),
         // Outbound HTTP (webhook delivery, merchant validation) on libcurl.
-        .target(name: "GatewayCurl", dependencies: ["Gateway", "ApplePayModel", "OrchardCrypto", "CCurl"]),
+        .target(name: "GatewayCurl", dependencies: ["Gateway", "OrchardBase", "OrchardCrypto", "CCurl"]),
+        // The HTTP server framework on libmicrohttpd: request and response types, router, middleware, limits,
+        // slow-client protections, TLS, metrics. It knows nothing of payments.
+        .target(name: "OrchardHTTP", dependencies: ["CMicroHTTPD", "OrchardBase", "OrchardCrypto", "OrchardJSON"]),
+        // The gateway's HTTP API on OrchardHTTP: routes, authentication, error mapping.
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "Gateway", "CMicroHTTPD", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto", "OrchardJSON",
+                "OrchardHTTP", "OrchardBase", "Gateway", "GatewayAssembly", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
+                "OrchardJSON",
             ],
             // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
             resources: [.copy("Web")]),
-        // The client SDK for apps: ApplePayModel and Foundation only (it ships inside iOS apps).
-        .target(name: "OrchardPay", dependencies: ["ApplePayModel"]),
+        // The client SDK for apps: OrchardBase, ApplePayModel and Foundation only (it ships inside iOS apps).
+        .target(name: "OrchardPay", dependencies: ["OrchardBase", "ApplePayModel"]),
         .target(
             name: "OrchardCLI",
             dependencies: [
-                "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewaySQLite", "GatewayPostgres",
-                "GatewayCurl", "GatewayHTTP", "OrchardJSON",
+                "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewayAssembly", "GatewaySQLite",
+                "GatewayPostgres", "GatewayCurl", "OrchardHTTP", "GatewayHTTP", "OrchardJSON",
             ]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
         // libFuzzer target over token handling (docs/tokens.md); built normally it replays inputs.
@@ -81,7 +94,7 @@ let package = Package(
             name: "SystemLibrariesTests",
             dependencies: ["COpenSSL", "CSQLite", "CPostgres", "CCurl", "CMicroHTTPD"]),
         .testTarget(
-            name: "ApplePayModelTests", dependencies: ["ApplePayModel", "OrchardTestSupport"],
+            name: "ApplePayModelTests", dependencies: ["ApplePayModel", "OrchardBase", "OrchardTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(
             name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardTestSupport", "OrchardJSON"]),
@@ -90,19 +103,20 @@ let package = Package(
         .testTarget(
             name: "GatewayTests",
             dependencies: [
-                "Gateway", "GatewaySQLite", "GatewayPostgres", "GatewayCurl", "ApplePaySandbox", "OrchardTestSupport",
+                "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "GatewayCurl", "ApplePaySandbox",
+                "ApplePayToken", "OrchardTestSupport",
             ]),
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
-                "GatewayHTTP", "Gateway", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
+                "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
                 "OrchardCLI", "OrchardTestSupport", "OrchardJSON",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres"]),
         // The client SDK against a real gateway served in-process on loopback.
         .testTarget(
             name: "OrchardPayTests",
-            dependencies: ["OrchardPay", "GatewayHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport"]),
+            dependencies: ["OrchardPay", "GatewayHTTP", "OrchardHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import OrchardBase
 
 /// A refused amount, currency or country code.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import OrchardBase
 
 /// The three JSON shapes of a payment request.
 public enum PaymentRequestFormat: String, Sendable, CaseIterable, CustomStringConvertible {

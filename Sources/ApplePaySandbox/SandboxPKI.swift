@@ -111,12 +111,15 @@ public struct SandboxPKI: Sendable {
         func read(_ name: String) throws -> String {
             try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
         }
+        func key(_ name: String) throws -> EVPKey {
+            try EVPKey(privateKeyPEM: try SecureBytes(contentsOf: directory.appendingPathComponent(name)))
+        }
         self.init(
-            rootKey: try EVPKey(privateKeyPEM: try read(FileName.rootKey)),
+            rootKey: try key(FileName.rootKey),
             root: try X509Certificate(pem: try read(FileName.rootCertificate)),
-            intermediateKey: try EVPKey(privateKeyPEM: try read(FileName.intermediateKey)),
+            intermediateKey: try key(FileName.intermediateKey),
             intermediate: try X509Certificate(pem: try read(FileName.intermediateCertificate)),
-            leafKey: try EVPKey(privateKeyPEM: try read(FileName.leafKey)),
+            leafKey: try key(FileName.leafKey),
             leaf: try X509Certificate(pem: try read(FileName.leafCertificate)))
     }
 
@@ -124,18 +127,21 @@ public struct SandboxPKI: Sendable {
     public func write(to directory: URL) throws {
         let manager = FileManager.default
         try manager.createDirectory(at: directory, withIntermediateDirectories: true)
-        let files: [(String, String, Bool)] = [
-            (FileName.rootCertificate, root.pem, false), (FileName.rootKey, try rootKey.privateKeyPEM(), true),
-            (FileName.intermediateCertificate, intermediate.pem, false),
+        let files: [(String, SecureBytes, Bool)] = [
+            (FileName.rootCertificate, SecureBytes(root.pem.utf8), false),
+            (FileName.rootKey, try rootKey.privateKeyPEM(), true),
+            (FileName.intermediateCertificate, SecureBytes(intermediate.pem.utf8), false),
             (FileName.intermediateKey, try intermediateKey.privateKeyPEM(), true),
-            (FileName.leafCertificate, leaf.pem, false), (FileName.leafKey, try leafKey.privateKeyPEM(), true),
+            (FileName.leafCertificate, SecureBytes(leaf.pem.utf8), false),
+            (FileName.leafKey, try leafKey.privateKeyPEM(), true),
         ]
-        for (name, text, secret) in files {
+        for (name, bytes, secret) in files {
             let path = directory.appendingPathComponent(name).path
-            guard
+            let created = bytes.withBorrowedData { data in
                 manager.createFile(
-                    atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: secret ? 0o600 : 0o644])
-            else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
+                    atPath: path, contents: data, attributes: [.posixPermissions: secret ? 0o600 : 0o644])
+            }
+            guard created else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
         }
     }
 

@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 import OrchardCrypto
 import OrchardJSON
@@ -10,18 +11,22 @@ import OrchardJSON
 public final class DecryptedPaymentData: Sendable, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
 {
-    private let plaintext: SecureBytes
+    // Held in a lock only so that ``erase()`` can empty it; readers take a copy (copy-on-write) and read that.
+    private let plaintext: Locked<SecureBytes>
 
     /// Validates and keeps `plaintext` (Apple's payment data JSON).
     package init(plaintext: SecureBytes) throws(PaymentTokenError) {
-        self.plaintext = plaintext
+        self.plaintext = Locked(plaintext)
         do {
             try Self.validate(plaintext)
         } catch {
-            plaintext.erase()
+            erase()
             throw error
         }
     }
+
+    /// The plaintext as it is now (empty once erased).
+    private var bytes: SecureBytes { plaintext.withLock { $0 } }
 
     /// Creates payment data from plaintext JSON bytes (copied into a zeroing buffer) after validating it.
     public convenience init(json: [UInt8]) throws(PaymentTokenError) {
@@ -84,7 +89,7 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
     }
 
     private func root() -> JSONValue {
-        plaintext.withUnsafeBytes { buffer in (try? JSONValue.parse(buffer, maximumDepth: 16)) ?? .object([]) }
+        bytes.withUnsafeBytes { buffer in (try? JSONValue.parse(buffer, maximumDepth: 16)) ?? .object([]) }
     }
 
     /// Apple's payment data nests a few levels; its numbers are short.
@@ -124,7 +129,7 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
     public var lastFour: String { String(applicationPrimaryAccountNumber.suffix(4)) }
 
     /// Whether ``erase()`` has been called.
-    public var isErased: Bool { plaintext.isEmpty }
+    public var isErased: Bool { bytes.isEmpty }
 
     /// Masks a PAN to BIN + last four (all but the last four when it is too short to show a BIN).
     public static func mask(_ pan: String) -> String {
@@ -139,7 +144,7 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
     /// `revealing`, the PAN is masked and the cryptogram material (`onlinePaymentCryptogram`, `eciIndicator`,
     /// `emvData`, `encryptedPINData`) is removed; when `revealing`, the exact decrypted bytes.
     public func json(revealing: Bool) -> Data {
-        if revealing { return plaintext.withUnsafeBytes { Data($0) } }
+        if revealing { return bytes.withUnsafeBytes { Data($0) } }
         guard case .object(var members) = root() else { return Data("{}".utf8) }
         for index in members.indices {
             switch members[index].key {
@@ -159,7 +164,7 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
     }
 
     /// Overwrites the plaintext with zeros; afterwards every accessor returns an empty value.
-    public func erase() { plaintext.erase() }
+    public func erase() { plaintext.withLock { $0.erase() } }
 
     /// A summary without secrets: masked PAN, expiry, amount, currency and type.
     public var description: String {
@@ -198,154 +203,5 @@ extension DecryptedPaymentData {
 
     /// The unescaped bytes of the string at `path` (object keys from the root), copied from the plaintext into
     /// a new zeroing buffer; nil when the path is absent or not a string.
-    private func secureStringField(_ path: [String]) -> SecureBytes? {
-        plaintext.withUnsafeBytes { buffer -> SecureBytes? in
-            var scanner = SecureJSONScanner(bytes: buffer)
-            guard let range = scanner.findString(path: path.map { Array($0.utf8) }) else { return nil }
-            var unescaped = [UInt8]()
-            unescaped.reserveCapacity(range.count)
-            defer { SecureBytes.zero(&unescaped) }
-            guard SecureJSONScanner.unescape(buffer, range, into: &unescaped) else { return nil }
-            return SecureBytes(unescaped)
-        }
-    }
-}
-
-/// A minimal scanner over validated JSON bytes that locates a string value by its key path without decoding
-/// anything into `String`s, so secret fields can go from the plaintext into ``SecureBytes`` directly.
-private struct SecureJSONScanner {
-    let bytes: UnsafeRawBufferPointer
-    var index = 0
-
-    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
-
-    mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
-    }
-
-    /// The raw (still escaped) contents of the string starting at `index` (a quote); moves past it.
-    mutating func rawString() -> Range<Int>? {
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
-        let start = index + 1
-        index = start
-        while index < bytes.count {
-            switch bytes[index] {
-            case UInt8(ascii: "\\"): index += 2
-            case UInt8(ascii: "\""):
-                defer { index += 1 }
-                return start..<index
-            default: index += 1
-            }
-        }
-        return nil
-    }
-
-    /// Moves past one value of any kind.
-    mutating func skipValue(depth: Int = 0) -> Bool {
-        skipWhitespace()
-        guard index < bytes.count, depth < 64 else { return false }
-        switch bytes[index] {
-        case UInt8(ascii: "\""): return rawString() != nil
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-            let close = bytes[index] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
-            let isObject = close == UInt8(ascii: "}")
-            index += 1
-            skipWhitespace()
-            if index < bytes.count, bytes[index] == close {
-                index += 1
-                return true
-            }
-            while index < bytes.count {
-                if isObject {
-                    skipWhitespace()
-                    guard rawString() != nil else { return false }
-                    skipWhitespace()
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return false }
-                    index += 1
-                }
-                guard skipValue(depth: depth + 1) else { return false }
-                skipWhitespace()
-                guard index < bytes.count else { return false }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                } else if bytes[index] == close {
-                    index += 1
-                    return true
-                } else {
-                    return false
-                }
-            }
-            return false
-        default:
-            // A number or a literal: up to the next delimiter.
-            while index < bytes.count,
-                ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D]
-                    .contains(bytes[index])
-            {
-                index += 1
-            }
-            return true
-        }
-    }
-
-    /// The raw range of the string value at `path` in the object starting at `index`.
-    mutating func findString(path: [[UInt8]]) -> Range<Int>? {
-        guard let key = path.first else { return nil }
-        skipWhitespace()
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return nil }
-        index += 1
-        while true {
-            skipWhitespace()
-            guard index < bytes.count else { return nil }
-            if bytes[index] == UInt8(ascii: "}") { return nil }
-            guard let name = rawString() else { return nil }
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
-            index += 1
-            skipWhitespace()
-            if bytes[name].elementsEqual(key) {
-                if path.count == 1 { return rawString() }
-                return findString(path: Array(path.dropFirst()))
-            }
-            guard skipValue() else { return nil }
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ",") else { return nil }
-            index += 1
-        }
-    }
-
-    /// Appends the unescaped contents of the raw string `range` to `out`; false when an escape is malformed.
-    static func unescape(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, into out: inout [UInt8]) -> Bool {
-        var index = range.lowerBound
-        while index < range.upperBound {
-            let byte = bytes[index]
-            guard byte == UInt8(ascii: "\\") else {
-                out.append(byte)
-                index += 1
-                continue
-            }
-            guard index + 1 < range.upperBound else { return false }
-            if let decoded = OrchardJSON.JSONEscape.single(bytes[index + 1]) {
-                out.append(decoded)
-                index += 2
-                continue
-            }
-            switch bytes[index + 1] {
-            case UInt8(ascii: "u"):
-                guard index + 6 <= range.upperBound else { return false }
-                var scalar: UInt32 = 0
-                for offset in 2..<6 {
-                    guard let digit = OrchardJSON.JSONEscape.hexDigit(bytes[index + offset]) else { return false }
-                    scalar = scalar << 4 | UInt32(digit)
-                }
-                // Secret fields are ASCII (digits, base64); other escapes are not expected there.
-                guard scalar < 0x80 else { return false }
-                out.append(UInt8(scalar))
-                index += 4
-            default: return false
-            }
-            index += 2
-        }
-        return true
-    }
+    private func secureStringField(_ path: [String]) -> SecureBytes? { SecureJSON.string(at: path, in: bytes) }
 }

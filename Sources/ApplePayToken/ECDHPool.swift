@@ -1,13 +1,14 @@
+import OrchardBase
 import COpenSSL
 import Foundation
 import OrchardCrypto
 
 /// Reusable ECDH state for one EC merchant key: derive contexts set up once, and peer keys on P-256
 /// whose point is replaced for each token. A slot is used by one token at a time.
+// Unchecked: its slots (OpenSSL contexts, not Sendable) are taken from `slots` and used by one token at a time.
 final class ECDHPool: @unchecked Sendable {
     private let privateKey: EVPKey
-    private let lock = NSLock()
-    private var slots: [Slot] = []
+    private let slots = Locked<[Slot]>([])
     private let capacity = 16
 
     init(privateKey: EVPKey) { self.privateKey = privateKey }
@@ -18,7 +19,7 @@ final class ECDHPool: @unchecked Sendable {
         guard point.count == 65, let pointBytes = point.baseAddress else {
             throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not a valid P-256 point")
         }
-        guard let slot = lock.withLock({ slots.popLast() }) ?? Slot(privateKey: privateKey) else {
+        guard let slot = slots.withLock({ $0.popLast() }) ?? Slot(privateKey: privateKey) else {
             throw PaymentTokenError(.decryptionFailed, "ECDH setup: \(OpenSSLErrorQueue.drain())")
         }
         // Partial public-key validation (SP 800-56A 5.6.2.3.4) happens in the decoding itself:
@@ -39,7 +40,7 @@ final class ECDHPool: @unchecked Sendable {
         guard EVP_PKEY_derive(slot.derive, &secret, &length) == 1, length == 32 else {
             throw PaymentTokenError(.decryptionFailed, "ECDH: \(OpenSSLErrorQueue.drain())")
         }
-        lock.withLock { if slots.count < capacity { slots.append(slot) } }
+        slots.withLock { slots in if slots.count < capacity { slots.append(slot) } }
         return secret
     }
 

@@ -37,7 +37,7 @@ public final class MerchantKey: Sendable {
 
     /// A key and its Payment Processing certificate (PEM); the merchant identifier hash comes from the
     /// certificate's extension 1.2.840.113635.100.6.32, and the certificate must match the key.
-    public convenience init(privateKeyPEM: String, certificatePEM: String) throws {
+    public convenience init(privateKeyPEM: SecureBytes, certificatePEM: String) throws {
         let key: EVPKey
         let certificate: X509Certificate
         do {
@@ -70,7 +70,7 @@ public final class MerchantKey: Sendable {
     }
 
     /// A key and the merchant identifier it was issued for (e.g. "merchant.com.example"), without a certificate.
-    public convenience init(privateKeyPEM: String, merchantIdentifier: String) throws {
+    public convenience init(privateKeyPEM: SecureBytes, merchantIdentifier: String) throws {
         let key: EVPKey
         do {
             key = try EVPKey(privateKeyPEM: privateKeyPEM)

@@ -1,6 +1,6 @@
-import ApplePayModel
 import COpenSSL
 import Foundation
+import OrchardBase
 import OrchardCrypto
 
 /// How far a token's signing time may lie from "now".
@@ -592,6 +592,7 @@ struct ValidatedChain: Sendable {
 /// are parsed separately and cached, so the parse can skip key decoding. Algorithms used by the CMS checks
 /// on a structure parsed here resolve through OpenSSL's built-in fallbacks; a failure is confirmed with
 /// a parse in the default context before a token is rejected.
+// Unchecked: an OSSL_LIB_CTX pointer set in init and only read; OpenSSL library contexts are thread-safe.
 package final class ParsingContext: @unchecked Sendable {
     package let pointer: OpaquePointer
 
@@ -610,6 +611,7 @@ package final class ParsingContext: @unchecked Sendable {
 }
 
 /// An X509_STORE holding only the trust anchor.
+// Unchecked: an X509_STORE filled in init and only read after (OpenSSL locks the store internally).
 final class TrustStore: @unchecked Sendable {
     let pointer: OpaquePointer
     let anchor: X509Certificate
@@ -672,34 +674,36 @@ final class TrustStore: @unchecked Sendable {
 
 /// Chains already validated, keyed by certificate bytes; the most recent hit is checked first with one
 /// memory comparison (tokens come from a handful of Apple leaves).
-final class ChainCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [[UInt8]: ValidatedChain] = [:]
-    private var recent: (key: [UInt8], chain: ValidatedChain)?
+final class ChainCache: Sendable {
+    private struct Entries {
+        var byKey: [[UInt8]: ValidatedChain] = [:]
+        var recent: (key: [UInt8], chain: ValidatedChain)?
+    }
+    private let entries = Locked(Entries())
     private let capacity = 256
 
     func entry(for key: [UInt8]) -> ValidatedChain? {
-        lock.withLock {
-            if let recent, recent.key.count == key.count,
+        entries.withLock { entries in
+            if let recent = entries.recent, recent.key.count == key.count,
                 recent.key.withUnsafeBytes({ a in
                     key.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
                 })
             {
                 return recent.chain
             }
-            guard let chain = entries[key] else { return nil }
-            recent = (key, chain)
+            guard let chain = entries.byKey[key] else { return nil }
+            entries.recent = (key, chain)
             return chain
         }
     }
 
-    var count: Int { lock.withLock { entries.count } }
+    var count: Int { entries.withLock { $0.byKey.count } }
 
     func insert(_ chain: ValidatedChain, for key: [UInt8]) {
-        lock.withLock {
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = chain
-            recent = (key, chain)
+        entries.withLock { entries in
+            if entries.byKey.count >= capacity { entries.byKey.removeAll(keepingCapacity: true) }
+            entries.byKey[key] = chain
+            entries.recent = (key, chain)
         }
     }
 }

@@ -1,4 +1,4 @@
-import ApplePayModel
+import OrchardBase
 
 /// Why a payment token was refused, as a stable code and a human-readable reason.
 ///

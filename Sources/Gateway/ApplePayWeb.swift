@@ -187,6 +187,9 @@ extension MerchantRegistry {
                 }
                 record.applePayDomains = normalized
                 try tx.updateMerchant(record)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.applePayDomainsUpdate,
+                    detail: ["domains": String(normalized.count)], at: clock.now())
             }
         }
         return normalized

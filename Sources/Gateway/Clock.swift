@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 
 /// Where the gateway reads "now": the system clock in production, a manual one in tests.
@@ -13,20 +14,19 @@ public struct SystemClock: GatewayClock {
 }
 
 /// A clock that stands still until told to move, for deterministic tests and replays.
-public final class ManualClock: GatewayClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Date
+public final class ManualClock: GatewayClock, Sendable {
+    private let current: Locked<Date>
 
     /// A clock reading `start`.
-    public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = start }
+    public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Locked(start) }
 
-    public func now() -> Date { lock.withLock { current } }
+    public func now() -> Date { current.current }
 
     /// Moves the clock forward by `interval` seconds.
-    public func advance(by interval: TimeInterval) { lock.withLock { current += interval } }
+    public func advance(by interval: TimeInterval) { current.withLock { $0 += interval } }
 
     /// Sets the clock to `date`.
-    public func set(_ date: Date) { lock.withLock { current = date } }
+    public func set(_ date: Date) { current.withLock { $0 = date } }
 }
 
 extension Date {

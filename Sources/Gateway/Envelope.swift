@@ -125,7 +125,7 @@ public struct EnvelopeCipher: Sendable {
     public init(masterKey: MasterKey) { self.masterKey = masterKey }
 
     /// Seals `plaintext` for the record named by `context`.
-    public func seal<B: OrchardCrypto.ContiguousBytes>(_ plaintext: B, context: String) throws(GatewayError) -> Data {
+    public func seal<B: ContiguousBytes>(_ plaintext: B, context: String) throws(GatewayError) -> Data {
         do {
             var dataKey = try SecureRandom.bytes(32)
             defer { SecureBytes.zero(&dataKey) }

@@ -42,9 +42,13 @@ public struct EventCursor: Sendable, Hashable, ListingCursor {
 
 /// Read-side queries for operations and the events API that a ``Store`` may offer (the SQLite store does).
 public protocol OperationsQueries: Sendable {
-    /// The merchant's events, newest first (creation time, then id, descending), optionally of one type,
-    /// strictly after `cursor`, at most `limit`.
-    func eventPage(merchantID: String, type: String?, after cursor: EventCursor?, limit: Int) throws -> [EventRecord]
+    /// The merchant's events, newest first (creation time, then id, descending), optionally of one type and
+    /// about one object (a payment or session id), strictly after `cursor`, at most `limit`.
+    func eventPage(
+        merchantID: String, type: String?, objectID: String?, after cursor: EventCursor?, limit: Int
+    ) throws -> [EventRecord]
+    /// The recorded delivery attempts of an event, oldest first.
+    func webhookAttempts(eventID: String) throws -> [WebhookAttempt]
     /// One event with its delivery state.
     func eventRecord(id: String) throws -> EventRecord?
     /// How many payments are in each status (all merchants and environments).
@@ -54,9 +58,10 @@ public protocol OperationsQueries: Sendable {
 extension GatewayService {
     var operationsQueries: (any OperationsQueries)? { store as? any OperationsQueries }
 
-    /// One page of the merchant's events with their delivery state, newest first, and the cursor of the next.
+    /// One page of the merchant's events with their delivery state, newest first, and the cursor of the next;
+    /// with `objectID`, only the events about that payment or session.
     public func eventPage(
-        merchant: Merchant, type: String?, limit: Int, cursor: String?
+        merchant: Merchant, type: String?, objectID: String? = nil, limit: Int, cursor: String?
     ) throws(GatewayError) -> (
         events: [EventRecord], nextCursor: String?
     ) {
@@ -72,7 +77,8 @@ extension GatewayService {
             throw GatewayError(.internalError, "the store cannot list events")
         }
         let rows = try gatewayThrowing {
-            try queries.eventPage(merchantID: merchant.id, type: type, after: after, limit: limit + 1)
+            try queries.eventPage(
+                merchantID: merchant.id, type: type, objectID: objectID, after: after, limit: limit + 1)
         }
         let page = Array(rows.prefix(limit))
         let next =
@@ -100,6 +106,17 @@ extension GatewayService {
             throw GatewayError(.notFound, "no such event", param: "id")
         }
         return updated
+    }
+
+    /// The delivery attempts of one of the merchant's events, oldest first; `not_found` for another merchant's.
+    public func webhookAttempts(merchant: Merchant, eventID: String) throws(GatewayError) -> [WebhookAttempt] {
+        guard let queries = operationsQueries else {
+            throw GatewayError(.internalError, "the store cannot read events")
+        }
+        guard let record = try gatewayThrowing({ try queries.eventRecord(id: eventID) }),
+            record.event.merchantID == merchant.id
+        else { throw GatewayError(.notFound, "no such event", param: "id") }
+        return try gatewayThrowing { try queries.webhookAttempts(eventID: eventID) }
     }
 
     /// Payments in each status, for the metrics endpoint (empty when the store cannot count).

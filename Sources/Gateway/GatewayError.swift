@@ -1,5 +1,5 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
 
 /// An error from the gateway, with a stable code the HTTP layer maps to a status and returns to clients.
 ///
@@ -30,6 +30,8 @@ public struct GatewayError: CodedError, Sendable, Codable {
         public static let idempotencyKeyInvalid = Code(rawValue: "idempotency_key_invalid")
         /// A BIN table CSV line is malformed (the reason gives the line).
         public static let binTableInvalid = Code(rawValue: "bin_table_invalid")
+        /// A co-brand table row is malformed (``GatewayError/rows`` gives each bad row).
+        public static let coBrandTableInvalid = Code(rawValue: "co_brand_table_invalid")
         /// No such object (payment, event …) for this merchant and environment.
         public static let notFound = Code(rawValue: "not_found")
         /// Credentials are wrong.
@@ -38,6 +40,9 @@ public struct GatewayError: CodedError, Sendable, Codable {
         public static let forbidden = Code(rawValue: "forbidden")
         /// No merchant with that id in this environment.
         public static let merchantNotFound = Code(rawValue: "merchant_not_found")
+        /// The merchant was disabled (`orchard merchant disable`): its credentials open no route until it is
+        /// enabled again.
+        public static let merchantDisabled = Code(rawValue: "merchant_disabled")
         /// The merchant has no active processing key to open tokens with.
         public static let noProcessingKey = Code(rawValue: "no_processing_key")
         /// A token whose transactionId was already seen.
@@ -100,16 +105,38 @@ public struct GatewayError: CodedError, Sendable, Codable {
     public var code: Code
     /// A human-readable reason (no secrets).
     public var reason: String
-    /// The request parameter at fault, for `invalid_request` and mismatches.
+    /// The request parameter at fault, for `parameter_invalid`, `parameter_missing` and mismatches.
     public var param: String?
     /// The issuer's or processor's decline code (`do_not_honor`, `insufficient_funds` …).
     public var declineCode: String?
-    /// The token library's error code (`signature_invalid` …), for `token_invalid`.
+    /// The token library's error code (`signature_invalid` …), for a token the library refused (answered with that code).
     public var tokenErrorCode: String?
     /// The payment the error is about, when one was created (a declined payment keeps its record).
     public var paymentID: String?
     /// The HTTP status another service answered (Apple's, for `apple_pay_validation_failed`).
     public var upstreamStatus: Int?
+    /// The type of the foreign error ``wrap(_:)`` made this from (`SQLiteError` …), for logs and ``description``
+    /// only: never encoded, never in a client's response.
+    public var wrapped: String?
+
+    /// The bad rows of a refused table upload (`bin_table_invalid`, `co_brand_table_invalid`), in row order.
+    public var rows: [RowProblem]?
+
+    /// What is wrong with one row of an uploaded table.
+    public struct RowProblem: Sendable, Hashable, Codable {
+        /// The CSV line (the header is line 1), or the 1-based position in a JSON list.
+        public var row: Int
+        public var message: String
+
+        public init(row: Int, message: String) {
+            self.row = row
+            self.message = message
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case code, reason, param, declineCode, tokenErrorCode, paymentID, upstreamStatus, rows
+    }
 
     public init(
         _ code: Code, _ reason: String = "", param: String? = nil, declineCode: String? = nil,
@@ -130,6 +157,7 @@ public struct GatewayError: CodedError, Sendable, Codable {
         if let declineCode { text += " [\(declineCode)]" }
         if let tokenErrorCode { text += " [\(tokenErrorCode)]" }
         if !reason.isEmpty { text += ": \(reason)" }
+        if let wrapped { text += " (wrapped \(wrapped))" }
         return text
     }
 
@@ -150,10 +178,13 @@ public struct GatewayError: CodedError, Sendable, Codable {
         GatewayError(.parameterInvalid, reason, param: param)
     }
 
-    /// Wraps any error from a store or a helper: gateway errors pass through, others become `storage_failure`.
+    /// Wraps any error from a store or a helper: gateway errors pass through, others become `storage_failure`
+    /// naming the wrapped error's type in ``wrapped``.
     package static func wrap(_ error: any Error) -> GatewayError {
         if let error = error as? GatewayError { return error }
-        return GatewayError(.storageFailure, String(describing: error))
+        var wrapping = GatewayError(.storageFailure, String(describing: error))
+        wrapping.wrapped = String(reflecting: type(of: error))
+        return wrapping
     }
 }
 

@@ -46,6 +46,8 @@ public struct ReconciliationReport: Sendable, Hashable {
     public var purgedIdempotencyRecords = 0
     /// Idempotent transport answers older than the retention period, deleted.
     public var purgedStoredResponses = 0
+    /// Console sessions past their idle expiry (or signed out) for more than a day, deleted.
+    public var purgedConsoleSessions = 0
 }
 
 /// The payment gateway's domain: primes, order sessions, payments, captures, voids, refunds, reconciliation.
@@ -86,23 +88,6 @@ public final class GatewayService: Sendable {
 
     func read<T>(_ body: (any StoreTransaction) throws -> T) throws(GatewayError) -> T {
         try gatewayThrowing { try store.read(body) }
-    }
-
-    /// Moves `payment` to `next`, recording the transition; refuses transitions the state machine forbids.
-    func transition(
-        _ payment: inout Payment, to next: PaymentStatus, cause: String, at now: Date, in tx: any StoreTransaction
-    )
-        throws
-    {
-        guard payment.status.canTransition(to: next) else {
-            throw GatewayError(
-                .invalidStateTransition, "a \(payment.status.rawValue) payment cannot become \(next.rawValue)",
-                paymentID: payment.id)
-        }
-        try tx.insertTransition(
-            PaymentTransition(paymentID: payment.id, from: payment.status, to: next, at: now, cause: cause))
-        payment.status = next
-        payment.updatedAt = now
     }
 
     /// Writes a webhook event about a payment in the current transaction: its body holds the payment in the
@@ -315,7 +300,7 @@ public final class GatewayService: Sendable {
             // One transaction before the processor call: the prime claimed (its card data dropped), the payment
             // created already marked as sent (its card data kept only in memory) and the recovery point set. A
             // crash after it is settled by querying the processor, never by authorizing again.
-            let (payment, card): (Payment, SecureBytes) = try write { tx in
+            var sending: (payment: Payment, card: SecureBytes) = try write { tx in
                 try scope.claim(in: tx)
                 guard let prime = try tx.prime(hash: primeHash), prime.merchantID == merchant.id,
                     prime.environment == merchant.environment
@@ -339,14 +324,12 @@ public final class GatewayService: Sendable {
                     throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
                 }
                 let card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
-                let payment = Payment(
-                    id: paymentID, merchantID: merchant.id, environment: merchant.environment, status: .processing,
-                    amount: request.amount, currency: request.currency, capturedAmount: 0, refundedAmount: 0,
-                    orderNumber: request.orderNumber, outTradeNo: nil, sessionID: nil, details: request.details,
-                    cardholder: request.cardholder, metadata: request.metadata, cardInfo: prime.cardInfo,
-                    captureMode: request.captureMode, captureAt: nil, authCode: nil, acquirer: processor.name,
-                    acquirerReference: nil, failureCode: nil, createdAt: now, updatedAt: now, authorizedAt: nil,
-                    capturedAt: nil, voidedAt: nil, refunds: [], authorizationSentAt: now, pendingOperation: nil)
+                let payment = Payment.created(
+                    id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: request.amount,
+                    currency: request.currency,
+                    orderNumber: request.orderNumber, details: request.details, cardholder: request.cardholder,
+                    metadata: request.metadata, cardInfo: prime.cardInfo, captureMode: request.captureMode,
+                    acquirer: processor.name, authorizationSentAt: now, at: now)
                 try tx.insertPayment(payment)
                 try tx.insertTransition(
                     PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "paid by prime")
@@ -355,8 +338,8 @@ public final class GatewayService: Sendable {
                 return (payment, card)
             }
             scope.claimCommitted()
-            defer { card.erase() }
-            return try drive(paymentID: paymentID, scope: scope, sending: (payment, card))
+            defer { sending.card.erase() }
+            return try drive(paymentID: paymentID, scope: scope, sending: sending)
         }
     }
 
@@ -526,14 +509,12 @@ public final class GatewayService: Sendable {
                     merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID,
                     at: now)
             else { throw GatewayError(.tokenReplayed, "this token was already used") }
-            let payment = Payment(
-                id: paymentID, merchantID: merchant.id, environment: merchant.environment, status: .processing,
-                amount: session.amount, currency: session.currency, capturedAmount: 0, refundedAmount: 0,
+            let payment = Payment.created(
+                id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: session.amount,
+                currency: session.currency,
                 orderNumber: session.outTradeNo, outTradeNo: session.outTradeNo, sessionID: session.id,
                 details: session.subject.map { String($0.prefix(100)) }, cardholder: nil, metadata: [:],
-                cardInfo: cardInfo, captureMode: .now, captureAt: nil, authCode: nil, acquirer: processor.name,
-                acquirerReference: nil, failureCode: nil, createdAt: now, updatedAt: now, authorizedAt: nil,
-                capturedAt: nil, voidedAt: nil, refunds: [], authorizationSentAt: nil, pendingOperation: nil)
+                cardInfo: cardInfo, captureMode: .now, acquirer: processor.name, authorizationSentAt: nil, at: now)
             try tx.insertPayment(payment)
             try tx.insertTransition(
                 PaymentTransition(paymentID: paymentID, from: nil, to: .processing, at: now, cause: "session paid"))
@@ -619,9 +600,9 @@ extension JSONEncoder {
 /// The card data a prime or payment keeps sealed until authorization: account number, expiry,
 /// cryptogram, ECI — length-prefixed fields.
 struct CardSecret {
-    let accountNumber: SecureBytes
+    var accountNumber: SecureBytes
     let expirationDate: String
-    let cryptogram: SecureBytes?
+    var cryptogram: SecureBytes?
     let eci: String?
 
     static func pack(_ opened: OpenedToken) -> [UInt8] {

@@ -11,6 +11,9 @@ package final class IdempotencyScope {
     package private(set) var currentPoint: String
     /// Seals a stored result for this key's record.
     let seal: (Data) throws -> Data
+    /// Stores the transport's answer for a finished result in the same transaction (see
+    /// ``StoredAnswerRecorder``).
+    let recordAnswer: (Any, any StoreTransaction) throws -> Void
     /// A fresh key's claim not committed yet: the first checkpoint or completion inserts it in its own
     /// transaction (one commit fewer), and the caller reports that commit with ``claimCommitted()``.
     private(set) var pendingClaim: IdempotencyRecord?
@@ -21,6 +24,7 @@ package final class IdempotencyScope {
 
     init(
         merchant: Merchant, key: String?, resumePoint: String?, seal: @escaping (Data) throws -> Data = { $0 },
+        recordAnswer: @escaping (Any, any StoreTransaction) throws -> Void = { _, _ in },
         pendingClaim: IdempotencyRecord? = nil
     ) {
         self.merchant = merchant
@@ -28,6 +32,7 @@ package final class IdempotencyScope {
         self.resumePoint = resumePoint
         self.currentPoint = resumePoint ?? "started"
         self.seal = seal
+        self.recordAnswer = recordAnswer
         self.pendingClaim = pendingClaim
     }
 
@@ -62,6 +67,7 @@ package final class IdempotencyScope {
         record.responseSealed = try seal(try JSONEncoder().encode(StoredResult(value: value, error: nil)))
         record.lockedAt = nil
         try tx.updateIdempotencyRecord(record)
+        try recordAnswer(value, tx)
     }
 
     /// Records `point` inside the transaction `tx` (a no-op without a key).
@@ -144,6 +150,11 @@ extension GatewayService {
         let context = "idempotency:\(merchant.id):\(key)"
         let cipher = self.cipher
         let seal: (Data) throws -> Data = { try cipher.seal(Array($0), context: context) }
+        // Taken here, on the request's thread: a group commit may run the transaction body on another one.
+        let recorder = StoredAnswerRecorder.current
+        let recordAnswer: (Any, any StoreTransaction) throws -> Void = { [self] value, tx in
+            try self.recordAnswer(value, recorder: recorder, merchant: merchant, key: key, in: tx)
+        }
         let fresh = IdempotencyRecord(
             merchantID: merchant.id, environment: merchant.environment, key: key, operation: operation,
             fingerprint: fingerprint, recoveryPoint: "started", lockedAt: now, responseSealed: nil,
@@ -153,7 +164,8 @@ extension GatewayService {
                 == nil
         {
             let scope = IdempotencyScope(
-                merchant: merchant, key: key, resumePoint: nil, seal: seal, pendingClaim: fresh)
+                merchant: merchant, key: key, resumePoint: nil, seal: seal, recordAnswer: recordAnswer,
+                pendingClaim: fresh)
             let result: Result<T, GatewayError>
             do { result = .success(try body(scope)) } catch { result = .failure(error) }
             if !scope.claimLost {
@@ -205,10 +217,12 @@ extension GatewayService {
             guard let value = stored.value else { throw GatewayError(.internalError, "empty stored result") }
             return value
         case .fresh:
-            scope = IdempotencyScope(merchant: merchant, key: key, resumePoint: nil, seal: seal)
+            scope = IdempotencyScope(
+                merchant: merchant, key: key, resumePoint: nil, seal: seal, recordAnswer: recordAnswer)
         case .resume(let point):
             scope = IdempotencyScope(
-                merchant: merchant, key: key, resumePoint: point == "started" ? nil : point, seal: seal)
+                merchant: merchant, key: key, resumePoint: point == "started" ? nil : point, seal: seal,
+                recordAnswer: recordAnswer)
         }
         let result: Result<T, GatewayError>
         do { result = .success(try body(scope)) } catch { result = .failure(error) }
@@ -231,14 +245,17 @@ extension GatewayService {
         case .failure: finalResult = nil
         }
         // A result stored by the body's last transaction (the common case) needs no write: a read says so
-        // without waiting for a group commit.
+        // without waiting for a group commit. The transport's answer written with it committed then too.
+        let recorder = StoredAnswerRecorder.current
         if scope.pendingClaim == nil,
             let stored = try? store.read({
                 try $0.idempotencyRecord(merchantID: merchant.id, environment: merchant.environment, key: key)
             }), stored.responseSealed != nil
         {
+            if recorder?.key == key { recorder?.committed() }
             return
         }
+        if recorder?.key == key { recorder?.candidate = nil }
         do {
             try store.write { tx in
                 if var claim = scope.pendingClaim {

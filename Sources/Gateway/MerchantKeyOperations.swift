@@ -29,14 +29,37 @@ public struct MerchantKeyStatus: Sendable, Hashable, Codable {
     public var active: Bool
 }
 
-/// A generated key waiting for (or holding) its certificate, kept sealed in the settings.
+/// A generated key waiting for (or holding) its certificate, kept sealed in the settings: a JSON object of these
+/// fields and `privateKeyPEM`, the key, which goes in and out of the JSON in zeroing buffers (never a `String`).
 private struct PendingMerchantKey: Codable {
     var id: String
     var merchantID: String
     var type: String
     var purpose: String
-    var privateKeyPEM: String
     var createdAt: Date
+
+    static let privateKeyMember = "privateKeyPEM"
+
+    /// The JSON of the fields and `privateKeyPEM`.
+    func serialized(privateKeyPEM: SecureBytes) throws -> SecureBytes {
+        var bytes = Array(try JSONEncoder().encode(self))
+        defer { SecureBytes.zero(&bytes) }
+        guard bytes.last == UInt8(ascii: "}") else { throw GatewayError(.internalError, "a pending key's JSON") }
+        bytes.removeLast()
+        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+        SecureJSON.appendMember(Self.privateKeyMember, privateKeyPEM, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+        return SecureBytes(bytes)
+    }
+
+    /// The fields and the private key of ``serialized(privateKeyPEM:)``'s JSON.
+    static func parse(_ json: SecureBytes) throws -> (PendingMerchantKey, privateKeyPEM: SecureBytes) {
+        let pending = try json.withBorrowedData { try JSONDecoder().decode(PendingMerchantKey.self, from: $0) }
+        guard let key = SecureJSON.string(at: [privateKeyMember], in: json) else {
+            throw GatewayError(.internalError, "a pending key without its private key")
+        }
+        return (pending, key)
+    }
 }
 
 extension GatewayError.Code {
@@ -66,17 +89,17 @@ extension MerchantRegistry {
         }
         if purpose == "identity", type != "rsa" { throw .invalid("type", "an identity key is rsa") }
         let id = try Identifiers.make("mk_", 24)
-        let (csr, hash, pem): (String, String, String) = try gatewayThrowing {
+        let (csr, hash, pem): (String, String, SecureBytes) = try gatewayThrowing {
             let key = type == "ec" ? try EVPKey.generateEC() : try EVPKey.generateRSA(bits: 2048)
             let subject = [("CN", merchant.merchantIdentifiers.first ?? merchant.name), ("C", merchant.countryCode)]
             let csr = try CertificateSigningRequest.pem(key: key, subject: subject)
             return (csr, Data(SHA256.hash(key.publicKeyDER)).base64EncodedString(), try key.privateKeyPEM())
         }
         let pending = PendingMerchantKey(
-            id: id, merchantID: merchant.id, type: type, purpose: purpose, privateKeyPEM: pem, createdAt: clock.now())
+            id: id, merchantID: merchant.id, type: type, purpose: purpose, createdAt: clock.now())
         let name = Self.settingName(id)
         let sealed = try cipher.seal(
-            Array(try gatewayThrowing { try JSONEncoder().encode(pending) }), context: SealingContext.setting(name))
+            try gatewayThrowing { try pending.serialized(privateKeyPEM: pem) }, context: SealingContext.setting(name))
         let result = MerchantKeyCSR(id: id, type: type, purpose: purpose, csrPEM: csr, publicKeyHash: hash)
         try gatewayThrowing {
             try store.write { tx in
@@ -85,6 +108,10 @@ extension MerchantRegistry {
                 if purpose == "identity" {
                     try tx.setSetting(Self.identityKeySetting(merchant.id), value: Data(id.utf8))
                 }
+                try AuditLog.record(
+                    in: tx, merchantID: merchant.id,
+                    action: purpose == "identity" ? AuditLog.Action.identityCSR : AuditLog.Action.processingKeyCSR,
+                    target: id, detail: ["type": type], at: pending.createdAt)
                 try scope?.complete(result, in: tx)
             }
         }
@@ -104,22 +131,19 @@ extension MerchantRegistry {
             throw GatewayError(.notFound, "no such merchant key", param: "id")
         }
         let bytes = try cipher.open(sealed, context: SealingContext.setting(name))
-        let pending = try gatewayThrowing {
-            try JSONDecoder().decode(PendingMerchantKey.self, from: Data(bytes.copyBytes()))
-        }
+        let (pending, pem) = try gatewayThrowing { try PendingMerchantKey.parse(bytes) }
         guard pending.merchantID == merchant.id else {
             throw GatewayError(.notFound, "no such merchant key", param: "id")
         }
         guard let certificate = try? X509Certificate(pem: certificatePEM) else {
             throw GatewayError(.certificateInvalid, "not a PEM X.509 certificate", param: "certificate_pem")
         }
-        let key = try gatewayThrowing { try EVPKey(privateKeyPEM: pending.privateKeyPEM) }
+        let key = try gatewayThrowing { try EVPKey(privateKeyPEM: pem) }
         guard certificate.matches(privateKey: key) else {
             throw GatewayError(
                 .certificateKeyMismatch, "the certificate is not for this merchant key", param: "certificate_pem")
         }
         let now = clock.now()
-        let pem = SecureBytes(Array(pending.privateKeyPEM.utf8))
         if pending.purpose == "processing" {
             try gatewayThrowing {
                 try store.write { tx in
@@ -134,10 +158,13 @@ extension MerchantRegistry {
                                 id: keyID, merchantID: merchant.id, privateKeySealed: sealedKey,
                                 certificatePEM: certificate.pem, active: true, createdAt: now))
                     }
+                    try AuditLog.record(
+                        in: tx, merchantID: merchant.id, action: AuditLog.Action.processingKeyCertificate,
+                        target: keyID, detail: ["not_after": WireFormat.time(certificate.notAfter)], at: now)
                 }
             }
         } else {
-            try setIdentity(merchantID: merchant.id, certificatePEM: certificate.pem, privateKeyPEM: pem)
+            try setIdentity(merchantID: merchant.id, certificatePEM: certificate.pem, privateKeyPEM: pem, keyID: keyID)
         }
         var identifierHash: String?
         if var value = certificate.extensionValue(oid: "1.2.840.113635.100.6.32") {
@@ -157,13 +184,18 @@ extension MerchantRegistry {
 }
 
 extension MerchantRegistry {
-    /// Replaces the web origins (`https://shop.example`) allowed by CORS on the merchant's client routes.
-    public func setWebOrigins(merchantID: String, origins: [String]) throws(GatewayError) {
+    /// Refuses origins that are not `scheme://host[:port]` (http or https, at most 255 characters).
+    static func checkWebOrigins(_ origins: [String]) throws(GatewayError) {
         for origin in origins {
             guard let url = URL(string: origin), let scheme = url.scheme, ["http", "https"].contains(scheme),
                 url.host != nil, url.path.isEmpty, origin.count <= 255
             else { throw .invalid("web_origins", "origins like https://shop.example (scheme, host, optional port)") }
         }
+    }
+
+    /// Replaces the web origins (`https://shop.example`) allowed by CORS on the merchant's client routes.
+    public func setWebOrigins(merchantID: String, origins: [String]) throws(GatewayError) {
+        try Self.checkWebOrigins(origins)
         try gatewayThrowing {
             try store.write { tx in
                 guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
@@ -196,6 +228,173 @@ extension GatewayService {
             fingerprint: [keyID, Identifiers.sha256Hex(certificatePEM)]
         ) { _ throws(GatewayError) in
             try merchants.attachCertificate(merchant: merchant, keyID: keyID, certificatePEM: certificatePEM)
+        }
+    }
+}
+
+/// One merchant key as the console's Keys page lists it (`GET /v1/merchant-keys`).
+public struct MerchantKeyEntry: Sendable, Hashable {
+    /// Where a key stands.
+    public enum State: String, Sendable {
+        /// Its certificate is attached and it is in use (a processing key opens tokens; the identity is the one
+        /// merchant validation presents).
+        case active
+        /// A processing key taken out of the ring (``MerchantRegistry/retireProcessingKey(merchantID:keyID:)``).
+        case retired
+        /// A CSR was made; its certificate has not been uploaded yet.
+        case pending
+    }
+
+    /// `mk_…` (made by `POST /v1/merchant-keys/csr` or `/v1/merchant-identity/csr`), or `pk_…` for a key the
+    /// gateway was given directly (the sandbox's, `orchard keys`).
+    public var id: String
+    /// `processing` or `identity`.
+    public var purpose: String
+    /// `ec` or `rsa`.
+    public var type: String
+    public var state: State
+    /// Base64 SHA-256 of the public key's SubjectPublicKeyInfo DER (the token header's `publicKeyHash`).
+    public var publicKeyHash: String
+    /// The certificate's validity; nil while pending.
+    public var notBefore: Date?
+    public var notAfter: Date?
+    /// When the key was made (or, for a key given directly, added).
+    public var createdAt: Date?
+}
+
+/// A certificate that expires within ``MerchantKeyInventory/warningPeriod`` (or has expired).
+public struct CertificateWarning: Sendable, Hashable {
+    public var keyID: String
+    public var purpose: String
+    public var notAfter: Date
+    /// Whole days left (rounded down); negative once expired.
+    public var daysLeft: Int
+    public var expired: Bool
+
+    public init(keyID: String, purpose: String, notAfter: Date, daysLeft: Int, expired: Bool) {
+        self.keyID = keyID
+        self.purpose = purpose
+        self.notAfter = notAfter
+        self.daysLeft = daysLeft
+        self.expired = expired
+    }
+}
+
+/// A merchant's processing keys and identity with their certificates' expiry warnings.
+public struct MerchantKeyInventory: Sendable, Hashable {
+    /// How long before a certificate's expiry it is warned about: 30 days.
+    public static let warningPeriod: TimeInterval = 30 * 86_400
+
+    /// Processing keys (oldest first), then the identity, then pending CSRs (oldest first).
+    public var keys: [MerchantKeyEntry]
+    /// The active certificates that expire within ``warningPeriod`` of the gateway clock's time, soonest first.
+    public var warnings: [CertificateWarning]
+}
+
+extension GatewayError.Code {
+    /// Retiring this processing key would leave the merchant without any to open tokens with.
+    public static let lastActiveKey = GatewayError.Code(rawValue: "last_active_key")
+}
+
+extension MerchantRegistry {
+    /// The merchant's keys, their states and certificate validity, and warnings for certificates expiring within
+    /// 30 days of the clock's time. No private key leaves its seal except to be matched against a certificate.
+    public func keyInventory(merchantID: String) throws(GatewayError) -> MerchantKeyInventory {
+        let record = try record(merchantID)
+        let (ring, pendingSealed, identityKeyID) = try gatewayThrowing {
+            try store.read { tx in
+                let names = try tx.settingNames(prefix: Self.settingName(""))
+                var sealed: [(String, Data)] = []
+                for name in names { if let value = try tx.setting(name) { sealed.append((name, value)) } }
+                return (
+                    try tx.processingKeys(merchantID: merchantID), sealed,
+                    try tx.setting(Self.identityKeySetting(merchantID)).map { String(decoding: $0, as: UTF8.self) }
+                )
+            }
+        }
+        var generated: [(key: PendingMerchantKey, privateKeyPEM: SecureBytes)] = []
+        for (name, sealed) in pendingSealed {
+            let bytes = try cipher.open(sealed, context: SealingContext.setting(name))
+            let (key, pem) = try gatewayThrowing { try PendingMerchantKey.parse(bytes) }
+            if key.merchantID == merchantID { generated.append((key, pem)) }
+        }
+        generated.sort { $0.key.createdAt < $1.key.createdAt }
+        func entry(
+            id: String, purpose: String, certificatePEM: String, state: MerchantKeyEntry.State, createdAt: Date?
+        ) -> MerchantKeyEntry? {
+            guard let certificate = try? X509Certificate(pem: certificatePEM), let key = try? certificate.publicKey()
+            else { return nil }
+            return MerchantKeyEntry(
+                id: id, purpose: purpose, type: key.kind == .ec ? "ec" : "rsa", state: state,
+                publicKeyHash: Data(SHA256.hash(key.publicKeyDER)).base64EncodedString(),
+                notBefore: certificate.notBefore, notAfter: certificate.notAfter, createdAt: createdAt)
+        }
+        var keys: [MerchantKeyEntry] = ring.compactMap {
+            entry(
+                id: $0.id, purpose: "processing", certificatePEM: $0.certificatePEM,
+                state: $0.active ? .active : .retired, createdAt: $0.createdAt)
+        }
+        // The identity certificate belongs to the generated identity key whose private key it matches.
+        var identityHolder: String?
+        if let pem = record.identityCertificatePEM, let certificate = try? X509Certificate(pem: pem) {
+            identityHolder =
+                generated.last {
+                    $0.key.purpose == "identity"
+                        && (try? EVPKey(privateKeyPEM: $0.privateKeyPEM)).map(certificate.matches(privateKey:)) == true
+                }?.key.id
+            let created = generated.first { $0.key.id == identityHolder }?.key.createdAt
+            if let identity = entry(
+                id: identityHolder ?? "identity", purpose: "identity", certificatePEM: pem, state: .active,
+                createdAt: created)
+            {
+                keys.append(identity)
+            }
+        }
+        // Pending: processing CSRs with no key in the ring, and the newest identity CSR when it is not the identity.
+        let inRing = Set(ring.map(\.id))
+        for (key, privateKeyPEM) in generated {
+            let waiting =
+                key.purpose == "processing"
+                ? !inRing.contains(key.id) : key.id == identityKeyID && key.id != identityHolder
+            guard waiting, let privateKey = try? EVPKey(privateKeyPEM: privateKeyPEM) else { continue }
+            keys.append(
+                MerchantKeyEntry(
+                    id: key.id, purpose: key.purpose, type: key.type, state: .pending,
+                    publicKeyHash: Data(SHA256.hash(privateKey.publicKeyDER)).base64EncodedString(), notBefore: nil,
+                    notAfter: nil, createdAt: key.createdAt))
+        }
+        let now = clock.now()
+        let warnings = keys.compactMap { key -> CertificateWarning? in
+            guard key.state == .active, let notAfter = key.notAfter,
+                notAfter.timeIntervalSince(now) <= MerchantKeyInventory.warningPeriod
+            else { return nil }
+            let days = Int((notAfter.timeIntervalSince(now) / 86_400).rounded(.down))
+            return CertificateWarning(
+                keyID: key.id, purpose: key.purpose, notAfter: notAfter, daysLeft: days, expired: notAfter < now)
+        }
+        return MerchantKeyInventory(keys: keys, warnings: warnings.sorted { $0.notAfter < $1.notAfter })
+    }
+
+    /// Takes a processing key out of the ring (the last step of a rotation, once the new key is active): its
+    /// tokens are no longer opened. Refused (`last_active_key`) for the merchant's only active processing key.
+    public func retireProcessingKey(merchantID: String, keyID: String) throws(GatewayError) {
+        try gatewayThrowing {
+            try store.write { tx in
+                let ring = try tx.processingKeys(merchantID: merchantID)
+                guard var key = ring.first(where: { $0.id == keyID }) else {
+                    throw GatewayError(.notFound, "no such processing key", param: "id")
+                }
+                guard key.active else { return }
+                guard ring.contains(where: { $0.active && $0.id != keyID }) else {
+                    throw GatewayError(
+                        .lastActiveKey, "the merchant's only active processing key cannot be retired", param: "id")
+                }
+                key.active = false
+                try tx.updateProcessingKey(key)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.processingKeyRetire, target: keyID,
+                    at: clock.now())
+            }
         }
     }
 }

@@ -1,4 +1,3 @@
-import ApplePaySandbox
 import Foundation
 import OrchardCrypto
 
@@ -18,7 +17,16 @@ public struct Merchant: Sendable, Hashable, Codable {
     /// Whether deliveries to ``webhookURL`` go out; while false its events stay pending.
     public var webhookEnabled: Bool
     public var appID: String
+    /// The public part of the secret key (`sk_live_` and its key id): names it without revealing it.
+    public var secretKeyPrefix: String
+    /// While a rotated secret key still works: when its overlap ends.
+    public var previousSecretKeyExpiresAt: Date?
+    /// When the merchant was disabled; nil while it is enabled.
+    public var disabledAt: Date?
     public var createdAt: Date
+
+    /// Whether the merchant is disabled (its requests answered `merchant_disabled`).
+    public var isDisabled: Bool { disabledAt != nil }
 
     init(_ record: MerchantRecord) {
         id = record.id
@@ -33,6 +41,9 @@ public struct Merchant: Sendable, Hashable, Codable {
         webhookURL = record.webhookURL
         webhookEnabled = record.webhookEnabled
         appID = record.appID
+        secretKeyPrefix = MerchantRegistry.secretKeyPrefix(record.environment) + record.secretKeyID
+        previousSecretKeyExpiresAt = record.previousSecretKeyID == nil ? nil : record.previousSecretKeyExpiresAt
+        disabledAt = record.disabledAt
         createdAt = record.createdAt
     }
 
@@ -115,6 +126,10 @@ public final class MerchantRegistry: Sendable {
     let cipher: EnvelopeCipher
     let clock: any GatewayClock
 
+    /// How many characters of a secret key are public: its prefix (`sk_live_`, `sk_test_`) and its 12-character
+    /// key id, which finds the merchant and names the key in the audit log.
+    public static let secretKeyPublicLength = 20
+
     public init(store: any Store, cipher: EnvelopeCipher, clock: any GatewayClock) {
         self.store = store
         self.cipher = cipher
@@ -134,13 +149,11 @@ public final class MerchantRegistry: Sendable {
         guard spec.webOrigins.count <= 50, spec.allowedNetworks.count <= 20 else {
             throw .invalid("web_origins", "at most 50 origins and 20 networks")
         }
+        try Self.checkWebOrigins(spec.webOrigins)
         let id = try Identifiers.make("mch_", 16)
         let appID = try Identifiers.make("app_", 16)
-        let appKey = try Identifiers.make("ak_", 40)
-        let secretKeyID = try Identifiers.make("", 12)
-        let secretKey =
-            (spec.environment == .sandbox ? "sk_test_" : "sk_live_") + secretKeyID
-            + (try Identifiers.make("", 32))
+        let appKey = try Self.newAppKey()
+        let (secretKeyID, secretKey) = try Self.newSecretKey(spec.environment)
         let credentials = MerchantCredentials(merchantID: id, appID: appID, appKey: appKey, secretKey: secretKey)
         // A signing secret from the start, so events sent to a session's notify_url are signed even before a
         // webhook endpoint is configured (setWebhookEndpoint rotates it).
@@ -165,17 +178,25 @@ public final class MerchantRegistry: Sendable {
             secretKeyID: secretKeyID, secretKeyHash: Identifiers.sha256Hex(secretKey),
             credentialsSealed: sealedCredentials, identityCertificatePEM: nil, identityKeySealed: nil,
             createdAt: clock.now())
-        try gatewayThrowing { try store.write { try $0.insertMerchant(record) } }
+        try gatewayThrowing {
+            try store.write { tx in
+                try tx.insertMerchant(record)
+                try AuditLog.record(
+                    in: tx, merchantID: id, action: AuditLog.Action.merchantCreate,
+                    detail: ["environment": spec.environment.rawValue, "name": spec.name], at: record.createdAt)
+            }
+        }
         return (Merchant(record), credentials)
     }
 
-    /// The merchant whose app id and app key these are (client routes).
+    /// The merchant whose app id and app key these are (client routes); `merchant_disabled` once the right
+    /// credentials are given for a disabled merchant.
     public func authenticateClient(appID: String, appKey: String) throws(GatewayError) -> Merchant {
         let record = try gatewayThrowing { try store.read { try $0.merchant(appID: appID) } }
         guard let record, Identifiers.matches(appKey, hashHex: record.appKeyHash) else {
             throw GatewayError(.invalidCredentials, "unknown app id or wrong app key")
         }
-        return Merchant(record)
+        return try Self.enabled(record)
     }
 
     /// The merchant whose secret key this is (server routes).
@@ -184,10 +205,28 @@ public final class MerchantRegistry: Sendable {
         guard utf8.count == 52, secretKey.hasPrefix("sk_test_") || secretKey.hasPrefix("sk_live_") else {
             throw GatewayError(.invalidCredentials, "malformed secret key")
         }
-        let keyID = String(decoding: utf8[8..<20], as: UTF8.self)
+        let keyID = String(decoding: utf8[8..<Self.secretKeyPublicLength], as: UTF8.self)
         let record = try gatewayThrowing { try store.read { try $0.merchant(secretKeyID: keyID) } }
-        guard let record, Identifiers.matches(secretKey, hashHex: record.secretKeyHash) else {
+        guard let record else { throw GatewayError(.invalidCredentials, "unknown secret key") }
+        var hash: String?
+        if keyID == record.secretKeyID {
+            hash = record.secretKeyHash
+        } else if keyID == record.previousSecretKeyID, let until = record.previousSecretKeyExpiresAt,
+            clock.now() < until
+        {
+            // A rotated key, within its overlap.
+            hash = record.previousSecretKeyHash
+        }
+        guard let hash, Identifiers.matches(secretKey, hashHex: hash) else {
             throw GatewayError(.invalidCredentials, "unknown secret key")
+        }
+        return try Self.enabled(record)
+    }
+
+    /// The merchant of `record`, unless it is disabled (`merchant_disabled`).
+    static func enabled(_ record: MerchantRecord) throws(GatewayError) -> Merchant {
+        guard record.disabledAt == nil else {
+            throw GatewayError(.merchantDisabled, "this merchant is disabled; orchard merchant enable restores it")
         }
         return Merchant(record)
     }
@@ -231,7 +270,9 @@ public final class MerchantRegistry: Sendable {
         let key = ProcessingKeyRecord(
             id: keyID, merchantID: merchantID, privateKeySealed: sealed, certificatePEM: certificatePEM, active: true,
             createdAt: clock.now())
-        try gatewayThrowing { try store.write { try $0.insertProcessingKey(key) } }
+        try auditedWrite(merchantID, AuditLog.Action.processingKeyCertificate, target: keyID) {
+            try $0.insertProcessingKey(key)
+        }
         return keyID
     }
 
@@ -296,6 +337,12 @@ public final class MerchantRegistry: Sendable {
                 record.webhookURL = url
                 record.webhookEnabled = enabled
                 try tx.updateMerchant(record)
+                // The host only: a URL's path or query may carry the merchant's own token.
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.webhookEndpointUpdate,
+                    detail: ["host": parsed.host ?? "", "enabled": String(enabled)], at: now)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.webhookSecretRotate, at: now)
             }
         }
         return (url, secret)
@@ -305,21 +352,30 @@ public final class MerchantRegistry: Sendable {
     public func webhookSecrets(merchantID: String) throws(GatewayError) -> [String] {
         let record = try record(merchantID)
         guard let sealed = record.webhookSecretsSealed else { return [] }
-        let bytes = try cipher.open(sealed, context: SealingContext.webhookSecrets(merchantID: merchantID))
-        return try gatewayThrowing { try WebhookSecretRing(plaintext: bytes.copyBytes()) }.secrets(at: clock.now())
+        let now = clock.now()
+        return try gatewayThrowing {
+            try WebhookSecretRing.secrets(sealed: sealed, merchantID: merchantID, cipher: cipher, at: now)
+        }
     }
 
     /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web.
     public func setIdentity(merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes) throws(GatewayError)
     {
+        try setIdentity(
+            merchantID: merchantID, certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM, keyID: nil)
+    }
+
+    /// ``setIdentity(merchantID:certificatePEM:privateKeyPEM:)``, recording the generated key's id (`mk_…`) as the
+    /// audit entry's target when there is one.
+    func setIdentity(
+        merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes, keyID: String?
+    ) throws(GatewayError) {
         let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.identityKey(merchantID: merchantID))
-        try gatewayThrowing {
-            try store.write { tx in
-                guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
-                record.identityCertificatePEM = certificatePEM
-                record.identityKeySealed = sealed
-                try tx.updateMerchant(record)
-            }
+        try auditedWrite(merchantID, AuditLog.Action.identityCertificate, target: keyID) { tx in
+            guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
+            record.identityCertificatePEM = certificatePEM
+            record.identityKeySealed = sealed
+            try tx.updateMerchant(record)
         }
     }
 
@@ -346,39 +402,50 @@ public final class MerchantRegistry: Sendable {
     /// Header: `bin_prefix,issuer,bank_id,funding,level,country,country_code` (any order; only `bin_prefix`
     /// is required);
     /// `bin_prefix` (or `bin`) is 4 to 11 digits, unique; `funding` is `credit`/`debit`/`prepaid` or 0/1/2.
-    /// At most ``maximumBINTableBytes`` of CSV and 200000 rows; a refused table leaves the current one.
+    /// At most ``maximumBINTableBytes`` of CSV and 200000 rows; a refused table leaves the current one, and its
+    /// error names each bad line in ``GatewayError/rows``.
     @discardableResult
     public func loadBINTable(merchantID: String, csv: String) throws(GatewayError) -> Int {
+        func refuse(_ line: Int, _ message: String) -> GatewayError {
+            RowProblems.refuse(.binTableInvalid, row: line, label: "line", message)
+        }
         guard csv.utf8.count <= Self.maximumBINTableBytes else {
-            throw GatewayError(.binTableInvalid, "at most \(Self.maximumBINTableBytes) bytes of CSV")
+            throw refuse(1, "at most \(Self.maximumBINTableBytes) bytes of CSV")
         }
         let rows = CSV.parse(csv)
         guard let header = rows.first?.map({ $0.lowercased().trimmingCharacters(in: .whitespaces) }),
             let binColumn = header.firstIndex(of: "bin_prefix") ?? header.firstIndex(of: "bin")
-        else { throw GatewayError(.binTableInvalid, "line 1: a header with a bin_prefix column") }
+        else { throw refuse(1, "a header with a bin_prefix column") }
         guard header.count <= Self.binTableColumnLimits.count else {
-            throw GatewayError(.binTableInvalid, "line 1: at most \(Self.binTableColumnLimits.count) columns")
+            throw refuse(1, "at most \(Self.binTableColumnLimits.count) columns")
         }
-        func column(_ name: String, _ row: [String], line: Int) throws(GatewayError) -> String? {
-            guard let index = header.firstIndex(of: name), index < row.count else { return nil }
-            let value = row[index].trimmingCharacters(in: .whitespaces)
-            if let limit = Self.binTableColumnLimits[name], value.count > limit {
-                throw GatewayError(.binTableInvalid, "line \(line): \(name) is longer than \(limit) characters")
-            }
-            return value.isEmpty ? nil : value
-        }
+        var problems = RowProblems()
+        var firstLine: [String: Int] = [:]
         var entries: [BINEntry] = []
         for (number, row) in rows.dropFirst().enumerated() where !(row.count == 1 && row[0].isEmpty) {
+            let line = number + 2
             guard row.count <= header.count else {
-                throw GatewayError(
-                    .binTableInvalid, "line \(number + 2): more columns than the header's \(header.count)")
+                problems.add(row: line, "more columns than the header's \(header.count)")
+                continue
+            }
+            var messages: [String] = []
+            func column(_ name: String) -> String? {
+                guard let index = header.firstIndex(of: name), index < row.count else { return nil }
+                let value = row[index].trimmingCharacters(in: .whitespaces)
+                if let limit = Self.binTableColumnLimits[name], value.count > limit {
+                    messages.append("\(name) is longer than \(limit) characters")
+                }
+                return value.isEmpty ? nil : value
             }
             let bin = binColumn < row.count ? row[binColumn].trimmingCharacters(in: .whitespaces) : ""
-            guard (4...11).contains(bin.count), bin.allSatisfy(\.isASCII), bin.allSatisfy(\.isNumber) else {
-                throw GatewayError(.binTableInvalid, "line \(number + 2): bin_prefix must be 4 to 11 digits")
+            if !((4...11).contains(bin.count) && bin.allSatisfy(\.isASCII) && bin.allSatisfy(\.isNumber)) {
+                messages.append("bin_prefix must be 4 to 11 digits")
+            } else if let first = firstLine[bin] {
+                messages.append("bin_prefix \(bin) is already on line \(first)")
+            } else {
+                firstLine[bin] = line
             }
-            let line = number + 2
-            let funding = try column("funding", row, line: line).map { value -> Int in
+            let funding = column("funding").map { value -> Int in
                 switch value.lowercased() {
                 case "credit", "0": 0
                 case "debit", "1": 1
@@ -386,34 +453,38 @@ public final class MerchantRegistry: Sendable {
                 default: -1
                 }
             }
-            entries.append(
-                BINEntry(
-                    prefix: bin, issuer: try column("issuer", row, line: line),
-                    bankID: try column("bank_id", row, line: line), level: try column("level", row, line: line),
-                    country: try column("country", row, line: line),
-                    countryCode: try column("country_code", row, line: line), funding: funding,
-                    issuerZhTW: try column("issuer_zh_tw", row, line: line)))
+            let entry = BINEntry(
+                prefix: bin, issuer: column("issuer"), bankID: column("bank_id"), level: column("level"),
+                country: column("country"), countryCode: column("country_code"), funding: funding,
+                issuerZhTW: column("issuer_zh_tw"))
+            if messages.isEmpty {
+                entries.append(entry)
+            } else {
+                problems.add(row: line, messages.joined(separator: "; "))
+            }
         }
-        guard entries.count <= 200_000 else { throw GatewayError(.binTableInvalid, "at most 200000 rows") }
-        guard Set(entries.map(\.prefix)).count == entries.count else {
-            throw GatewayError(.binTableInvalid, "bin_prefix values must be unique")
+        try problems.check(.binTableInvalid, label: "line")
+        guard entries.count <= 200_000 else { throw refuse(200_002, "at most 200000 rows") }
+        try auditedWrite(merchantID, AuditLog.Action.binTableReplace, detail: ["rows": String(entries.count)]) {
+            try $0.replaceBINTable(merchantID: merchantID, entries: entries)
         }
-        try gatewayThrowing { try store.write { try $0.replaceBINTable(merchantID: merchantID, entries: entries) } }
         return entries.count
     }
 
-    /// Replaces the merchant's co-brand table (BIN ranges → affiliate codes).
-    public func setCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws(GatewayError) {
-        guard ranges.count <= 10_000 else { throw .invalid("ranges", "at most 10000 ranges") }
-        for range in ranges {
-            guard (1...20).contains(range.code.count),
-                range.code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
-            else { throw .invalid("affiliate_code", "1 to 20 ASCII letters or digits") }
-            guard range.low <= range.high, range.low >= 0, range.high <= 99_999_999 else {
-                throw .invalid("bin_range", "low ≤ high, 8-digit BINs")
+    /// Runs `change` in a write transaction that also records `action` on the merchant in the audit log, now.
+    func auditedWrite<T>(
+        _ merchantID: String, _ action: String, target: String? = nil, detail: [String: String] = [:],
+        _ change: (any StoreTransaction) throws -> T
+    ) throws(GatewayError) -> T {
+        let now = clock.now()
+        return try gatewayThrowing {
+            try store.write { tx in
+                let result = try change(tx)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: action, target: target, detail: detail, at: now)
+                return result
             }
         }
-        try gatewayThrowing { try store.write { try $0.replaceCoBrandTable(merchantID: merchantID, ranges: ranges) } }
     }
 }
 
@@ -473,16 +544,6 @@ public struct SandboxSetup: Sendable {
 }
 
 extension MerchantRegistry {
-    /// The sandbox merchant's BIN table: a row for each ``SandboxTestCard``, so its `card_info` is complete.
-    public static var sandboxBINEntries: [BINEntry] {
-        SandboxTestCard.all.map { card in
-            BINEntry(
-                prefix: card.binPrefix, issuer: card.issuer, bankID: card.bankID, level: card.level,
-                country: card.country, countryCode: card.countryCode,
-                funding: CardInfo.fundingNumber(methodType: card.type), issuerZhTW: card.issuerZhTW)
-        }
-    }
-
     /// The setting under which the sealed sandbox PKI is kept.
     public static let sandboxPKISetting = "sandbox_pki"
 
@@ -518,7 +579,7 @@ extension MerchantRegistry {
         try addProcessingKey(
             merchantID: merchant.id, privateKeyPEM: key.privateKeyPEM, certificatePEM: key.certificatePEM, id: keyID)
         try gatewayThrowing {
-            try store.write { try $0.replaceBINTable(merchantID: merchant.id, entries: Self.sandboxBINEntries) }
+            try store.write { try $0.replaceBINTable(merchantID: merchant.id, entries: issuer.binEntries) }
         }
         return SandboxSetup(pki: pki, trustAnchorPEM: anchor, merchant: merchant, newCredentials: credentials)
     }

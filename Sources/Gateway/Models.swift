@@ -379,6 +379,8 @@ public struct PaymentQuery: Sendable, Hashable, Codable {
     public var statuses: [PaymentStatus]
     public var orderNumber: String?
     public var outTradeNo: String?
+    /// The card's last four digits.
+    public var lastFour: String?
     /// 1…100.
     public var limit: Int
     /// The `nextCursor` of the previous page.
@@ -387,7 +389,7 @@ public struct PaymentQuery: Sendable, Hashable, Codable {
     public init(
         createdFrom: Date? = nil, createdTo: Date? = nil, currency: String? = nil, minAmount: Int64? = nil,
         maxAmount: Int64? = nil, statuses: [PaymentStatus] = [], orderNumber: String? = nil,
-        outTradeNo: String? = nil, limit: Int = 20, cursor: String? = nil
+        outTradeNo: String? = nil, lastFour: String? = nil, limit: Int = 20, cursor: String? = nil
     ) {
         self.createdFrom = createdFrom
         self.createdTo = createdTo
@@ -397,6 +399,7 @@ public struct PaymentQuery: Sendable, Hashable, Codable {
         self.statuses = statuses
         self.orderNumber = orderNumber
         self.outTradeNo = outTradeNo
+        self.lastFour = lastFour
         self.limit = limit
         self.cursor = cursor
     }

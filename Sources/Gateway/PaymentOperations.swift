@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 import OrchardCrypto
 
@@ -105,7 +106,7 @@ extension GatewayService {
         let paymentID = payment.id
         let outcome: AuthorizationOutcome
         do {
-            let card = try CardSecret.unpack(try bytes.get())
+            var card = try CardSecret.unpack(try bytes.get())
             defer {
                 card.accountNumber.erase()
                 card.cryptogram?.erase()
@@ -141,12 +142,8 @@ extension GatewayService {
     func applyCapture(
         _ payment: inout Payment, amount: Int64, at now: Date, in tx: any StoreTransaction
     ) throws {
-        payment.pendingOperation = nil
-        try transition(&payment, to: .captured, cause: "capture of \(amount)", at: now, in: tx)
-        payment.capturedAmount = amount
-        payment.capturedAt = now
-        try tx.updatePayment(payment)
-        try emit(WebhookEventType.paymentCaptured, payment: payment, in: tx, at: now)
+        payment = try apply(
+            PaymentStateMachine.apply(.captureSucceeded(amount: amount), to: payment, at: now), in: tx, at: now)
     }
 
     /// Stores `payment` (with its refunds) as the request's result in `tx`.
@@ -176,41 +173,16 @@ extension GatewayService {
                 }
                 return payment
             }
-            let wasUnknown = payment.status == .unknown
+            let event: PaymentEvent
             switch outcome {
-            case .approved(let approval):
-                try transition(&payment, to: .authorized, cause: "\(cause): approved", at: now, in: tx)
-                payment.authCode = approval.authCode
-                payment.acquirerReference = approval.reference
-                payment.authorizedAt = now
-                switch payment.captureMode {
-                case .now:
-                    payment.captureAt = now
-                    // The capture is recorded as pending with the authorization: one commit fewer, and a crash
-                    // before it runs leaves it to reconciliation.
-                    payment.pendingOperation = PendingOperation(
-                        kind: .capture, operationID: Self.captureOperationID(payment.id), amount: payment.amount)
-                case .afterDays(let days): payment.captureAt = now.addingTimeInterval(Double(days) * 86_400)
-                case .manual: payment.captureAt = nil
-                }
-                try tx.updatePayment(payment)
-                try emit(
-                    wasUnknown ? WebhookEventType.paymentUnknownResolved : WebhookEventType.paymentSucceeded,
-                    payment: payment, in: tx, at: now)
-                try completeSession(of: payment, in: tx, at: now)
-                if captured, payment.captureMode == .now {
-                    try applyCapture(&payment, amount: payment.amount, at: now, in: tx)
-                    if let scope { try complete(scope, payment: payment, in: tx) }
-                }
-            case .declined(let code):
-                try fail(&payment, code: code, cause: "\(cause): declined \(code)", at: now, in: tx)
-                if wasUnknown { try emit(WebhookEventType.paymentUnknownResolved, payment: payment, in: tx, at: now) }
-            case .timeout, .unknown:
-                if payment.status == .processing {
-                    try transition(
-                        &payment, to: .unknown, cause: "\(cause): no answer from the processor", at: now, in: tx)
-                    try tx.updatePayment(payment)
-                }
+            case .approved(let approval): event = .authorizationApproved(approval, cause: "\(cause): approved")
+            case .declined(let code): event = .authorizationDeclined(code: code, cause: "\(cause): declined \(code)")
+            case .timeout, .unknown: event = .authorizationUnanswered(cause: "\(cause): no answer from the processor")
+            }
+            payment = try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
+            if captured, case .approved = outcome, payment.captureMode == .now {
+                try applyCapture(&payment, amount: payment.amount, at: now, in: tx)
+                if let scope { try complete(scope, payment: payment, in: tx) }
             }
             return payment
         }
@@ -221,20 +193,11 @@ extension GatewayService {
         return payment
     }
 
-    /// Moves a payment to `failed` with its event, reopening its session.
+    /// Moves a `processing` or `unknown` payment to `failed` with its event (and `payment.unknown_resolved` when it
+    /// was `unknown`), dropping its card data and reopening its session.
     func fail(_ payment: inout Payment, code: String, cause: String, at now: Date, in tx: any StoreTransaction) throws {
-        try transition(&payment, to: .failed, cause: cause, at: now, in: tx)
-        payment.failureCode = code
-        try tx.setCardData(paymentID: payment.id, sealed: nil)
-        try tx.updatePayment(payment)
-        try emit(WebhookEventType.paymentFailed, payment: payment, in: tx, at: now)
-        if let sessionID = payment.sessionID, var session = try tx.session(id: sessionID),
-            session.paymentID == payment.id
-        {
-            session.status = .open
-            session.paymentID = nil
-            try tx.updateSession(session)
-        }
+        let event = PaymentEvent.authorizationDeclined(code: code, cause: cause)
+        payment = try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
     }
 
     func completeSession(of payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
@@ -265,18 +228,12 @@ extension GatewayService {
                 if let sent = payment.authorizationSentAt,
                     now < sent.addingTimeInterval(configuration.authorizationTimeout)
                 {
-                    if payment.status == .processing {
-                        try transition(
-                            &payment, to: .unknown, cause: "reconciled: not at the processor yet", at: now, in: tx)
-                        try tx.updatePayment(payment)
-                    }
-                    return payment
+                    let event = PaymentEvent.authorizationUnanswered(cause: "reconciled: not at the processor yet")
+                    return try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
                 }
-                let wasUnknown = payment.status == .unknown
                 try fail(
                     &payment, code: "not_sent", cause: "reconciled: the processor never received the authorization",
                     at: now, in: tx)
-                if wasUnknown { try emit(WebhookEventType.paymentUnknownResolved, payment: payment, in: tx, at: now) }
                 return payment
             }
         }
@@ -296,7 +253,8 @@ extension GatewayService {
             merchant, key: idempotencyKey, operation: "capture",
             fingerprint: [paymentID, amount.map(String.init) ?? "full"]
         ) { scope throws(GatewayError) in
-            var payment = try capture(paymentID: paymentID, amount: amount, resume: scope.resumePoint != nil)
+            var payment = try operate(
+                .capture, paymentID: paymentID, amount: amount, resume: scope.resumePoint != nil, audited: true)
             payment.refunds = try read { try $0.refunds(paymentID: paymentID) }
             return payment
         }
@@ -309,21 +267,18 @@ extension GatewayService {
         _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
         return try idempotent(merchant, key: idempotencyKey, operation: "void", fingerprint: [paymentID]) {
             scope throws(GatewayError) in
-            try operate(.void, paymentID: paymentID, amount: nil, resume: scope.resumePoint != nil)
+            try operate(.void, paymentID: paymentID, amount: nil, resume: scope.resumePoint != nil, audited: true)
         }
-    }
-
-    func capture(paymentID: String, amount: Int64?, resume: Bool) throws(GatewayError) -> Payment {
-        try operate(.capture, paymentID: paymentID, amount: amount, resume: resume)
     }
 
     /// A capture or void in three phases: record the pending operation, call the processor with its stable
     /// id, record the outcome and its event. A pending operation found later is finished with the same id.
     /// With `scope`, a success also stores the payment (with its refunds, as read back) as the scope's
-    /// finished result, in the transaction that records the outcome.
+    /// finished result, in the transaction that records the outcome. `audited` (a merchant's own capture or
+    /// void, not the gateway's automatic one) records the request in the audit log with the pending operation.
     func operate(
         _ kind: PendingOperation.Kind, paymentID: String, amount: Int64?, resume: Bool,
-        completing scope: IdempotencyScope? = nil
+        completing scope: IdempotencyScope? = nil, audited: Bool = false
     ) throws(GatewayError)
         -> Payment
     {
@@ -350,10 +305,20 @@ extension GatewayService {
                     .captureExceedsAuthorization, "the capture exceeds the authorized amount", param: "amount",
                     paymentID: paymentID)
             }
-            let operation = PendingOperation(kind: kind, operationID: "\(kind.rawValue)_\(paymentID)", amount: value)
+            let operationID = kind == .capture ? Self.captureOperationID(paymentID) : "void_\(paymentID)"
+            let operation = PendingOperation(kind: kind, operationID: operationID, amount: value)
             payment.pendingOperation = operation
             payment.updatedAt = now
             try tx.updatePayment(payment)
+            if audited {
+                try AuditLog.record(
+                    in: tx, merchantID: payment.merchantID,
+                    action: kind == .capture ? AuditLog.Action.paymentCapture : AuditLog.Action.paymentVoid,
+                    target: paymentID,
+                    detail: kind == .capture
+                        ? ["amount": WireFormat.amount(value, payment.currency), "currency": payment.currency] : [:],
+                    at: now)
+            }
             return (payment, operation)
         }
         guard let reference = payment.acquirerReference else {
@@ -371,23 +336,14 @@ extension GatewayService {
             guard payment.pendingOperation == operation else { return payment }
             switch outcome {
             case .succeeded:
-                if kind == .capture {
-                    try applyCapture(&payment, amount: operation.amount, at: settled, in: tx)
-                } else {
-                    payment.pendingOperation = nil
-                    try transition(&payment, to: .voided, cause: "void", at: settled, in: tx)
-                    payment.voidedAt = settled
-                    payment.captureAt = nil
-                    try tx.updatePayment(payment)
-                    try emit(WebhookEventType.paymentVoided, payment: payment, in: tx, at: settled)
-                }
+                let event: PaymentEvent =
+                    kind == .capture ? .captureSucceeded(amount: operation.amount) : .voidSucceeded
+                payment = try apply(PaymentStateMachine.apply(event, to: payment, at: settled), in: tx, at: settled)
                 if let scope { try complete(scope, payment: payment, in: tx) }
                 return payment
             case .declined(let code):
-                payment.pendingOperation = nil
-                if kind == .capture { payment.captureAt = nil }
-                payment.updatedAt = settled
-                try tx.updatePayment(payment)
+                try apply(
+                    PaymentStateMachine.apply(.operationDeclined(kind), to: payment, at: settled), in: tx, at: settled)
                 throw GatewayError(
                     .processorDeclined, "the processor refused the \(kind.rawValue)", declineCode: code,
                     paymentID: paymentID)
@@ -440,6 +396,13 @@ extension GatewayService {
                         Refund(
                             id: refundID, paymentID: paymentID, amount: value, currency: payment.currency,
                             status: .pending, reason: reason, declineCode: nil, createdAt: now, updatedAt: now))
+                    try AuditLog.record(
+                        in: tx, merchantID: payment.merchantID, action: AuditLog.Action.paymentRefund,
+                        target: paymentID,
+                        detail: [
+                            "amount": WireFormat.amount(value, payment.currency), "currency": payment.currency,
+                            "refund_id": refundID,
+                        ], at: now)
                     try scope.checkpoint("refund:\(refundID)", in: tx)
                 }
             }
@@ -460,22 +423,14 @@ extension GatewayService {
                 reference: reference, amount: pending.amount, currency: pending.currency, operationID: refundID)
             let now = clock.now()
             try write { tx in
-                guard var payment = try tx.payment(id: paymentID),
+                guard let payment = try tx.payment(id: paymentID),
                     var refund = try tx.refunds(paymentID: paymentID).first(where: { $0.id == refundID }),
                     refund.status == .pending
                 else { return }
                 switch outcome {
                 case .succeeded:
-                    refund.status = .succeeded
-                    refund.updatedAt = now
-                    try tx.updateRefund(refund)
-                    payment.refundedAmount += refund.amount
-                    let next: PaymentStatus =
-                        payment.refundedAmount >= payment.capturedAmount ? .refunded : .partiallyRefunded
-                    try transition(
-                        &payment, to: next, cause: "refund \(refund.id) of \(refund.amount)", at: now, in: tx)
-                    try tx.updatePayment(payment)
-                    try emit(WebhookEventType.paymentRefunded, payment: payment, in: tx, at: now)
+                    try apply(
+                        PaymentStateMachine.apply(.refundSucceeded(refund), to: payment, at: now), in: tx, at: now)
                 case .declined(let code):
                     refund.status = .failed
                     refund.declineCode = code
@@ -559,6 +514,8 @@ extension GatewayService {
         let retained = now.addingTimeInterval(-configuration.idempotencyRetention)
         report.purgedIdempotencyRecords = try write { try $0.purgeIdempotencyRecords(before: retained) }
         report.purgedStoredResponses = try write { try $0.purgeStoredResponses(before: retained) }
+        let idleSince = now.addingTimeInterval(-ConsoleSessionRules.idleTimeout - ConsoleSessionRules.retention)
+        report.purgedConsoleSessions = try write { try $0.purgeConsoleSessions(lastSeenBefore: idleSince) }
         return report
     }
 }

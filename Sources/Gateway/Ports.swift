@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 import OrchardCrypto
 
@@ -28,16 +29,16 @@ public final class OpenedToken: Sendable, CustomStringConvertible, CustomDebugSt
     public let network: String?
     /// paymentMethod.type (`debit`, `credit`, `prepaid`, `store`).
     public let methodType: String?
-    /// applicationPrimaryAccountNumber (the device PAN).
-    public let accountNumber: SecureBytes
+    /// applicationPrimaryAccountNumber (the device PAN); empty once erased.
+    public var accountNumber: SecureBytes { secrets.withLock { $0.accountNumber } }
     /// applicationExpirationDate, `YYMMDD`.
     public let expirationDate: String
     /// ISO 4217 numeric currency code, e.g. `901`.
     public let currencyNumericCode: String
     /// transactionAmount in minor units.
     public let amount: Int64
-    /// onlinePaymentCryptogram (3DS) or nil.
-    public let cryptogram: SecureBytes?
+    /// onlinePaymentCryptogram (3DS) or nil; nil once erased.
+    public var cryptogram: SecureBytes? { secrets.withLock { $0.cryptogram } }
     /// eciIndicator, when given.
     public let eci: String?
     public let cardholderName: String?
@@ -53,11 +54,10 @@ public final class OpenedToken: Sendable, CustomStringConvertible, CustomDebugSt
         self.transactionIdentifier = transactionIdentifier
         self.network = network
         self.methodType = methodType
-        self.accountNumber = accountNumber
+        self.secrets = Locked(Secrets(accountNumber: accountNumber, cryptogram: cryptogram))
         self.expirationDate = expirationDate
         self.currencyNumericCode = currencyNumericCode
         self.amount = amount
-        self.cryptogram = cryptogram
         self.eci = eci
         self.cardholderName = cardholderName
         self.paymentDataType = paymentDataType
@@ -85,10 +85,19 @@ public final class OpenedToken: Sendable, CustomStringConvertible, CustomDebugSt
         return network
     }
 
+    /// The account number and the cryptogram, in a lock only so that ``erase()`` can empty them.
+    private struct Secrets {
+        var accountNumber: SecureBytes
+        var cryptogram: SecureBytes?
+    }
+    private let secrets: Locked<Secrets>
+
     /// Erases the account number and the cryptogram.
     public func erase() {
-        accountNumber.erase()
-        cryptogram?.erase()
+        secrets.withLock {
+            $0.accountNumber.erase()
+            $0.cryptogram?.erase()
+        }
     }
 
     public var description: String { "OpenedToken(\(network ?? "?") \(String(bin.prefix(6)))******\(lastFour))" }
@@ -171,4 +180,6 @@ public protocol SandboxKeyIssuer: Sendable {
         -> ProcessingKeyMaterial
     /// The PEM of the PKI's root, the sandbox trust anchor.
     func trustAnchorPEM(pki: SecureBytes) throws -> String
+    /// The sandbox merchant's BIN table: a row for each test card, so its `card_info` is complete.
+    var binEntries: [BINEntry] { get }
 }

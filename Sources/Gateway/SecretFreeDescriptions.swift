@@ -45,3 +45,34 @@ extension MerchantCredentials: CustomStringConvertible, CustomDebugStringConvert
             ])
     }
 }
+
+extension RotatedKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The merchant and the new key masked (`sk_live_…wxyz`); print ``key`` itself to show it once.
+    public var description: String { "RotatedKey(\(merchantID), key \(maskedCredential(key)))" }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// The merchant, the masked key and the overlap's end.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "merchantID": merchantID, "key": maskedCredential(key),
+                "previousKeyExpiresAt": previousKeyExpiresAt as Any,
+            ])
+    }
+}
+
+extension ConsoleSession: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The session id and merchant, never the CSRF token.
+    public var description: String { "ConsoleSession(\(id), merchant \(merchant.id), csrf_token (hidden))" }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// The session id, the merchant id and the expiry; no CSRF token.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["id": id, "merchantID": merchant.id, "expiresAt": expiresAt])
+    }
+}

@@ -25,6 +25,8 @@ public protocol StoreTransaction {
     // MARK: Settings (the sealed sandbox PKI …)
     func setting(_ name: String) throws -> Data?
     func setSetting(_ name: String, value: Data) throws
+    /// The names of the settings that start with `prefix`, in order.
+    func settingNames(prefix: String) throws -> [String]
 
     // MARK: Merchants and keys
     func insertMerchant(_ merchant: MerchantRecord) throws
@@ -44,6 +46,8 @@ public protocol StoreTransaction {
     func replaceCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws
     /// Codes of the ranges containing `bin` (an 8-digit number).
     func coBrandCodes(merchantID: String, bin: Int64) throws -> [String]
+    /// The merchant's co-brand table, ordered by low BIN, high BIN, then code.
+    func coBrandRanges(merchantID: String) throws -> [CoBrandRange]
 
     // MARK: Token replay
     /// Records a token transactionId; false when it was already recorded for this merchant and environment.
@@ -86,6 +90,11 @@ public protocol StoreTransaction {
     /// Stores (or with nil, deletes) the payment's sealed card data.
     func setCardData(paymentID: String, sealed: Data?) throws
     func cardData(paymentID: String) throws -> Data?
+    /// The merchant's payments created in `[from, to)`, counted by time bucket (`bucketSeconds` wide, numbered
+    /// from 0 at `from`), currency, status and failure code, with the sum of their amounts.
+    func paymentTally(
+        merchantID: String, environment: GatewayEnvironment, from: Date, to: Date, bucketSeconds: Int
+    ) throws -> [PaymentTallyRow]
 
     // MARK: Refunds
     func insertRefund(_ refund: Refund) throws
@@ -120,9 +129,24 @@ public protocol StoreTransaction {
     /// Deletes kept answers created before `before`; returns how many.
     func purgeStoredResponses(before: Date) throws -> Int
 
+    // MARK: Audit log
+    /// Adds an entry to the audit log (``AuditLog/record(in:merchantID:action:target:detail:at:actor:)``).
+    func insertAuditEntry(_ entry: AuditEntry) throws
+    /// The merchant's audit entries, newest first (creation time, then id, descending), strictly after
+    /// `after`, at most `limit`.
+    func auditEntries(merchantID: String, after: AuditCursor?, limit: Int) throws -> [AuditEntry]
+
     // MARK: Audit
     /// Per-payment facts the ledger audit checks.
     func auditRows() throws -> [AuditRow]
+
+    // MARK: Console sessions
+    func insertConsoleSession(_ session: ConsoleSessionRecord) throws
+    func consoleSession(tokenHash: String) throws -> ConsoleSessionRecord?
+    /// Writes the session's last use and end.
+    func updateConsoleSession(_ session: ConsoleSessionRecord) throws
+    /// Deletes the sessions last used before `lastSeenBefore` (ended or expired by then); returns how many.
+    func purgeConsoleSessions(lastSeenBefore: Date) throws -> Int
 }
 
 /// A merchant as stored: public fields plus hashes and sealed secrets.
@@ -158,6 +182,14 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     public var secretKeyID: String
     /// Lowercase hex SHA-256 of the secret key.
     public var secretKeyHash: String
+    /// The secret key replaced by the last rotation, while its overlap lasts: its key id (a column, so the
+    /// merchant is found by either key), its hash and the end of its overlap.
+    public var previousSecretKeyID: String?
+    public var previousSecretKeyHash: String?
+    public var previousSecretKeyExpiresAt: Date?
+    /// When the merchant was disabled (`orchard merchant disable`); nil while it is enabled. A disabled merchant's
+    /// requests are refused with `merchant_disabled`; its data stays.
+    public var disabledAt: Date?
     /// Sandbox only: the app key and secret key sealed, so `orchard merchant show` can print them.
     public var credentialsSealed: Data?
     /// Merchant Identity certificate (PEM) and its sealed private key, for Apple Pay on the Web.
@@ -258,6 +290,32 @@ public struct CoBrandRange: Sendable, Hashable, Codable {
         self.low = low
         self.high = high
         self.code = code
+    }
+}
+
+/// One group of ``StoreTransaction/paymentTally(merchantID:environment:from:to:bucketSeconds:)``.
+public struct PaymentTallyRow: Sendable, Hashable {
+    /// The bucket's number: 0 for the one starting at the tally's `from`.
+    public var bucket: Int
+    /// ISO 4217 alphabetic code.
+    public var currency: String
+    public var status: PaymentStatus
+    /// The payments' failure code (the processor's decline code or a short cause), when they have one.
+    public var failureCode: String?
+    /// How many payments the group has.
+    public var count: Int
+    /// The sum of their authorized amounts, in minor units.
+    public var amount: Int64
+
+    public init(
+        bucket: Int, currency: String, status: PaymentStatus, failureCode: String?, count: Int, amount: Int64
+    ) {
+        self.bucket = bucket
+        self.currency = currency
+        self.status = status
+        self.failureCode = failureCode
+        self.count = count
+        self.amount = amount
     }
 }
 

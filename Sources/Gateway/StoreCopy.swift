@@ -1,5 +1,5 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
 
 /// A value of a row in the portable form stores copy through: times are Unix milliseconds (UTC), flags 0 or 1,
 /// documents JSON text, sealed secrets the sealed bytes as stored (never opened).
@@ -83,7 +83,7 @@ public enum StoreCopy {
         "settings", "merchants", "processing_keys", "bin_entries", "cobrand_ranges", "seen_transactions",
         "order_sessions", "payments", "primes", "payment_card_data", "payment_transitions", "refunds",
         "webhook_events", "webhook_attempts", "idempotency_keys", "stored_responses",
-        "sandbox_acquirer_authorizations", "sandbox_acquirer_operations",
+        "sandbox_acquirer_authorizations", "sandbox_acquirer_operations", "audit_log", "console_sessions",
     ]
 
     /// What a copy did.

@@ -37,6 +37,31 @@ extension EventRecord {
     }
 }
 
+extension WebhookAttempt {
+    /// The columns of the attempt table, in the order ``init(row:eventID:)`` reads them.
+    package static let storeColumns = "attempted_at, http_status, error, state, latency_ms"
+
+    /// A recorded attempt of event `eventID` from the ``storeColumns``.
+    package init(row: some StoreRow, eventID: String) {
+        self.init(
+            eventID: eventID, attemptedAt: row.date(0), httpStatus: row.optionalInt(1).map(Int.init),
+            error: row.optionalText(2), state: WebhookDeliveryState(rawValue: row.text(3)) ?? .pending,
+            nextAttemptAt: nil, latencyMilliseconds: row.optionalInt(4).map(Int.init))
+    }
+}
+
+extension ConsoleSessionRecord {
+    /// The columns of the console session table, in the order ``init(row:)`` reads them.
+    package static let storeColumns = "id, token_hash, merchant_id, created_at, last_seen_at, ended_at"
+
+    /// A session from the ``storeColumns``.
+    package init(row: some StoreRow) {
+        self.init(
+            id: row.text(0), tokenHash: row.text(1), merchantID: row.text(2), createdAt: row.date(3),
+            lastSeenAt: row.date(4), endedAt: row.optionalDate(5))
+    }
+}
+
 extension SandboxAuthorization {
     /// The columns of the sandbox acquirer's authorization table, in the order ``init(row:)`` reads them.
     package static let storeColumns = """
@@ -52,5 +77,120 @@ extension SandboxAuthorization {
             status: SandboxAuthorization.Status(rawValue: row.text(6)) ?? .declined, declineCode: row.optionalText(7),
             authCode: row.text(8), capturedAmount: row.int(9), refundedAmount: row.int(10), voided: row.bool(11),
             createdAt: row.date(12), resolvesAt: row.optionalDate(13))
+    }
+}
+
+extension AuditEntry {
+    /// The columns of the audit log table, in the order ``init(row:)`` reads them.
+    package static let storeColumns = "id, merchant_id, actor_kind, actor_name, action, target, detail, created_at"
+
+    /// The detail as the stores keep it: a JSON object of strings, keys sorted.
+    package var detailJSON: String {
+        let data = (try? JSONSerialization.data(withJSONObject: detail, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// An entry from the ``storeColumns``.
+    package init(row: some StoreRow) {
+        let detail = (try? JSONSerialization.jsonObject(with: Data(row.text(6).utf8))) as? [String: String]
+        self.init(
+            id: row.text(0), merchantID: row.text(1), actor: AuditActor(kind: row.text(2), name: row.text(3)),
+            action: row.text(4), target: row.optionalText(5), detail: detail ?? [:], createdAt: row.date(7))
+    }
+}
+
+/// A value a store binds to a parameter, in the domain's types; each backend converts it to its own encoding
+/// (SQLite: integer milliseconds and 0/1; PostgreSQL: `timestamptz` and `boolean`).
+package enum StoreValue {
+    case text(String?)
+    case integer(Int64?)
+    case bool(Bool)
+    case date(Date?)
+}
+
+extension Payment {
+    /// The columns a payment is read from, in the order ``init(row:)`` reads them: every field in its own
+    /// column (no document decoded per read; `metadata`, a free-form map, is JSON text and NULL when empty).
+    package static let storeColumns = [
+        "id", "merchant_id", "environment", "status", "amount", "currency", "captured_amount", "refunded_amount",
+        "order_number", "out_trade_no", "session_id", "details", "cardholder", "cardholder_name", "cardholder_email",
+        "cardholder_phone_number", "cardholder_zip_code", "cardholder_address", "cardholder_national_id", "metadata",
+        "card_bin_code", "card_last_four", "card_type", "card_funding", "card_network", "card_issuer", "card_bank_id",
+        "card_level", "card_country", "card_country_code", "card_issuer_zh_tw", "capture_mode",
+        "capture_delay_days", "scheduled_capture_at", "auth_code", "acquirer", "acquirer_reference", "failure_code",
+        "created_at", "updated_at", "authorized_at", "captured_at", "voided_at", "authorization_sent_at",
+        "pending_kind", "pending_operation_id", "pending_amount",
+    ]
+
+    /// The columns a store writes: ``storeColumns`` and the two the store's queries use (`pending_operation`,
+    /// and `capture_at`, set only while the payment is authorized), with the values of ``storeValues``.
+    package static let storeWriteColumns = storeColumns + ["pending_operation", "capture_at"]
+
+    /// The values of ``storeWriteColumns``, in order.
+    package var storeValues: [StoreValue] {
+        let card = cardInfo
+        let mode: (String, Int64?) =
+            switch captureMode {
+            case .now: ("now", nil)
+            case .manual: ("manual", nil)
+            case .afterDays(let days): ("after_days", Int64(days))
+            }
+        let metadataText =
+            metadata.isEmpty ? nil : (try? WireFormat.json(metadata)).map { String(decoding: $0, as: UTF8.self) }
+        return [
+            .text(id), .text(merchantID), .text(environment.rawValue), .text(status.rawValue), .integer(amount),
+            .text(currency), .integer(capturedAmount), .integer(refundedAmount), .text(orderNumber), .text(outTradeNo),
+            .text(sessionID), .text(details), .bool(cardholder != nil), .text(cardholder?.name),
+            .text(cardholder?.email), .text(cardholder?.phoneNumber), .text(cardholder?.zipCode),
+            .text(cardholder?.address), .text(cardholder?.nationalID), .text(metadataText), .text(card.binCode),
+            .text(card.lastFour), .integer(Int64(card.type)), .integer(Int64(card.funding)), .text(card.network),
+            .text(card.issuer), .text(card.bankID), .text(card.level), .text(card.country), .text(card.countryCode),
+            .text(card.issuerZhTW), .text(mode.0), .integer(mode.1), .date(captureAt), .text(authCode),
+            .text(acquirer), .text(acquirerReference), .text(failureCode), .date(createdAt), .date(updatedAt),
+            .date(authorizedAt), .date(capturedAt), .date(voidedAt), .date(authorizationSentAt),
+            .text(pendingOperation?.kind.rawValue), .text(pendingOperation?.operationID),
+            .integer(pendingOperation?.amount), .bool(pendingOperation != nil),
+            .date(status == .authorized ? captureAt : nil),
+        ]
+    }
+
+    /// A payment from the ``storeColumns`` (its refunds empty: they are rows of their own).
+    package init(row: some StoreRow) {
+        let cardholder =
+            row.bool(12)
+            ? Cardholder(
+                name: row.optionalText(13), email: row.optionalText(14), phoneNumber: row.optionalText(15),
+                zipCode: row.optionalText(16), address: row.optionalText(17), nationalID: row.optionalText(18))
+            : nil
+        let metadata =
+            row.optionalText(19).flatMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: String]
+            } ?? [:]
+        let captureMode: CaptureMode =
+            switch row.text(31) {
+            case "manual": .manual
+            case "after_days": .afterDays(Int(row.optionalInt(32) ?? 0))
+            default: .now
+            }
+        let pending = row.optionalText(44).flatMap(PendingOperation.Kind.init(rawValue:)).map {
+            PendingOperation(kind: $0, operationID: row.optionalText(45) ?? "", amount: row.optionalInt(46) ?? 0)
+        }
+        self.init(
+            id: row.text(0), merchantID: row.text(1),
+            environment: GatewayEnvironment(rawValue: row.text(2)) ?? .sandbox,
+            status: PaymentStatus(rawValue: row.text(3)) ?? .unknown, amount: row.int(4), currency: row.text(5),
+            capturedAmount: row.int(6), refundedAmount: row.int(7), orderNumber: row.optionalText(8),
+            outTradeNo: row.optionalText(9), sessionID: row.optionalText(10), details: row.optionalText(11),
+            cardholder: cardholder, metadata: metadata,
+            cardInfo: CardInfo(
+                binCode: row.text(20), lastFour: row.text(21), type: Int(row.int(22)), funding: Int(row.int(23)),
+                network: row.optionalText(24), issuer: row.optionalText(25), bankID: row.optionalText(26),
+                level: row.optionalText(27), country: row.optionalText(28), countryCode: row.optionalText(29),
+                issuerZhTW: row.optionalText(30)),
+            captureMode: captureMode, captureAt: row.optionalDate(33), authCode: row.optionalText(34),
+            acquirer: row.text(35), acquirerReference: row.optionalText(36), failureCode: row.optionalText(37),
+            createdAt: row.date(38), updatedAt: row.date(39), authorizedAt: row.optionalDate(40),
+            capturedAt: row.optionalDate(41), voidedAt: row.optionalDate(42), refunds: [],
+            authorizationSentAt: row.optionalDate(43), pendingOperation: pending)
     }
 }

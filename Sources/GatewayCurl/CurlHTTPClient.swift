@@ -1,7 +1,7 @@
-import ApplePayModel
 import CCurl
 import Foundation
 import Gateway
+import OrchardBase
 import OrchardCrypto
 
 /// Why an outbound HTTP request failed, with a stable code.
@@ -50,6 +50,7 @@ public struct CurlError: CodedError, Sendable {
 ///
 /// Safe to share between threads: each request takes an idle easy handle (kept for connection reuse)
 /// or makes a new one.
+// Unchecked: idle libcurl handles (not Sendable) sit in `idle`; a handle taken from it is used by one transfer on one thread.
 public final class CurlHTTPClient: @unchecked Sendable {
     /// How the client connects.
     public struct Configuration: Sendable {
@@ -153,8 +154,7 @@ public final class CurlHTTPClient: @unchecked Sendable {
 
     /// The configuration in force.
     public let configuration: Configuration
-    private let lock = NSLock()
-    private var idle: [CurlEasyHandle] = []
+    private let idle = Locked<[CurlEasyHandle]>([])
 
     /// A client with `configuration`.
     public init(configuration: Configuration = Configuration()) {
@@ -194,7 +194,7 @@ public final class CurlHTTPClient: @unchecked Sendable {
     }
 
     private func takeHandle() throws(CurlError) -> CurlEasyHandle {
-        if let handle = lock.withLock({ idle.popLast() }) {
+        if let handle = idle.withLock({ $0.popLast() }) {
             handle.reset()
             return handle
         }
@@ -202,7 +202,7 @@ public final class CurlHTTPClient: @unchecked Sendable {
     }
 
     private func returnHandle(_ handle: CurlEasyHandle) {
-        lock.withLock {
+        idle.withLock { idle in
             if idle.count < configuration.maximumIdleHandles { idle.append(handle) }
         }
     }

@@ -2,13 +2,16 @@ import ApplePayModel
 import Foundation
 import Gateway
 import OrchardJSON
+import OrchardHTTP
 
 extension GatewayAPI {
     /// Every route of `openapi.yaml`.
     public func makeRouter() -> Router {
         var router = Router()
         // Prime flow and sessions (client).
-        router.post("/v1/tokens", scope: .client, summary: "createPrime", handler: endpoint(idempotent: true, tokenize))
+        router.post(
+            "/v1/tokens", scope: .client, summary: "createPrime",
+            handler: endpoint(idempotent: true, answer: Self.primeAnswer, tokenize))
         router.get("/v1/sessions/{order_token}", scope: .client, summary: "getSession", handler: endpoint(getSession))
         router.post(
             "/v1/sessions/{order_token}/pay", scope: .client, summary: "paySession",
@@ -18,8 +21,8 @@ extension GatewayAPI {
             "/v1/sessions", scope: .server, summary: "createSession", handler: endpoint(idempotent: true, createSession)
         )
         router.post(
-            "/v1/payments", scope: .server, summary: "createPayment", handler: endpoint(idempotent: true, createPayment)
-        )
+            "/v1/payments", scope: .server, summary: "createPayment",
+            handler: endpoint(idempotent: true, answer: Self.paymentAnswer, createPayment))
         router.get("/v1/payments", scope: .server, summary: "listPayments", handler: endpoint(listPayments))
         router.get("/v1/payments/{id}", scope: .server, summary: "getPayment", handler: endpoint(getPayment))
         router.post(
@@ -31,6 +34,9 @@ extension GatewayAPI {
             "/v1/payments/{id}/refunds", scope: .server, summary: "refundPayment",
             handler: endpoint(idempotent: true, refund))
         router.get("/v1/events", scope: .server, summary: "listEvents", handler: endpoint(listEvents))
+        router.get(
+            "/v1/events/{id}/attempts", scope: .server, summary: "listEventAttempts",
+            handler: endpoint(listEventAttempts))
         router.post(
             "/v1/events/{id}/redeliver", scope: .server, summary: "redeliverEvent",
             handler: endpoint(idempotent: true, redeliver))
@@ -42,12 +48,25 @@ extension GatewayAPI {
         router.post(
             "/v1/merchant-keys/{id}/certificate", scope: .server, summary: "uploadMerchantKeyCertificate",
             handler: endpoint(idempotent: true, uploadCertificate))
+        router.get(
+            "/v1/merchant-keys", scope: .server, summary: "listMerchantKeys", handler: endpoint(listMerchantKeys))
+        router.post(
+            "/v1/merchant-keys/{id}/retire", scope: .server, summary: "retireMerchantKey",
+            handler: endpoint(retireMerchantKey))
         router.put(
             "/v1/bin-table", scope: .server, accepts: ["text/csv"], summary: "putBinTable",
             handler: endpoint(putBinTable))
+        router.get(
+            "/v1/co-brand-table", scope: .server, summary: "getCoBrandTable", handler: endpoint(getCoBrandTable))
+        router.put(
+            "/v1/co-brand-table", scope: .server, accepts: ["application/json", "text/csv"],
+            summary: "putCoBrandTable", handler: endpoint(putCoBrandTable))
+        router.get("/v1/reports/overview", scope: .server, summary: "getOverview", handler: endpoint(getOverview))
+        mountAuditRoutes(&router)
         // Apple Pay on the Web.
         mountApplePayWeb(on: &router)
         mountWebRoutes(&router)
+        mountConsoleRoutes(&router)
         mountSandboxRoutes(&router)
         // Operations.
         router.get("/healthz", summary: "healthz", handler: health)
@@ -70,12 +89,39 @@ extension GatewayAPI {
         let paymentRequest = try body.json("payment_request")
         let prime = try gateway.tokenize(
             merchant: call.merchant, token: token, paymentRequest: paymentRequest, idempotencyKey: call.idempotencyKey)
-        return Wire.response([
+        return Self.recordedResponse() ?? Self.primeResponse(prime)
+    }
+
+    /// The answer the domain rendered and stored with its outcome (``StoredAnswerRecorder``), if it did: sent as
+    /// stored, so it is not rendered a second time.
+    static func recordedResponse() -> HTTPResponse? {
+        StoredAnswerRecorder.recordedAnswer.map {
+            HTTPResponse(
+                status: HTTPStatus(rawValue: $0.status), headers: ["Content-Type": JSONCoding.contentType],
+                body: $0.body)
+        }
+    }
+
+    static func primeResponse(_ prime: PrimeResult) -> HTTPResponse {
+        Wire.response([
             "prime": prime.prime, "prime_expiry_millis": prime.primeExpiryMillis,
             "card_info": Wire.cardInfo(prime.cardInfo),
             "merchant_reference_info": ["affiliate_codes": prime.affiliateCodes],
             "total_amount": Wire.amount(prime.totalAmount, prime.currency), "currency": prime.currency,
         ])
+    }
+
+    /// `POST /v1/tokens`'s answer, stored with the prime (see ``endpoint(idempotent:key:answer:_:)``).
+    static let primeAnswer: StoredAnswerRecorder.Render = { result, _ in
+        guard let prime = result as? PrimeResult else { return nil }
+        return (HTTPStatus.ok.rawValue, primeResponse(prime).body)
+    }
+
+    /// `POST /v1/payments`'s answer, stored with the payment's outcome in its transaction.
+    static let paymentAnswer: StoredAnswerRecorder.Render = { result, tx in
+        guard let payment = result as? Payment else { return nil }
+        let transitions = try tx.transitions(paymentID: payment.id)
+        return (HTTPStatus.ok.rawValue, Wire.response(Wire.payment(payment, transitions: transitions)).body)
     }
 
     func createPayment(_ call: Call) throws -> HTTPResponse {
@@ -130,7 +176,8 @@ extension GatewayAPI {
                 cardholder: cardholder, captureMode: mode, metadata: metadata,
                 deferred: try body.boolean("deferred") ?? false),
             idempotencyKey: call.idempotencyKey)
-        return try paymentResponse(call.merchant, payment)
+        // Rendered and stored with the outcome already: no second read of the transitions.
+        return try Self.recordedResponse() ?? paymentResponse(call.merchant, payment)
     }
 
     func paymentResponse(_ merchant: Merchant, _ payment: Payment) throws -> HTTPResponse {
@@ -251,12 +298,17 @@ extension GatewayAPI {
                 statuses.append(status)
             }
         }
+        let lastFour = request.query("last_four")
+        if let lastFour, lastFour.utf8.count != 4 || !lastFour.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            throw GatewayAPIError.make(
+                .badRequest, .invalidRequest, "parameter_invalid", "last_four is 4 digits", param: "last_four")
+        }
         let query = PaymentQuery(
             createdFrom: try Self.queryTime(request, "created_from"),
             createdTo: try Self.queryTime(request, "created_to"), currency: currency?.code,
             minAmount: try amount("amount_min"), maxAmount: try amount("amount_max"), statuses: statuses,
             orderNumber: request.query("order_number"), outTradeNo: request.query("out_trade_no"),
-            limit: try Self.limit(request), cursor: request.query("cursor"))
+            lastFour: lastFour, limit: try Self.limit(request), cursor: request.query("cursor"))
         let page = try gateway.payments(merchant: call.merchant, query: query)
         var data: [[String: Any]] = []
         for payment in page.payments {
@@ -312,12 +364,33 @@ extension GatewayAPI {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "parameter_invalid", "unknown event type", param: "type")
         }
+        let objectID = call.request.query("object_id")
+        if let objectID, objectID.isEmpty || objectID.unicodeScalars.count > 64 {
+            throw GatewayAPIError.make(
+                .badRequest, .invalidRequest, "parameter_invalid", "object_id is an id of 1 to 64 characters",
+                param: "object_id")
+        }
         let page = try gateway.eventPage(
-            merchant: call.merchant, type: type, limit: try Self.limit(call.request),
+            merchant: call.merchant, type: type, objectID: objectID, limit: try Self.limit(call.request),
             cursor: call.request.query("cursor"))
         return Wire.response([
             "data": page.events.map { Wire.event($0) },
             "next_cursor": Wire.value(page.nextCursor),
+        ])
+    }
+
+    /// `GET /v1/events/{id}/attempts`: every delivery attempt of the event, oldest first.
+    func listEventAttempts(_ call: Call) throws -> HTTPResponse {
+        let attempts = try gateway.webhookAttempts(merchant: call.merchant, eventID: try call.context.parameter("id"))
+        return Wire.response([
+            "data": attempts.map { attempt -> [String: Any] in
+                [
+                    "attempted_at": Wire.time(attempt.attemptedAt), "state": attempt.state.rawValue,
+                    "http_status": attempt.httpStatus.map { $0 as Any } ?? NSNull(),
+                    "latency_ms": attempt.latencyMilliseconds.map { $0 as Any } ?? NSNull(),
+                    "error": Wire.value(attempt.error),
+                ]
+            }
         ])
     }
 
@@ -386,9 +459,11 @@ extension GatewayAPI {
         }
         let columns = "bin_prefix,issuer,bank_id,funding,level,country,country_code"
         guard header == columns || header == columns + ",issuer_zh_tw" else {
-            throw GatewayAPIError.make(
-                .unprocessableContent, .invalidRequest, "bin_table_invalid",
-                "line 1: the header must be \(columns), optionally followed by ,issuer_zh_tw")
+            let message = "the header must be \(columns), optionally followed by ,issuer_zh_tw"
+            var error = GatewayAPIError.make(
+                .unprocessableContent, .invalidRequest, "bin_table_invalid", "line 1: " + message)
+            error.rows = [GatewayError.RowProblem(row: 1, message: message)]
+            throw error
         }
         let rows = try gateway.merchants.loadBINTable(merchantID: call.merchant.id, csv: csv)
         return Wire.response(["rows": rows])

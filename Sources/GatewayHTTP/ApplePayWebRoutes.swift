@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import OrchardJSON
+import OrchardHTTP
 
 /// The routes of Apple Pay on the Web: merchant validation, the merchant identity, the domains and the domain
 /// association file (`openapi.yaml`, tag "Apple Pay on the Web").
@@ -27,6 +28,8 @@ extension GatewayAPI {
         )
         router.put(
             "/v1/apple-pay/domains", scope: .server, summary: "putApplePayDomains", handler: endpoint(putDomains))
+        router.get(
+            "/v1/apple-pay/domains", scope: .server, summary: "getApplePayDomains", handler: endpoint(getDomains))
         router.put(
             "/v1/apple-pay/domain-association", scope: .server, accepts: ["text/plain", "application/octet-stream"],
             summary: "putDomainAssociation", handler: endpoint(putDomainAssociation))

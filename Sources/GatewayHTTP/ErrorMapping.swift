@@ -1,6 +1,7 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import OrchardHTTP
 
 extension HTTPAPIError.ErrorType {
     /// A declined card (402).
@@ -21,6 +22,8 @@ public struct GatewayAPIError: Error, Sendable {
     public var extra: [String: String]
     /// The status Apple answered, added as `apple_status` (`apple_pay_validation_failed`).
     public var appleStatus: Int?
+    /// The bad rows of a refused table upload, added as `rows` (`bin_table_invalid`, `co_brand_table_invalid`).
+    public var rows: [GatewayError.RowProblem]?
 
     /// An error from its parts.
     public init(_ base: HTTPAPIError, extra: [String: String] = [:], appleStatus: Int? = nil) {
@@ -37,6 +40,7 @@ public struct GatewayAPIError: Error, Sendable {
         ]
         for (key, value) in extra { fields[key] = value }
         if let appleStatus { fields["apple_status"] = appleStatus }
+        if let rows { fields["rows"] = rows.map { ["row": $0.row, "message": $0.message] as [String: Any] } }
         var headers = base.headers
         headers["Content-Type"] = JSONCoding.contentType
         return HTTPResponse(status: base.status, headers: headers, body: Wire.data(["error": fields]))
@@ -50,47 +54,51 @@ public struct GatewayAPIError: Error, Sendable {
             HTTPAPIError(status: status, type: type, code: .init(rawValue: code), message: message, param: param))
     }
 
-    /// The status and type of each domain code (the `x-orchard-error-codes` table).
-    package static let table: [String: (HTTPStatus, HTTPAPIError.ErrorType)] = [
-        "invalid_json": (.badRequest, .invalidRequest), "json_too_deep": (.badRequest, .invalidRequest),
-        "string_too_long": (.badRequest, .invalidRequest), "parameter_missing": (.badRequest, .invalidRequest),
-        "parameter_invalid": (.badRequest, .invalidRequest), "invalid_amount": (.badRequest, .invalidRequest),
-        "too_many_decimals": (.badRequest, .invalidRequest), "negative_amount": (.badRequest, .invalidRequest),
-        "amount_out_of_range": (.badRequest, .invalidRequest), "unknown_currency": (.badRequest, .invalidRequest),
-        "invalid_country_code": (.badRequest, .invalidRequest), "invalid_cursor": (.badRequest, .invalidRequest),
-        "not_found": (.notFound, .invalidRequest), "prime_not_found": (.notFound, .invalidRequest),
-        "session_not_found": (.notFound, .invalidRequest), "invalid_credentials": (.unauthorized, .authentication),
-        "forbidden": (.forbidden, .authentication), "processor_unavailable": (.serviceUnavailable, .api),
-        "idempotency_key_invalid": (.badRequest, .idempotency),
-        "idempotency_conflict": (.unprocessableContent, .idempotency),
-        "idempotency_in_flight": (.conflict, .idempotency), "token_replayed": (.conflict, .token),
-        "prime_expired": (.unprocessableContent, .invalidRequest), "prime_already_used": (.conflict, .invalidRequest),
-        "amount_mismatch": (.unprocessableContent, .invalidRequest),
-        "prime_not_deferred": (.unprocessableContent, .invalidRequest),
-        "currency_mismatch": (.unprocessableContent, .invalidRequest),
-        "currency_not_supported": (.unprocessableContent, .invalidRequest),
-        "network_not_allowed": (.unprocessableContent, .invalidRequest),
-        "session_expired": (.unprocessableContent, .invalidRequest),
-        "session_already_paid": (.conflict, .invalidRequest), "duplicate_out_trade_no": (.conflict, .invalidRequest),
-        "card_declined": (.paymentRequired, .card), "processor_declined": (.paymentRequired, .card),
-        "invalid_state_transition": (.conflict, .invalidRequest),
-        "capture_exceeds_authorization": (.unprocessableContent, .invalidRequest),
-        "refund_exceeds_capture": (.unprocessableContent, .invalidRequest),
-        "webhook_endpoint_not_configured": (.conflict, .invalidRequest),
-        "certificate_invalid": (.unprocessableContent, .invalidRequest),
-        "certificate_key_mismatch": (.unprocessableContent, .invalidRequest),
-        "bin_table_invalid": (.unprocessableContent, .invalidRequest),
-        "payment_request_invalid": (.unprocessableContent, .invalidRequest),
-        "validation_url_not_allowed": (.badRequest, .invalidRequest),
-        "domain_not_registered": (.forbidden, .invalidRequest),
-        "domain_already_registered": (.conflict, .invalidRequest),
-        "merchant_identity_missing": (.conflict, .invalidRequest),
-        "apple_pay_validation_failed": (.badGateway, .api),
+    /// The status and type of each domain code (the `x-orchard-error-codes` table), keyed by the code constants
+    /// so that a misspelt code does not compile.
+    package static let table: [GatewayError.Code: (HTTPStatus, HTTPAPIError.ErrorType)] = [
+        .invalidJSON: (.badRequest, .invalidRequest), .jsonTooDeep: (.badRequest, .invalidRequest),
+        .stringTooLong: (.badRequest, .invalidRequest), .parameterMissing: (.badRequest, .invalidRequest),
+        .parameterInvalid: (.badRequest, .invalidRequest), .invalidAmount: (.badRequest, .invalidRequest),
+        .tooManyDecimals: (.badRequest, .invalidRequest), .negativeAmount: (.badRequest, .invalidRequest),
+        .amountOutOfRange: (.badRequest, .invalidRequest), .unknownCurrency: (.badRequest, .invalidRequest),
+        .invalidCountryCode: (.badRequest, .invalidRequest), .invalidCursor: (.badRequest, .invalidRequest),
+        .notFound: (.notFound, .invalidRequest), .primeNotFound: (.notFound, .invalidRequest),
+        .sessionNotFound: (.notFound, .invalidRequest), .invalidCredentials: (.unauthorized, .authentication),
+        .forbidden: (.forbidden, .authentication), .processorUnavailable: (.serviceUnavailable, .api),
+        .merchantDisabled: (.forbidden, .authentication),
+        .idempotencyKeyInvalid: (.badRequest, .idempotency),
+        .idempotencyConflict: (.unprocessableContent, .idempotency),
+        .idempotencyInFlight: (.conflict, .idempotency), .tokenReplayed: (.conflict, .token),
+        .primeExpired: (.unprocessableContent, .invalidRequest), .primeAlreadyUsed: (.conflict, .invalidRequest),
+        .amountMismatch: (.unprocessableContent, .invalidRequest),
+        .primeNotDeferred: (.unprocessableContent, .invalidRequest),
+        .currencyMismatch: (.unprocessableContent, .invalidRequest),
+        .currencyNotSupported: (.unprocessableContent, .invalidRequest),
+        .networkNotAllowed: (.unprocessableContent, .invalidRequest),
+        .sessionExpired: (.unprocessableContent, .invalidRequest),
+        .sessionAlreadyPaid: (.conflict, .invalidRequest), .duplicateOutTradeNo: (.conflict, .invalidRequest),
+        .cardDeclined: (.paymentRequired, .card), .processorDeclined: (.paymentRequired, .card),
+        .invalidStateTransition: (.conflict, .invalidRequest),
+        .captureExceedsAuthorization: (.unprocessableContent, .invalidRequest),
+        .refundExceedsCapture: (.unprocessableContent, .invalidRequest),
+        .webhookEndpointNotConfigured: (.conflict, .invalidRequest),
+        .certificateInvalid: (.unprocessableContent, .invalidRequest),
+        .certificateKeyMismatch: (.unprocessableContent, .invalidRequest),
+        .binTableInvalid: (.unprocessableContent, .invalidRequest),
+        .coBrandTableInvalid: (.unprocessableContent, .invalidRequest),
+        .lastActiveKey: (.conflict, .invalidRequest),
+        .paymentRequestInvalid: (.unprocessableContent, .invalidRequest),
+        .validationURLNotAllowed: (.badRequest, .invalidRequest),
+        .domainNotRegistered: (.forbidden, .invalidRequest),
+        .domainAlreadyRegistered: (.conflict, .invalidRequest),
+        .merchantIdentityMissing: (.conflict, .invalidRequest),
+        .applePayValidationFailed: (.badGateway, .api),
     ]
 
     /// The HTTP status and type the API answers for a domain error code, when it has an entry.
     public static func wireStatus(code: String) -> (status: Int, type: String)? {
-        table[code].map { ($0.0.rawValue, $0.1.rawValue) }
+        table[GatewayError.Code(rawValue: code)].map { ($0.0.rawValue, $0.1.rawValue) }
     }
 
     /// The wire form of a domain error. Storage and internal failures are a generic 500 `internal_error`.
@@ -105,8 +113,8 @@ public struct GatewayAPIError: Error, Sendable {
         let status: HTTPStatus
         let type: HTTPAPIError.ErrorType
         if error.tokenErrorCode != nil || code == "unknown_merchant_key" {
-            (status, type) = code == "token_replayed" ? (.conflict, .token) : (.unprocessableContent, .token)
-        } else if let entry = table[code] {
+            (status, type) = error.code == .tokenReplayed ? (.conflict, .token) : (.unprocessableContent, .token)
+        } else if let entry = table[error.code] {
             (status, type) = entry
         } else if error.code == .merchantNotFound {
             return make(.unauthorized, .authentication, "invalid_credentials", "the credentials are not valid")
@@ -120,6 +128,7 @@ public struct GatewayAPIError: Error, Sendable {
             if let paymentID = error.paymentID { result.extra["payment_id"] = paymentID }
         }
         if error.code == .applePayValidationFailed { result.appleStatus = error.upstreamStatus }
+        result.rows = error.rows
         return result
     }
 
@@ -137,6 +146,35 @@ public struct GatewayAPIError: Error, Sendable {
         default: return GatewayAPIError(HTTPAPIError.from(error))
         }
     }
+}
+
+extension RequestContext {
+    /// Notes the error a request is answered with: its code (logs and metrics) and, when the answer is a 5xx, what
+    /// caused it (the access log's `error_detail`, never the response): the domain code and the type of the error
+    /// it wrapped (`storage_failure (wrapped GatewaySQLite.SQLiteError)`), or the type of an unexpected error. Only
+    /// codes and type names: no reason text, which could carry values.
+    func record(_ error: GatewayAPIError, cause: any Error) {
+        errorCode = error.base.code
+        guard error.base.status.rawValue >= 500 else { return }
+        if let cause = cause as? GatewayError {
+            errorDetail = cause.code.rawValue + (cause.wrapped.map { " (wrapped \($0))" } ?? "")
+        } else {
+            errorDetail = String(reflecting: type(of: cause))
+        }
+    }
+}
+
+/// The codes of the table that gateway errors share with the HTTP layer's JSON limits and the money rules, as
+/// gateway error codes: the same constants, so that each string is written once.
+extension GatewayError.Code {
+    static let invalidJSON = Self(rawValue: HTTPAPIError.Code.invalidJSON.rawValue)
+    static let jsonTooDeep = Self(rawValue: HTTPAPIError.Code.jsonTooDeep.rawValue)
+    static let stringTooLong = Self(rawValue: HTTPAPIError.Code.stringTooLong.rawValue)
+    static let invalidAmount = Self(rawValue: MoneyError.Code.invalidAmount.rawValue)
+    static let tooManyDecimals = Self(rawValue: MoneyError.Code.tooManyDecimals.rawValue)
+    static let negativeAmount = Self(rawValue: MoneyError.Code.negativeAmount.rawValue)
+    static let amountOutOfRange = Self(rawValue: MoneyError.Code.amountOutOfRange.rawValue)
+    static let invalidCountryCode = Self(rawValue: MoneyError.Code.invalidCountryCode.rawValue)
 }
 
 extension GatewayAPIError: HTTPAPIErrorConvertible {

@@ -1,8 +1,10 @@
+import OrchardBase
 import Foundation
 import Gateway
+import GatewayAssembly
 import OrchardCrypto
+import OrchardHTTP
 import OrchardJSON
-import Synchronization
 
 extension RouteScope {
     /// Client routes: the app id and app key (`X-Orchard-App-Id`, `X-Orchard-App-Key`); CORS for web origins.
@@ -32,7 +34,9 @@ public final class GatewayAPI: Sendable {
     /// Merchant validation for Apple Pay on the Web; without it `POST /v1/apple-pay/merchant-sessions` answers
     /// `502 apple_pay_validation_failed`.
     public let merchantValidation: MerchantValidationService?
-    private let draining = Mutex(false)
+    private let draining = Locked(false)
+    /// Failed console sign-ins per client address, on the gateway's clock.
+    let consoleSignInLimiter: TokenBucketRateLimiter
 
     /// The body cap of `PUT /v1/bin-table` (8 MiB); other routes use the server's (64 KiB by default).
     public static let binTableMaxBytes = 8 << 20
@@ -42,9 +46,13 @@ public final class GatewayAPI: Sendable {
     public init(
         gateway: GatewayService, metrics: MetricsRegistry = MetricsRegistry(),
         readinessChecks: [String: @Sendable () -> Bool] = [:], sandboxWallet: SandboxWallet? = nil,
-        merchantValidation: MerchantValidationService? = nil
+        merchantValidation: MerchantValidationService? = nil,
+        consoleSignInLimit: ConsoleSignInLimit = ConsoleSignInLimit()
     ) {
         self.gateway = gateway
+        consoleSignInLimiter = TokenBucketRateLimiter(
+            ratePerSecond: consoleSignInLimit.ratePerSecond, burst: consoleSignInLimit.burst
+        ) { [gateway] in gateway.now.timeIntervalSince1970 }
         self.metrics = metrics
         self.readinessChecks = readinessChecks
         self.sandboxWallet = sandboxWallet
@@ -63,7 +71,8 @@ public final class GatewayAPI: Sendable {
 
     /// The body cap for a request, for ``HTTPServer/init(configuration:responder:bodyLimit:messages:)``.
     @Sendable public static func bodyLimit(_ method: HTTPMethod, _ path: String) -> Int? {
-        method == .put && path == "/v1/bin-table" ? binTableMaxBytes : nil
+        guard method == .put else { return nil }
+        return path == "/v1/bin-table" ? binTableMaxBytes : path == "/v1/co-brand-table" ? coBrandTableMaxBytes : nil
     }
 
     // MARK: Application
@@ -77,8 +86,9 @@ public final class GatewayAPI: Sendable {
     ) -> HTTPApplication {
         let router = makeRouter()
         var middlewares: [any HTTPMiddleware] = [
-            AccessLogMiddleware(sink: accessLog), GatewayMetricsMiddleware(registry: metrics),
-            GatewayCORSMiddleware(router: router, gateway: gateway),
+            AccessLogMiddleware(sink: accessLog), MetricsMiddleware(registry: metrics),
+            TransportSecurityMiddleware(usesTLS: configuration.usesTLS),
+            CORSMiddleware(policy: corsPolicy(router: router), router: router),
             AuthenticationMiddleware { [self] request, context in try authenticate(request, context) },
             OriginCheckMiddleware(),
         ]
@@ -93,6 +103,40 @@ public final class GatewayAPI: Sendable {
         return HTTPApplication(
             router: router, middlewares: middlewares, requestIDs: requestIDs, clock: clock,
             onUnexpectedError: onUnexpectedError)
+    }
+
+    // MARK: CORS
+
+    /// CORS for the client routes, per the specification: preflights answered for client routes (origins
+    /// configured by any merchant), `Access-Control-Allow-Origin` and `Access-Control-Expose-Headers` on actual
+    /// client-route responses whose merchant allows the origin; no CORS on server and operations routes, where
+    /// `OPTIONS` is 405. A refused preflight is 403 `origin_not_allowed`.
+    func corsPolicy(router: Router) -> CORSPolicy {
+        CORSPolicy(
+            allowedMethods: [.get, .post],
+            allowedHeaders: ["Content-Type", "Idempotency-Key", "X-Orchard-App-Id", "X-Orchard-App-Key"],
+            exposedHeaders: ["Request-Id", "Idempotent-Replayed", "Retry-After"],
+            refusal: OriginCheckMiddleware.notAllowed, refusesOtherOptions: true,
+            appliesTo: { request, context in
+                guard request.method == .options else { return context.route?.scope == .client }
+                // A preflight asks about the route of the method it announces: a client route is a GET or POST.
+                return [HTTPMethod.get, .post].contains { method in
+                    if case .matched(let route, _) = router.resolve(method: method, path: request.path) {
+                        return route.scope == .client
+                    }
+                    return false
+                }
+            },
+            isAllowed: { [gateway] origin, _, context in
+                if let merchant = context.principal?.value(as: Merchant.self) {
+                    return merchant.webOrigins.contains(origin)
+                }
+                // Whether any merchant has `origin` among its web origins.
+                return GatewayEnvironment.allCases.contains { environment in
+                    let merchants = (try? gateway.merchants.merchants(environment: environment)) ?? []
+                    return merchants.contains { $0.webOrigins.contains(origin) }
+                }
+            })
     }
 
     // MARK: Authentication
@@ -129,9 +173,15 @@ public final class GatewayAPI: Sendable {
             do { merchant = try gateway.merchants.authenticateServer(secretKey: token) } catch {
                 throw credentialError(error)
             }
-            return Principal(credentialID: "sk:" + String(token.prefix(20)), kind: "secret_key", value: merchant)
+            context[AuditActorKey.self] = AuditActor.api(secretKey: token)
+            return Principal(
+                credentialID: "sk:" + String(token.prefix(MerchantRegistry.secretKeyPublicLength)),
+                kind: "secret_key", value: merchant)
         }
         if hasApp { throw Self.forbidden("app credentials cannot call server routes; use the secret key") }
+        if let token = Self.consoleCookie(request) {
+            return try consolePrincipal(request, token: token, context: context)
+        }
         throw HTTPAPIError.missingCredentials("this route needs the secret key (Authorization: Bearer sk_…)")
     }
 
@@ -168,9 +218,13 @@ public final class GatewayAPI: Sendable {
     }
 
     /// Wraps an endpoint: merchant from the principal, `Idempotency-Key` validation, replay of a stored answer
-    /// (`Idempotent-Replayed: true`), storing of complete answers, and the error mapping.
+    /// (`Idempotent-Replayed: true`), storing of complete answers, and the error mapping. With `answer`, a
+    /// successful answer is rendered and stored in the transaction that stores the domain's result for the key
+    /// (``StoredAnswerRecorder``), and sent as stored; otherwise (and for a result not rendered so) it is stored
+    /// after the endpoint returns.
     func endpoint(
         idempotent: Bool = false, key derive: (@Sendable (_ parsedBody: JSONBody?) -> String?)? = nil,
+        answer render: StoredAnswerRecorder.Render? = nil,
         _ body: @escaping @Sendable (Call) throws -> HTTPResponse
     ) -> HTTPHandler {
         { [gateway] request, context in
@@ -206,18 +260,29 @@ public final class GatewayAPI: Sendable {
             }
             var response: HTTPResponse
             var storable: Bool
-            let (result, replayed) = IdempotentReplay.observe {
-                try body(
-                    Call(
+            let recorder = storeKey.flatMap { storeKey in
+                render.map { StoredAnswerRecorder(key: storeKey, fingerprint: fingerprint, render: $0) }
+            }
+            let (result, replayed) = AuditActor.$current.withValue(context[AuditActorKey.self]) {
+                IdempotentReplay.observe {
+                    let call = Call(
                         request: request, context: context, merchant: merchant, idempotencyKey: key,
-                        parsedBody: parsedBody))
+                        parsedBody: parsedBody)
+                    return try recorder.map { recorder in try recorder.recording { try body(call) } } ?? body(call)
+                }
             }
             do {
                 response = try result.get()
                 storable = response.status == .ok
+                if let stored = recorder?.answer {
+                    // Stored with the domain's result, in its commit: answered as stored, nothing more to write.
+                    response.status = HTTPStatus(rawValue: stored.status)
+                    response.body = stored.body
+                    storable = false
+                }
             } catch {
                 let apiError = GatewayAPIError.from(error)
-                context.errorCode = apiError.base.code
+                context.record(apiError, cause: error)
                 response = apiError.response(requestID: context.requestID)
                 let code = apiError.base.code.rawValue
                 storable =
@@ -260,80 +325,6 @@ public final class GatewayAPI: Sendable {
     }
 }
 
-/// CORS for the client routes, per the specification: preflights answered here for client routes (origins
-/// configured by any merchant), `Access-Control-Allow-Origin` and `Access-Control-Expose-Headers` on actual
-/// client-route responses whose merchant allows the origin; no CORS on server and operations routes, where
-/// `OPTIONS` is 405.
-struct GatewayCORSMiddleware: HTTPMiddleware {
-    let router: Router
-    let gateway: GatewayService
-
-    var runsForRejectedRequests: Bool { true }
-
-    static let allowedHeaders = "Content-Type, Idempotency-Key, X-Orchard-App-Id, X-Orchard-App-Key"
-    static let exposedHeaders = "Request-Id, Idempotent-Replayed, Retry-After"
-
-    /// Whether any merchant has `origin` among its web origins.
-    func anyMerchantAllows(_ origin: String) -> Bool {
-        for environment in GatewayEnvironment.allCases {
-            let merchants = (try? gateway.merchants.merchants(environment: environment)) ?? []
-            if merchants.contains(where: { $0.webOrigins.contains(origin) }) { return true }
-        }
-        return false
-    }
-
-    func clientRoute(_ path: String) -> Bool {
-        for method in [HTTPMethod.get, .post] {
-            if case .matched(let route, _) = router.resolve(method: method, path: path), route.scope == .client {
-                return true
-            }
-        }
-        return false
-    }
-
-    func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
-        if request.method == .options {
-            let isClient = clientRoute(request.path)
-            if isClient, let origin = request.headers["Origin"],
-                request.headers.contains("Access-Control-Request-Method")
-            {
-                guard anyMerchantAllows(origin) else {
-                    var response = GatewayAPIError(OriginCheckMiddleware.notAllowed).response(
-                        requestID: context.requestID)
-                    context.errorCode = .init(rawValue: "origin_not_allowed")
-                    response.headers.addVary("Origin")
-                    return response
-                }
-                var response = HTTPResponse(status: .noContent)
-                response.headers["Access-Control-Allow-Origin"] = origin
-                response.headers["Access-Control-Allow-Methods"] = "GET, POST"
-                response.headers["Access-Control-Allow-Headers"] = Self.allowedHeaders
-                response.headers["Access-Control-Max-Age"] = "600"
-                response.headers.addVary("Origin")
-                return response
-            }
-            switch router.resolve(method: .options, path: request.path) {
-            case .methodNotAllowed(let allowed): throw HTTPAPIError.methodNotAllowed(.options, allowed: allowed)
-            default: return next(request, context)
-            }
-        }
-        var response = next(request, context)
-        guard let origin = request.headers["Origin"], context.route?.scope == .client else { return response }
-        let allowed: Bool
-        if let merchant = context.principal?.value(as: Merchant.self) {
-            allowed = merchant.webOrigins.contains(origin)
-        } else {
-            allowed = anyMerchantAllows(origin)
-        }
-        if allowed {
-            response.headers["Access-Control-Allow-Origin"] = origin
-            response.headers["Access-Control-Expose-Headers"] = Self.exposedHeaders
-        }
-        response.headers.addVary("Origin")
-        return response
-    }
-}
-
 /// Refuses client-route requests whose `Origin` the authenticated merchant has not configured
 /// (403 `origin_not_allowed`), before the endpoint runs. A page of the gateway's own origin (the `Host` it was
 /// asked for; the sandbox's demo store) is always allowed.
@@ -356,31 +347,5 @@ struct OriginCheckMiddleware: HTTPMiddleware {
             throw Self.notAllowed
         }
         return next(request, context)
-    }
-}
-
-/// Request metrics with the specification's labels: `orchard_http_requests_total{route,method,status}` and
-/// `orchard_http_request_duration_seconds{route,method}` (route templates, `unmatched` otherwise).
-struct GatewayMetricsMiddleware: HTTPMiddleware {
-    private let requests: Counter
-    private let latency: Histogram
-
-    init(registry: MetricsRegistry) {
-        requests = registry.counter(
-            "orchard_http_requests_total", help: "HTTP requests by route, method and status.",
-            labels: ["route", "method", "status"])
-        latency = registry.histogram(
-            "orchard_http_request_duration_seconds", help: "HTTP request latency.", labels: ["route", "method"])
-    }
-
-    var runsForRejectedRequests: Bool { true }
-
-    func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
-        let response = next(request, context)
-        let method = context.route == nil ? "other" : request.method.rawValue
-        requests.increment(labels: [context.routeTemplate, method, String(response.status.rawValue)])
-        latency.observe(
-            max(0, context.clock.monotonicSeconds() - context.startedAt), labels: [context.routeTemplate, method])
-        return response
     }
 }

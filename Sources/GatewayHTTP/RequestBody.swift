@@ -2,6 +2,7 @@ import ApplePayModel
 import Foundation
 import Gateway
 import OrchardJSON
+import OrchardHTTP
 
 /// A JSON object from a request body (or a nested object), with typed, bounded field access whose errors name
 /// the field as a JSON path (`cardholder.email`).

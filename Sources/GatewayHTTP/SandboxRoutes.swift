@@ -1,7 +1,10 @@
 import ApplePayModel
+import OrchardBase
 import ApplePaySandbox
 import Foundation
 import Gateway
+import GatewayAssembly
+import OrchardHTTP
 import OrchardJSON
 
 extension GatewayAPI {
@@ -77,7 +80,7 @@ extension GatewayAPI {
         let paid: HTTPResponse
         do { paid = try createPayment(call) } catch {
             let apiError = GatewayAPIError.from(error)
-            context.errorCode = apiError.base.code
+            context.record(apiError, cause: error)
             return apiError.response(requestID: context.requestID)
         }
         let payment = (try? JSONValue.parse(paid.body)).flatMap { $0.members == nil ? nil : $0 } ?? .object([])

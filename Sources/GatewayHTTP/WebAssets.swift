@@ -1,8 +1,9 @@
 import Foundation
 import OrchardCrypto
+import OrchardHTTP
 
-/// The browser files the gateway serves (`orchard.js`, the demo store's page): plain files in
-/// `Sources/GatewayHTTP/Web`, copied as this module's SwiftPM resources next to the built executable.
+/// The browser files the gateway serves (`orchard.js`, the demo store's page, the console under `console/`):
+/// plain files in `Sources/GatewayHTTP/Web`, copied as this module's SwiftPM resources next to the built executable.
 struct WebAssets: Sendable {
     /// A file, with its validator.
     struct Asset: Sendable {
@@ -20,16 +21,22 @@ struct WebAssets: Sendable {
     /// The files of `directory` (none when it is nil).
     init(directory: URL?) {
         var assets: [String: Asset] = [:]
-        let types = ["js": "text/javascript; charset=utf-8", "html": "text/html; charset=utf-8"]
-        if let directory,
-            let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path)
-        {
+        let types = [
+            "js": "text/javascript; charset=utf-8", "html": "text/html; charset=utf-8",
+            "css": "text/css; charset=utf-8",
+        ]
+        // The top level and the console's folder (its files are named `console/<file>`).
+        for folder in ["", "console/"] {
+            guard let directory,
+                let names = try? FileManager.default.contentsOfDirectory(
+                    atPath: directory.appendingPathComponent(folder).path)
+            else { continue }
             for name in names {
                 guard let type = types[(name as NSString).pathExtension],
-                    let body = try? Data(contentsOf: directory.appendingPathComponent(name))
+                    let body = try? Data(contentsOf: directory.appendingPathComponent(folder + name))
                 else { continue }
                 let digest = Hex.encode(Array(SHA256.hash(Array(body)).prefix(16)))
-                assets[name] = Asset(body: body, contentType: type, etag: "\"\(digest)\"")
+                assets[folder + name] = Asset(body: body, contentType: type, etag: "\"\(digest)\"")
             }
         }
         self.assets = assets

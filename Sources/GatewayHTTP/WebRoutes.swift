@@ -2,6 +2,7 @@ import ApplePayModel
 import Foundation
 import Gateway
 import OrchardJSON
+import OrchardHTTP
 
 extension GatewayAPI {
     /// The routes of the browser SDK: the script itself and the payment request validator it calls.

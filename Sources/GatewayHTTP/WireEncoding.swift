@@ -2,6 +2,7 @@ import ApplePayModel
 import Foundation
 import Gateway
 import OrchardJSON
+import OrchardHTTP
 
 /// HTTP responses in the wire shapes of `openapi.yaml`; the shapes themselves are the domain's ``WireFormat``,
 /// the same encoder that writes the webhook bodies.

@@ -241,5 +241,126 @@ enum PostgresMigrations {
             sql: """
                 ALTER TABLE bin_entries ADD COLUMN issuer_zh_tw text;
                 """),
+        // Who changed what (SQLite's migration 6).
+        PostgresMigration(
+            version: 5, name: "audit_log",
+            sql: """
+                CREATE TABLE audit_log (
+                    id text PRIMARY KEY,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    actor_kind text NOT NULL CHECK (actor_kind <> ''),
+                    actor_name text NOT NULL,
+                    action text NOT NULL CHECK (action <> ''),
+                    target text,
+                    detail jsonb NOT NULL,
+                    created_at timestamptz NOT NULL
+                );
+                CREATE INDEX audit_log_merchant ON audit_log (merchant_id, created_at, id);
+                """),
+        // A rotated secret key keeps working for its overlap (SQLite's migration 7).
+        PostgresMigration(
+            version: 6, name: "previous_secret_key",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN previous_secret_key_id text UNIQUE;
+                """),
+        // Merchant console sign-ins (SQLite's migration 8).
+        PostgresMigration(
+            version: 7, name: "console_sessions",
+            sql: """
+                CREATE TABLE console_sessions (
+                    id text PRIMARY KEY,
+                    token_hash text NOT NULL UNIQUE,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    created_at timestamptz NOT NULL,
+                    last_seen_at timestamptz NOT NULL,
+                    ended_at timestamptz
+                );
+                CREATE INDEX console_sessions_last_seen ON console_sessions (last_seen_at);
+                """),
+        // How long each webhook delivery attempt took (SQLite's migration 9).
+        PostgresMigration(
+            version: 8, name: "webhook_attempt_latency",
+            sql: """
+                ALTER TABLE webhook_attempts ADD COLUMN latency_ms integer;
+                """),
+        // A payment's fields move from its jsonb document (encoded and decoded on every step of a payment) into
+        // columns (SQLite's migration 10); rows written before are converted in place, and the document goes.
+        PostgresMigration(
+            version: 9, name: "payment_columns",
+            sql: """
+                ALTER TABLE payments
+                    ADD COLUMN details text,
+                    ADD COLUMN cardholder boolean NOT NULL DEFAULT false,
+                    ADD COLUMN cardholder_name text,
+                    ADD COLUMN cardholder_email text,
+                    ADD COLUMN cardholder_phone_number text,
+                    ADD COLUMN cardholder_zip_code text,
+                    ADD COLUMN cardholder_address text,
+                    ADD COLUMN cardholder_national_id text,
+                    ADD COLUMN metadata text,
+                    ADD COLUMN card_bin_code text NOT NULL DEFAULT '',
+                    ADD COLUMN card_last_four text NOT NULL DEFAULT '',
+                    ADD COLUMN card_type bigint NOT NULL DEFAULT -1,
+                    ADD COLUMN card_funding bigint NOT NULL DEFAULT -1,
+                    ADD COLUMN card_network text,
+                    ADD COLUMN card_issuer text,
+                    ADD COLUMN card_bank_id text,
+                    ADD COLUMN card_level text,
+                    ADD COLUMN card_country text,
+                    ADD COLUMN card_country_code text,
+                    ADD COLUMN card_issuer_zh_tw text,
+                    ADD COLUMN capture_mode text NOT NULL DEFAULT 'now',
+                    ADD COLUMN capture_delay_days bigint,
+                    ADD COLUMN scheduled_capture_at timestamptz,
+                    ADD COLUMN auth_code text,
+                    ADD COLUMN acquirer text NOT NULL DEFAULT '',
+                    ADD COLUMN acquirer_reference text,
+                    ADD COLUMN failure_code text,
+                    ADD COLUMN authorized_at timestamptz,
+                    ADD COLUMN captured_at timestamptz,
+                    ADD COLUMN voided_at timestamptz,
+                    ADD COLUMN authorization_sent_at timestamptz,
+                    ADD COLUMN pending_kind text,
+                    ADD COLUMN pending_operation_id text,
+                    ADD COLUMN pending_amount bigint;
+                UPDATE payments SET
+                    details = body ->> 'details',
+                    cardholder = jsonb_typeof(body -> 'cardholder') IS NOT DISTINCT FROM 'object',
+                    cardholder_name = body #>> '{cardholder,name}',
+                    cardholder_email = body #>> '{cardholder,email}',
+                    cardholder_phone_number = body #>> '{cardholder,phoneNumber}',
+                    cardholder_zip_code = body #>> '{cardholder,zipCode}',
+                    cardholder_address = body #>> '{cardholder,address}',
+                    cardholder_national_id = body #>> '{cardholder,nationalID}',
+                    metadata = CASE WHEN body -> 'metadata' IS NULL OR body -> 'metadata' = '{}'::jsonb THEN NULL
+                        ELSE (body -> 'metadata')::text END,
+                    card_bin_code = COALESCE(body #>> '{cardInfo,binCode}', ''),
+                    card_last_four = COALESCE(body #>> '{cardInfo,lastFour}', ''),
+                    card_type = COALESCE((body #>> '{cardInfo,type}')::bigint, -1),
+                    card_funding = COALESCE((body #>> '{cardInfo,funding}')::bigint, -1),
+                    card_network = body #>> '{cardInfo,network}',
+                    card_issuer = body #>> '{cardInfo,issuer}',
+                    card_bank_id = body #>> '{cardInfo,bankID}',
+                    card_level = body #>> '{cardInfo,level}',
+                    card_country = body #>> '{cardInfo,country}',
+                    card_country_code = body #>> '{cardInfo,countryCode}',
+                    card_issuer_zh_tw = body #>> '{cardInfo,issuerZhTW}',
+                    capture_mode = CASE WHEN body -> 'captureMode' ? 'manual' THEN 'manual'
+                        WHEN body -> 'captureMode' ? 'afterDays' THEN 'after_days' ELSE 'now' END,
+                    capture_delay_days = (body #>> '{captureMode,afterDays,_0}')::bigint,
+                    scheduled_capture_at = to_timestamp((body #>> '{captureAt}')::double precision / 1000),
+                    auth_code = body ->> 'authCode',
+                    acquirer = COALESCE(body ->> 'acquirer', ''),
+                    acquirer_reference = body ->> 'acquirerReference',
+                    failure_code = body ->> 'failureCode',
+                    authorized_at = to_timestamp((body #>> '{authorizedAt}')::double precision / 1000),
+                    captured_at = to_timestamp((body #>> '{capturedAt}')::double precision / 1000),
+                    voided_at = to_timestamp((body #>> '{voidedAt}')::double precision / 1000),
+                    authorization_sent_at = to_timestamp((body #>> '{authorizationSentAt}')::double precision / 1000),
+                    pending_kind = body #>> '{pendingOperation,kind}',
+                    pending_operation_id = body #>> '{pendingOperation,operationID}',
+                    pending_amount = (body #>> '{pendingOperation,amount}')::bigint;
+                ALTER TABLE payments DROP COLUMN body;
+                """),
     ]
 }

@@ -37,9 +37,8 @@ extension PostgresStore {
             if secretsByMerchant[row.event.merchantID] == nil {
                 var secrets: [String] = []
                 if let sealed = row.sealed, let cipher {
-                    let bytes = try cipher.open(
-                        sealed, context: SealingContext.webhookSecrets(merchantID: row.event.merchantID))
-                    secrets = try WebhookSecretRing(plaintext: bytes.copyBytes()).secrets(at: now)
+                    secrets = try WebhookSecretRing.secrets(
+                        sealed: sealed, merchantID: row.event.merchantID, cipher: cipher, at: now)
                 }
                 secretsByMerchant[row.event.merchantID] = secrets
             }
@@ -53,12 +52,13 @@ extension PostgresStore {
         try transaction(.serializable) { tx in
             try tx.db.run(
                 """
-                INSERT INTO webhook_attempts (event_id, attempted_at, http_status, error, state)
-                VALUES ($1, $2, $3::int8::integer, $4, $5)
+                INSERT INTO webhook_attempts (event_id, attempted_at, http_status, error, state, latency_ms)
+                VALUES ($1, $2, $3::int8::integer, $4, $5, $6::int8::integer)
                 """,
                 [
                     .text(attempt.eventID), .timestamptz(attempt.attemptedAt),
                     PGValue(attempt.httpStatus.map(Int64.init)), PGValue(attempt.error), .text(attempt.state.rawValue),
+                    PGValue(attempt.latencyMilliseconds.map(Int64.init)),
                 ])
             try tx.db.run(
                 "UPDATE webhook_events SET state = $1, attempts = attempts + 1, next_attempt_at = $2 WHERE id = $3",
@@ -96,14 +96,9 @@ extension PostgresStore {
     public func webhookAttempts(eventID: String) throws -> [WebhookAttempt] {
         try transaction(.readOnly) { tx in
             try tx.db.query(
-                "SELECT attempted_at, http_status, error, state FROM webhook_attempts WHERE event_id = $1 ORDER BY seq",
+                "SELECT \(WebhookAttempt.storeColumns) FROM webhook_attempts WHERE event_id = $1 ORDER BY seq",
                 [.text(eventID)]
-            ) { row in
-                WebhookAttempt(
-                    eventID: eventID, attemptedAt: row.date(0), httpStatus: row.optionalInt(1).map(Int.init),
-                    error: row.optionalText(2), state: WebhookDeliveryState(rawValue: row.text(3)) ?? .pending,
-                    nextAttemptAt: nil)
-            }
+            ) { WebhookAttempt(row: $0, eventID: eventID) }
         }
     }
 
@@ -212,7 +207,7 @@ extension PostgresStore: OperationsQueries {
         """
 
     public func eventPage(
-        merchantID: String, type: String?, after cursor: EventCursor?, limit: Int
+        merchantID: String, type: String?, objectID: String?, after cursor: EventCursor?, limit: Int
     ) throws
         -> [EventRecord]
     {
@@ -221,6 +216,10 @@ extension PostgresStore: OperationsQueries {
         if let type {
             values.append(.text(type))
             sql += " AND e.type = $\(values.count)"
+        }
+        if let objectID {
+            values.append(.text(objectID))
+            sql += " AND e.object_id = $\(values.count)"
         }
         if let cursor {
             values += [.timestamptz(cursor.createdAt), .text(cursor.id)]

@@ -1,7 +1,9 @@
+import OrchardBase
 import Foundation
 
 /// A bounded pool of connections to one database. A caller waits while all are busy; a connection that was
 /// lost, or left inside a transaction, is closed instead of returned. Connections open lazily.
+// Unchecked: its libpq connections (not Sendable) are guarded by the condition variable `condition`; a borrowed one is used by one thread.
 final class PostgresPool: @unchecked Sendable {
     private let connect: () throws -> PGConnection
     private let size: Int

@@ -1,3 +1,4 @@
+import OrchardBase
 import CPostgres
 import Foundation
 import Gateway
@@ -10,7 +11,7 @@ import Gateway
 /// not sent; a connection lost during `COMMIT` is reported (`08007`), since its outcome is unknown.
 /// Statements are prepared per connection and take bound parameters only. Migrations run under an advisory
 /// lock, so instances starting together do not race.
-public final class PostgresStore: Store, @unchecked Sendable {
+public final class PostgresStore: Store, Sendable {
     /// How the store connects and retries.
     public struct Configuration: Sendable {
         /// A `postgres://` or `postgresql://` URL (libpq's URI syntax: `sslmode` and the other libpq options go
@@ -39,9 +40,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     public let configuration: Configuration
     let cipher: EnvelopeCipher?
     private let pool: PostgresPool
-    private let counters = NSLock()
-    private var retries = 0
-    private var changingCommits = 0
+    private let counters = Locked((retries: 0, changingCommits: 0))
     let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         // Stored format: the JSON columns of the store's rows, read back by `decoder`.
@@ -80,10 +79,10 @@ public final class PostgresStore: Store, @unchecked Sendable {
     }
 
     /// How many times a transaction ran again after a serialization failure, a deadlock or a lost connection.
-    package var retriedTransactionCount: Int { counters.withLock { retries } }
+    package var retriedTransactionCount: Int { counters.current.retries }
 
     /// How many transactions committed a change since the store opened (each one durable commit on the server).
-    package var durableCommitCount: Int { counters.withLock { changingCommits } }
+    package var durableCommitCount: Int { counters.current.changingCommits }
 
     private func migrate() throws {
         try transaction(.readCommitted) { tx in
@@ -131,7 +130,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
                 let result = try body(PostgresTransaction(store: self, db: acquired))
                 committing = true
                 try acquired.execute("COMMIT")
-                if acquired.changedRows { counters.withLock { changingCommits += 1 } }
+                if acquired.changedRows { counters.withLock { $0.changingCommits += 1 } }
                 pool.release(acquired)
                 return result
             } catch {
@@ -156,7 +155,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
                 guard attempt <= configuration.serializationRetries else { throw failure }
                 Thread.sleep(forTimeInterval: Double.random(in: 0...0.002) * Double(min(attempt, 10)))
             }
-            counters.withLock { retries += 1 }
+            counters.withLock { $0.retries += 1 }
         }
     }
 

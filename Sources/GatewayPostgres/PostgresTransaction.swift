@@ -17,6 +17,12 @@ struct PostgresTransaction: StoreTransaction {
         try db.query("SELECT value FROM settings WHERE name = $1", [.text(name)]) { $0.bytea(0) }.first ?? nil
     }
 
+    func settingNames(prefix: String) throws -> [String] {
+        try db.query("SELECT name FROM settings WHERE starts_with(name, $1) ORDER BY name", [.text(prefix)]) {
+            $0.text(0)
+        }
+    }
+
     func setSetting(_ name: String, value: Data) throws {
         try db.run(
             "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -37,27 +43,29 @@ struct PostgresTransaction: StoreTransaction {
     func insertMerchant(_ m: MerchantRecord) throws {
         try db.run(
             """
-            INSERT INTO merchants (id, environment, app_id, secret_key_id, webhook_url, webhook_enabled,
-                webhook_secrets, credentials, identity_key, created_at, body)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            INSERT INTO merchants (id, environment, app_id, secret_key_id, previous_secret_key_id, webhook_url,
+                webhook_enabled, webhook_secrets, credentials, identity_key, created_at, body)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
             """,
             [
                 .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID),
-                PGValue(m.webhookURL), .bool(m.webhookEnabled), PGValue(m.webhookSecretsSealed),
-                PGValue(m.credentialsSealed), PGValue(m.identityKeySealed), .timestamptz(m.createdAt),
-                try merchantBody(m),
+                PGValue(m.previousSecretKeyID), PGValue(m.webhookURL), .bool(m.webhookEnabled),
+                PGValue(m.webhookSecretsSealed), PGValue(m.credentialsSealed), PGValue(m.identityKeySealed),
+                .timestamptz(m.createdAt), try merchantBody(m),
             ])
     }
 
     func updateMerchant(_ m: MerchantRecord) throws {
         try db.run(
             """
-            UPDATE merchants SET webhook_url = $1, webhook_enabled = $2, webhook_secrets = $3, credentials = $4,
-                identity_key = $5, body = $6 WHERE id = $7
+            UPDATE merchants SET app_id = $1, secret_key_id = $2, previous_secret_key_id = $3, webhook_url = $4,
+                webhook_enabled = $5, webhook_secrets = $6, credentials = $7, identity_key = $8, body = $9
+            WHERE id = $10
             """,
             [
-                PGValue(m.webhookURL), .bool(m.webhookEnabled), PGValue(m.webhookSecretsSealed),
-                PGValue(m.credentialsSealed), PGValue(m.identityKeySealed), try merchantBody(m), .text(m.id),
+                .text(m.appID), .text(m.secretKeyID), PGValue(m.previousSecretKeyID), PGValue(m.webhookURL),
+                .bool(m.webhookEnabled), PGValue(m.webhookSecretsSealed), PGValue(m.credentialsSealed),
+                PGValue(m.identityKeySealed), try merchantBody(m), .text(m.id),
             ])
     }
 
@@ -83,7 +91,7 @@ struct PostgresTransaction: StoreTransaction {
         try merchants(where: "app_id = $1", [.text(appID)]).first
     }
     func merchant(secretKeyID: String) throws -> MerchantRecord? {
-        try merchants(where: "secret_key_id = $1", [.text(secretKeyID)]).first
+        try merchants(where: "secret_key_id = $1 OR previous_secret_key_id = $1", [.text(secretKeyID)]).first
     }
     func merchants(environment: GatewayEnvironment) throws -> [MerchantRecord] {
         try merchants(where: "environment = $1", [.text(environment.rawValue)])
@@ -167,6 +175,13 @@ struct PostgresTransaction: StoreTransaction {
             "SELECT DISTINCT code FROM cobrand_ranges WHERE merchant_id = $1 AND low <= $2 AND high >= $2 ORDER BY code",
             [.text(merchantID), .int8(bin)]
         ) { $0.text(0) }
+    }
+
+    func coBrandRanges(merchantID: String) throws -> [CoBrandRange] {
+        try db.query(
+            "SELECT low, high, code FROM cobrand_ranges WHERE merchant_id = $1 ORDER BY low, high, code",
+            [.text(merchantID)]
+        ) { CoBrandRange(low: $0.int(0), high: $0.int(1), code: $0.text(2)) }
     }
 
     // MARK: Replay
@@ -262,41 +277,28 @@ struct PostgresTransaction: StoreTransaction {
 
     // MARK: Payments
 
-    private func paymentValues(_ p: Payment) throws -> [PGValue] {
-        var stored = p
-        stored.refunds = []
-        return [
-            .text(p.merchantID), .text(p.environment.rawValue), .text(p.status.rawValue), .int8(p.amount),
-            .text(p.currency), .int8(p.capturedAmount), .int8(p.refundedAmount), PGValue(p.orderNumber),
-            PGValue(p.outTradeNo), PGValue(p.sessionID), .bool(p.pendingOperation != nil),
-            PGValue(p.status == .authorized ? p.captureAt : nil), .timestamptz(p.createdAt), .timestamptz(p.updatedAt),
-            .jsonb(try store.json(stored)), .text(p.id),
-        ]
-    }
+    /// A payment's row, every field in its own column (``Payment/storeColumns``).
+    private static let paymentColumns = Payment.storeColumns.joined(separator: ", ")
+    private static let insertPaymentSQL =
+        "INSERT INTO payments (\(Payment.storeWriteColumns.joined(separator: ", "))) VALUES ("
+        + placeholders(Payment.storeWriteColumns.count, from: 1) + ")"
+    /// Every column but `id` (first, so `$1` in the WHERE clause).
+    private static let updatePaymentSQL =
+        "UPDATE payments SET "
+        + Payment.storeWriteColumns.enumerated().dropFirst().map { "\($1) = $\($0 + 1)" }.joined(separator: ", ")
+        + " WHERE id = $1"
 
     func insertPayment(_ p: Payment) throws {
-        try db.run(
-            """
-            INSERT INTO payments (merchant_id, environment, status, amount, currency, captured_amount, refunded_amount,
-                order_number, out_trade_no, session_id, pending_operation, capture_at, created_at, updated_at, body, id)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-            """, try paymentValues(p))
+        try db.run(Self.insertPaymentSQL, p.storeValues.map(PGValue.init))
     }
 
     func updatePayment(_ p: Payment) throws {
-        try db.run(
-            """
-            UPDATE payments SET merchant_id = $1, environment = $2, status = $3, amount = $4, currency = $5,
-                captured_amount = $6, refunded_amount = $7, order_number = $8, out_trade_no = $9, session_id = $10,
-                pending_operation = $11, capture_at = $12, created_at = $13, updated_at = $14, body = $15
-            WHERE id = $16
-            """, try paymentValues(p))
+        try db.run(Self.updatePaymentSQL, p.storeValues.map(PGValue.init))
     }
 
     func payment(id: String) throws -> Payment? {
-        try db.query("SELECT body FROM payments WHERE id = $1", [.text(id)]) {
-            try store.decode(Payment.self, $0.text(0))
-        }.first
+        try db.query("SELECT \(Self.paymentColumns) FROM payments WHERE id = $1", [.text(id)]) { Payment(row: $0) }
+            .first
     }
 
     func payments(
@@ -319,6 +321,7 @@ struct PostgresTransaction: StoreTransaction {
         }
         if let number = query.orderNumber { add("order_number = ?", .text(number)) }
         if let outTradeNo = query.outTradeNo { add("out_trade_no = ?", .text(outTradeNo)) }
+        if let lastFour = query.lastFour { add("card_last_four = ?", .text(lastFour)) }
         if let after {
             values += [.timestamptz(after.createdAt), .text(after.id)]
             let at = values.count - 1
@@ -327,10 +330,10 @@ struct PostgresTransaction: StoreTransaction {
         values.append(.int8(Int64(query.limit)))
         return try db.query(
             """
-            SELECT body FROM payments WHERE \(clauses.joined(separator: " AND "))
+            SELECT \(Self.paymentColumns) FROM payments WHERE \(clauses.joined(separator: " AND "))
             ORDER BY created_at DESC, id DESC LIMIT $\(values.count)
             """, values
-        ) { try store.decode(Payment.self, $0.text(0)) }
+        ) { Payment(row: $0) }
     }
 
     func paymentIDs(statuses: [PaymentStatus], updatedBefore: Date, limit: Int) throws -> [String] {
@@ -386,6 +389,28 @@ struct PostgresTransaction: StoreTransaction {
         try db.query("SELECT sealed FROM payment_card_data WHERE payment_id = $1", [.text(paymentID)]) {
             $0.bytea(0)
         }.first ?? nil
+    }
+
+    func paymentTally(
+        merchantID: String, environment: GatewayEnvironment, from: Date, to: Date, bucketSeconds: Int
+    ) throws -> [PaymentTallyRow] {
+        try db.query(
+            """
+            SELECT floor(EXTRACT(EPOCH FROM (created_at - $1)) / $2)::int8, currency, status, failure_code,
+                COUNT(*)::int8, SUM(amount)::int8
+            FROM payments WHERE merchant_id = $3 AND environment = $4 AND created_at >= $1 AND created_at < $5
+            GROUP BY 1, 2, 3, 4
+            """,
+            [
+                .timestamptz(from), .int8(Int64(bucketSeconds)), .text(merchantID), .text(environment.rawValue),
+                .timestamptz(to),
+            ]
+        ) { row in
+            PaymentTallyRow(
+                bucket: Int(row.int(0)), currency: row.text(1),
+                status: PaymentStatus(rawValue: row.text(2)) ?? .unknown,
+                failureCode: row.optionalText(3), count: Int(row.int(4)), amount: row.int(5))
+        }
     }
 
     // MARK: Refunds
@@ -531,6 +556,32 @@ struct PostgresTransaction: StoreTransaction {
         try db.change("DELETE FROM stored_responses WHERE created_at < $1", [.timestamptz(before)])
     }
 
+    // MARK: Audit log
+
+    func insertAuditEntry(_ e: AuditEntry) throws {
+        try db.run(
+            "INSERT INTO audit_log (\(AuditEntry.storeColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            [
+                .text(e.id), .text(e.merchantID), .text(e.actor.kind), .text(e.actor.name), .text(e.action),
+                PGValue(e.target), .jsonb(e.detailJSON), .timestamptz(e.createdAt),
+            ])
+    }
+
+    func auditEntries(merchantID: String, after: AuditCursor?, limit: Int) throws -> [AuditEntry] {
+        var clause = "merchant_id = $1"
+        var values: [PGValue] = [.text(merchantID)]
+        if let after {
+            clause += " AND (created_at < $2 OR (created_at = $2 AND id < $3))"
+            values += [.timestamptz(after.createdAt), .text(after.id)]
+        }
+        values.append(PGValue(limit))
+        return try db.query(
+            """
+            SELECT \(AuditEntry.storeColumns) FROM audit_log WHERE \(clause)
+            ORDER BY created_at DESC, id DESC LIMIT $\(values.count)
+            """, values, AuditEntry.init(row:))
+    }
+
     // MARK: Audit
 
     func auditRows() throws -> [AuditRow] {
@@ -556,6 +607,18 @@ struct PostgresTransaction: StoreTransaction {
                 paymentID: row.text(0), status: PaymentStatus(rawValue: row.text(1)) ?? .unknown,
                 capturedAmount: row.int(2), refundedAmount: row.int(3), eventTypes: events[row.text(0)] ?? [],
                 processorAuthorizations: Int(row.int(4)), processorCaptures: Int(row.int(5)))
+        }
+    }
+}
+
+extension PGValue {
+    /// A domain value as PostgreSQL takes it.
+    init(_ value: StoreValue) {
+        switch value {
+        case .text(let text): self.init(text)
+        case .integer(let number): self.init(number)
+        case .bool(let flag): self.init(flag)
+        case .date(let date): self.init(date)
         }
     }
 }

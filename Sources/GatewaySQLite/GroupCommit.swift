@@ -1,3 +1,4 @@
+import OrchardBase
 import CSQLite
 import Foundation
 
@@ -9,6 +10,7 @@ import Foundation
 /// A caller returns only after the `COMMIT` holding its body succeeded (durable under `synchronous=FULL`); a
 /// failed `COMMIT` fails every body of the batch (nothing of it was written). A write started from inside a
 /// body (same thread) runs inline in a nested savepoint.
+// Unchecked: the queued requests (not Sendable) are handed between threads under `state`, and each is read by its caller only once woken.
 final class GroupCommit: @unchecked Sendable {
     /// What a write did: its value, whether its savepoint changed rows, and whether it was the one to report
     /// its batch's commit (so each batch is counted once).
@@ -34,20 +36,24 @@ final class GroupCommit: @unchecked Sendable {
 
     private let connection: SQLiteConnection
     private let maximumBatch: Int
-    private let lock = NSLock()
-    /// Writes waiting for a batch, oldest first (guarded by `lock`).
-    private var queue: [Request] = []
-    /// Whether a batch is running or handed to its next leader (guarded by `lock`).
-    private var leading = false
-    /// The thread running a batch now, if any (guarded by `lock`): writes from it are nested.
-    private var leader: pthread_t?
+    private struct State {
+        /// Writes waiting for a batch, oldest first.
+        var queue: [Request] = []
+        /// Whether a batch is running or handed to its next leader.
+        var leading = false
+        /// The thread running a batch now, if any: writes from it are nested.
+        var leader: pthread_t?
+    }
+    private let state = Locked(State())
+    /// What a write does once queued: run inside the current batch, wait for its batch, or lead one.
+    private enum Turn { case nested, wait, lead }
 
     /// Called on the leader's thread right after a batch that changed rows committed, before any of its
     /// callers is woken (crash tests kill the process there: committed, not yet answered).
     var afterCommit: (@Sendable () -> Void)?
 
     /// Writes queued and not yet taken into a batch.
-    var queuedCount: Int { lock.withLock { queue.count } }
+    var queuedCount: Int { state.withLock { $0.queue.count } }
 
     init(connection: SQLiteConnection, maximumBatch: Int) {
         self.connection = connection
@@ -58,21 +64,20 @@ final class GroupCommit: @unchecked Sendable {
     func run<T>(_ body: (SQLiteConnection) throws -> T) throws -> Outcome<T> {
         try withoutActuallyEscaping(body) { body in
             let request = Request { try body($0) }
-            lock.lock()
-            if let leader, pthread_equal(leader, pthread_self()) != 0 {
-                lock.unlock()
-                return try nested(request)
+            let turn = state.withLock { state -> Turn in
+                if let leader = state.leader, pthread_equal(leader, pthread_self()) != 0 { return .nested }
+                state.queue.append(request)
+                if state.leading { return .wait }
+                state.leading = true
+                return .lead
             }
-            queue.append(request)
-            if leading {
-                lock.unlock()
+            switch turn {
+            case .nested: return try nested(request)
+            case .wait:
                 // Woken once its batch is done, or to lead the next batch (it is first in the queue then).
                 request.wake.wait()
                 if !request.done { lead(from: request) }
-            } else {
-                leading = true
-                lock.unlock()
-                lead(from: request)
+            case .lead: lead(from: request)
             }
             // The request is done: the closure is no longer referenced by the queue.
             let value = try request.result!.get() as! T
@@ -83,21 +88,23 @@ final class GroupCommit: @unchecked Sendable {
     /// Takes up to `maximumBatch` queued writes (`request`, first in the queue, among them), commits them as
     /// one transaction, wakes their callers and hands leadership to the oldest write still queued.
     private func lead(from request: Request) {
-        lock.lock()
-        leader = pthread_self()
-        let batch = Array(queue.prefix(maximumBatch))
-        queue.removeFirst(batch.count)
-        lock.unlock()
-        commit(batch)
-        lock.lock()
-        for member in batch {
-            member.body = nil
-            member.done = true
+        let batch = state.withLock { state -> [Request] in
+            state.leader = pthread_self()
+            let batch = Array(state.queue.prefix(maximumBatch))
+            state.queue.removeFirst(batch.count)
+            return batch
         }
-        leader = nil
-        let next = queue.first
-        if next == nil { leading = false }
-        lock.unlock()
+        commit(batch)
+        let next = state.withLock { state -> Request? in
+            for member in batch {
+                member.body = nil
+                member.done = true
+            }
+            state.leader = nil
+            let next = state.queue.first
+            if next == nil { state.leading = false }
+            return next
+        }
         for member in batch where member !== request { member.wake.signal() }
         next?.wake.signal()
     }

@@ -259,6 +259,132 @@ enum Migrations {
                 ALTER TABLE bin_entries ADD COLUMN issuer_zh_tw TEXT;
                 ALTER TABLE primes ADD COLUMN card_issuer_zh_tw TEXT;
                 """),
+        // Who changed what: each change to a merchant's configuration, keys or payments, written in the
+        // transaction of the change (detail: a JSON object of non-secret strings).
+        Migration(
+            version: 6, name: "audit_log",
+            sql: """
+                CREATE TABLE audit_log (
+                    id TEXT PRIMARY KEY,
+                    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+                    actor_kind TEXT NOT NULL,
+                    actor_name TEXT NOT NULL,
+                    action TEXT NOT NULL,
+                    target TEXT,
+                    detail TEXT NOT NULL,
+                    created_at BIGINT NOT NULL
+                );
+                CREATE INDEX audit_log_merchant ON audit_log (merchant_id, created_at, id);
+                """),
+        // A rotated secret key keeps working for its overlap: the merchant is found by its previous key id too.
+        Migration(
+            version: 7, name: "previous_secret_key",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN previous_secret_key_id TEXT;
+                CREATE UNIQUE INDEX merchants_previous_secret_key ON merchants (previous_secret_key_id);
+                """),
+        // Merchant console sign-ins: the cookie's token only as its hash, so any instance can serve them.
+        Migration(
+            version: 8, name: "console_sessions",
+            sql: """
+                CREATE TABLE console_sessions (
+                    id TEXT PRIMARY KEY,
+                    token_hash TEXT NOT NULL UNIQUE,
+                    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+                    created_at BIGINT NOT NULL,
+                    last_seen_at BIGINT NOT NULL,
+                    ended_at BIGINT
+                );
+                CREATE INDEX console_sessions_last_seen ON console_sessions (last_seen_at);
+                """),
+        // How long each webhook delivery attempt took (the console's Webhooks page shows it).
+        Migration(
+            version: 9, name: "webhook_attempt_latency",
+            sql: """
+                ALTER TABLE webhook_attempts ADD COLUMN latency_ms INTEGER;
+                """),
+        // A payment's fields move from a JSON text (encoded and decoded on every step of a payment) into
+        // columns; rows written before are converted in place from their JSON (times there are Unix
+        // milliseconds, the capture mode an object keyed by its case), and the JSON column goes.
+        Migration(
+            version: 10, name: "payment_columns",
+            sql: """
+                ALTER TABLE payments ADD COLUMN details TEXT;
+                ALTER TABLE payments ADD COLUMN cardholder INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE payments ADD COLUMN cardholder_name TEXT;
+                ALTER TABLE payments ADD COLUMN cardholder_email TEXT;
+                ALTER TABLE payments ADD COLUMN cardholder_phone_number TEXT;
+                ALTER TABLE payments ADD COLUMN cardholder_zip_code TEXT;
+                ALTER TABLE payments ADD COLUMN cardholder_address TEXT;
+                ALTER TABLE payments ADD COLUMN cardholder_national_id TEXT;
+                ALTER TABLE payments ADD COLUMN metadata TEXT;
+                ALTER TABLE payments ADD COLUMN card_bin_code TEXT NOT NULL DEFAULT '';
+                ALTER TABLE payments ADD COLUMN card_last_four TEXT NOT NULL DEFAULT '';
+                ALTER TABLE payments ADD COLUMN card_type INTEGER NOT NULL DEFAULT -1;
+                ALTER TABLE payments ADD COLUMN card_funding INTEGER NOT NULL DEFAULT -1;
+                ALTER TABLE payments ADD COLUMN card_network TEXT;
+                ALTER TABLE payments ADD COLUMN card_issuer TEXT;
+                ALTER TABLE payments ADD COLUMN card_bank_id TEXT;
+                ALTER TABLE payments ADD COLUMN card_level TEXT;
+                ALTER TABLE payments ADD COLUMN card_country TEXT;
+                ALTER TABLE payments ADD COLUMN card_country_code TEXT;
+                ALTER TABLE payments ADD COLUMN card_issuer_zh_tw TEXT;
+                ALTER TABLE payments ADD COLUMN capture_mode TEXT NOT NULL DEFAULT 'now';
+                ALTER TABLE payments ADD COLUMN capture_delay_days INTEGER;
+                ALTER TABLE payments ADD COLUMN scheduled_capture_at BIGINT;
+                ALTER TABLE payments ADD COLUMN auth_code TEXT;
+                ALTER TABLE payments ADD COLUMN acquirer TEXT NOT NULL DEFAULT '';
+                ALTER TABLE payments ADD COLUMN acquirer_reference TEXT;
+                ALTER TABLE payments ADD COLUMN failure_code TEXT;
+                ALTER TABLE payments ADD COLUMN authorized_at BIGINT;
+                ALTER TABLE payments ADD COLUMN captured_at BIGINT;
+                ALTER TABLE payments ADD COLUMN voided_at BIGINT;
+                ALTER TABLE payments ADD COLUMN authorization_sent_at BIGINT;
+                ALTER TABLE payments ADD COLUMN pending_kind TEXT;
+                ALTER TABLE payments ADD COLUMN pending_operation_id TEXT;
+                ALTER TABLE payments ADD COLUMN pending_amount BIGINT;
+                UPDATE payments SET
+                    details = json_extract(body, '$.details'),
+                    cardholder = COALESCE(json_type(body, '$.cardholder') = 'object', 0),
+                    cardholder_name = json_extract(body, '$.cardholder.name'),
+                    cardholder_email = json_extract(body, '$.cardholder.email'),
+                    cardholder_phone_number = json_extract(body, '$.cardholder.phoneNumber'),
+                    cardholder_zip_code = json_extract(body, '$.cardholder.zipCode'),
+                    cardholder_address = json_extract(body, '$.cardholder.address'),
+                    cardholder_national_id = json_extract(body, '$.cardholder.nationalID'),
+                    metadata = CASE WHEN json_extract(body, '$.metadata') IS NULL
+                        OR json_extract(body, '$.metadata') = '{}' THEN NULL
+                        ELSE json_extract(body, '$.metadata') END,
+                    card_bin_code = COALESCE(json_extract(body, '$.cardInfo.binCode'), ''),
+                    card_last_four = COALESCE(json_extract(body, '$.cardInfo.lastFour'), ''),
+                    card_type = COALESCE(json_extract(body, '$.cardInfo.type'), -1),
+                    card_funding = COALESCE(json_extract(body, '$.cardInfo.funding'), -1),
+                    card_network = json_extract(body, '$.cardInfo.network'),
+                    card_issuer = json_extract(body, '$.cardInfo.issuer'),
+                    card_bank_id = json_extract(body, '$.cardInfo.bankID'),
+                    card_level = json_extract(body, '$.cardInfo.level'),
+                    card_country = json_extract(body, '$.cardInfo.country'),
+                    card_country_code = json_extract(body, '$.cardInfo.countryCode'),
+                    card_issuer_zh_tw = json_extract(body, '$.cardInfo.issuerZhTW'),
+                    capture_mode = CASE
+                        WHEN json_type(body, '$.captureMode.manual') IS NOT NULL THEN 'manual'
+                        WHEN json_type(body, '$.captureMode.afterDays') IS NOT NULL THEN 'after_days'
+                        ELSE 'now' END,
+                    capture_delay_days = json_extract(body, '$.captureMode.afterDays._0'),
+                    scheduled_capture_at = CAST(ROUND(json_extract(body, '$.captureAt')) AS INTEGER),
+                    auth_code = json_extract(body, '$.authCode'),
+                    acquirer = COALESCE(json_extract(body, '$.acquirer'), ''),
+                    acquirer_reference = json_extract(body, '$.acquirerReference'),
+                    failure_code = json_extract(body, '$.failureCode'),
+                    authorized_at = CAST(ROUND(json_extract(body, '$.authorizedAt')) AS INTEGER),
+                    captured_at = CAST(ROUND(json_extract(body, '$.capturedAt')) AS INTEGER),
+                    voided_at = CAST(ROUND(json_extract(body, '$.voidedAt')) AS INTEGER),
+                    authorization_sent_at = CAST(ROUND(json_extract(body, '$.authorizationSentAt')) AS INTEGER),
+                    pending_kind = json_extract(body, '$.pendingOperation.kind'),
+                    pending_operation_id = json_extract(body, '$.pendingOperation.operationID'),
+                    pending_amount = json_extract(body, '$.pendingOperation.amount');
+                ALTER TABLE payments DROP COLUMN body;
+                """),
     ]
 }
 

@@ -8,7 +8,7 @@ extension SQLiteStore: OperationsQueries {
         """
 
     public func eventPage(
-        merchantID: String, type: String?, after cursor: EventCursor?, limit: Int
+        merchantID: String, type: String?, objectID: String?, after cursor: EventCursor?, limit: Int
     ) throws
         -> [EventRecord]
     {
@@ -17,6 +17,10 @@ extension SQLiteStore: OperationsQueries {
         if let type {
             sql += " AND e.type = ?"
             values.append(.text(type))
+        }
+        if let objectID {
+            sql += " AND e.object_id = ?"
+            values.append(.text(objectID))
         }
         if let cursor {
             sql += " AND (e.created_at < ? OR (e.created_at = ? AND e.id < ?))"

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import Gateway
+import OrchardBase
 
 /// The embedded default ``Store``: one SQLite file in WAL mode with foreign keys, `synchronous=FULL`
 /// (a committed payment survives power loss), a busy timeout for other processes, and versioned migrations.
@@ -10,6 +11,7 @@ import Gateway
 /// caller returns only after its batch's `COMMIT` is durable. Reads run on a small pool of reader connections
 /// (WAL snapshots of committed data) and never wait behind the writer. Processor calls happen outside
 /// transactions.
+// Unchecked: its SQLite connections (not Sendable) are used by one thread at a time: the writer by the batch leader, a reader by the transaction that took it from the pool.
 public final class SQLiteStore: Store, @unchecked Sendable {
     /// The database file.
     public let path: String
@@ -18,12 +20,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// Queues writes and elects the batch leader (see ``GroupCommit``).
     private let batches: GroupCommit
     /// Idle reader connections; read transactions take one (a new one when all are busy, up to a bound).
-    private var idleReaderConnections: [SQLiteConnection] = []
-    private let readersLock = NSLock()
+    private let idleReaderConnections = Locked<[SQLiteConnection]>([])
     /// Write transactions committed with at least one changed row, the batch commits (fsyncs) that held
-    /// them, and how many of the transactions were the sandbox acquirer's books (guarded by `countsLock`).
-    private var counts = (transactions: 0, batches: 0, acquirer: 0)
-    private let countsLock = NSLock()
+    /// them, and how many of the transactions were the sandbox acquirer's books.
+    private let counts = Locked((transactions: 0, batches: 0, acquirer: 0))
     let cipher: EnvelopeCipher?
     private let busyTimeoutMilliseconds: Int32
     // Stored format: the JSON columns of the store's rows, read back by `decoder`.
@@ -58,7 +58,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try Self.migrate(connection)
         batches = GroupCommit(connection: connection, maximumBatch: Self.maximumBatch)
         let first = try openReader()
-        idleReaderConnections.append(first)
+        idleReaderConnections.withLock { $0.append(first) }
     }
 
     private func openReader() throws -> SQLiteConnection {
@@ -106,9 +106,13 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     private func writeTransaction<T>(acquirer: Bool, _ body: (SQLiteTransaction) throws -> T) throws -> T {
-        let outcome = try batches.run { db in try body(SQLiteTransaction(store: self, db: db)) }
+        // The batch's leader may run this body on its own thread: the caller's audit actor goes with it.
+        let actor = AuditActor.current
+        let outcome = try batches.run { db in
+            try AuditActor.$current.withValue(actor) { try body(SQLiteTransaction(store: self, db: db)) }
+        }
         if outcome.changed || outcome.batchChanged {
-            countsLock.withLock {
+            counts.withLock { counts in
                 if outcome.changed { counts.transactions += 1 }
                 if outcome.changed, acquirer { counts.acquirer += 1 }
                 if outcome.batchChanged { counts.batches += 1 }
@@ -118,10 +122,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     private func readTransaction<T>(_ body: (SQLiteTransaction) throws -> T) throws -> T {
-        let reader = try readersLock.withLock { idleReaderConnections.popLast() } ?? openReader()
+        let reader = try idleReaderConnections.withLock { $0.popLast() } ?? openReader()
         defer {
-            readersLock.withLock {
-                if idleReaderConnections.count < Self.idleReaders { idleReaderConnections.append(reader) }
+            idleReaderConnections.withLock { idle in
+                if idle.count < Self.idleReaders { idle.append(reader) }
             }
         }
         try reader.execute("BEGIN")
@@ -138,11 +142,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// How many write transactions committed a change since the store opened. Each was durable
     /// (`synchronous=FULL`) before its caller returned; with group commit several share one `fdatasync`
     /// (``durableBatchCount``). A write transaction that changed nothing writes no WAL frame.
-    package var durableCommitCount: Int { countsLock.withLock { counts.transactions } }
+    package var durableCommitCount: Int { counts.current.transactions }
 
     /// How many batch commits wrote a change since the store opened: each is one `fdatasync` of the WAL
     /// under `synchronous=FULL`, shared by the write transactions of its batch.
-    package var durableBatchCount: Int { countsLock.withLock { counts.batches } }
+    package var durableBatchCount: Int { counts.current.batches }
 
     /// Runs right after each batch commit that changed rows, before its callers return (set it before the
     /// store is shared; crash tests use it to stop the process between the commit and the answers).
@@ -157,7 +161,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// Since the store opened, read together: write transactions committed with a change (all of them, the
     /// sandbox acquirer's included), batch commits (each one `fdatasync`), and the sandbox acquirer's
     /// transactions among the first.
-    public var commitCounts: (transactions: Int, batches: Int, acquirer: Int) { countsLock.withLock { counts } }
+    public var commitCounts: (transactions: Int, batches: Int, acquirer: Int) { counts.current }
 
     public func write<T>(_ body: (any StoreTransaction) throws -> T) throws -> T {
         try transaction("BEGIN IMMEDIATE") { try body($0) }
@@ -198,9 +202,8 @@ extension SQLiteStore {
                     let record = try decode(MerchantRecord.self, body)
                     var secrets: [String] = []
                     if let sealed = record.webhookSecretsSealed, let cipher {
-                        let bytes = try cipher.open(
-                            sealed, context: SealingContext.webhookSecrets(merchantID: record.id))
-                        secrets = try WebhookSecretRing(plaintext: bytes.copyBytes()).secrets(at: now)
+                        secrets = try WebhookSecretRing.secrets(
+                            sealed: sealed, merchantID: record.id, cipher: cipher, at: now)
                     }
                     secretsByMerchant[event.merchantID] = secrets
                 }
@@ -213,10 +216,14 @@ extension SQLiteStore {
     public func recordWebhookAttempt(_ attempt: WebhookAttempt) throws {
         try transaction("BEGIN IMMEDIATE") { tx in
             try tx.db.run(
-                "INSERT INTO webhook_attempts (event_id, attempted_at, http_status, error, state) VALUES (?, ?, ?, ?, ?)",
+                """
+                INSERT INTO webhook_attempts (event_id, attempted_at, http_status, error, state, latency_ms)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
                 [
                     .text(attempt.eventID), SQLValue(attempt.attemptedAt), SQLValue(attempt.httpStatus.map(Int64.init)),
                     SQLValue(attempt.error), .text(attempt.state.rawValue),
+                    SQLValue(attempt.latencyMilliseconds.map(Int64.init)),
                 ])
             try tx.db.run(
                 "UPDATE webhook_events SET state = ?, attempts = attempts + 1, next_attempt_at = ? WHERE id = ?",
@@ -254,14 +261,9 @@ extension SQLiteStore {
     public func webhookAttempts(eventID: String) throws -> [WebhookAttempt] {
         try transaction("BEGIN") { tx in
             try tx.db.query(
-                "SELECT attempted_at, http_status, error, state FROM webhook_attempts WHERE event_id = ? ORDER BY seq",
+                "SELECT \(WebhookAttempt.storeColumns) FROM webhook_attempts WHERE event_id = ? ORDER BY seq",
                 [.text(eventID)]
-            ) { row in
-                WebhookAttempt(
-                    eventID: eventID, attemptedAt: row.date(0), httpStatus: row.optionalInt(1).map(Int.init),
-                    error: row.optionalText(2), state: WebhookDeliveryState(rawValue: row.text(3)) ?? .pending,
-                    nextAttemptAt: nil)
-            }
+            ) { WebhookAttempt(row: $0, eventID: eventID) }
         }
     }
 

@@ -12,6 +12,13 @@ struct SQLiteTransaction: StoreTransaction {
         try db.query("SELECT value FROM settings WHERE name = ?", [.text(name)]) { $0.blob(0) }.first ?? nil
     }
 
+    func settingNames(prefix: String) throws -> [String] {
+        try db.query(
+            "SELECT name FROM settings WHERE substr(name, 1, ?) = ? ORDER BY name",
+            [SQLValue(prefix.count), .text(prefix)]
+        ) { $0.text(0) }
+    }
+
     func setSetting(_ name: String, value: Data) throws {
         try db.run(
             "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -23,20 +30,27 @@ struct SQLiteTransaction: StoreTransaction {
     func insertMerchant(_ m: MerchantRecord) throws {
         try db.run(
             """
-            INSERT INTO merchants (id, environment, app_id, secret_key_id, webhook_url, webhook_enabled, created_at, body)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO merchants (id, environment, app_id, secret_key_id, previous_secret_key_id, webhook_url,
+                webhook_enabled, created_at, body)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID),
-                SQLValue(m.webhookURL), .integer(m.webhookEnabled ? 1 : 0),
+                SQLValue(m.previousSecretKeyID), SQLValue(m.webhookURL), .integer(m.webhookEnabled ? 1 : 0),
                 SQLValue(m.createdAt), .text(try store.json(m)),
             ])
     }
 
     func updateMerchant(_ m: MerchantRecord) throws {
         try db.run(
-            "UPDATE merchants SET webhook_url = ?, webhook_enabled = ?, body = ? WHERE id = ?",
-            [SQLValue(m.webhookURL), .integer(m.webhookEnabled ? 1 : 0), .text(try store.json(m)), .text(m.id)])
+            """
+            UPDATE merchants SET app_id = ?, secret_key_id = ?, previous_secret_key_id = ?, webhook_url = ?,
+                webhook_enabled = ?, body = ? WHERE id = ?
+            """,
+            [
+                .text(m.appID), .text(m.secretKeyID), SQLValue(m.previousSecretKeyID), SQLValue(m.webhookURL),
+                .integer(m.webhookEnabled ? 1 : 0), .text(try store.json(m)), .text(m.id),
+            ])
     }
 
     private func merchants(where clause: String, _ values: [SQLValue]) throws -> [MerchantRecord] {
@@ -48,7 +62,9 @@ struct SQLiteTransaction: StoreTransaction {
     func merchant(id: String) throws -> MerchantRecord? { try merchants(where: "id = ?", [.text(id)]).first }
     func merchant(appID: String) throws -> MerchantRecord? { try merchants(where: "app_id = ?", [.text(appID)]).first }
     func merchant(secretKeyID: String) throws -> MerchantRecord? {
-        try merchants(where: "secret_key_id = ?", [.text(secretKeyID)]).first
+        try merchants(
+            where: "secret_key_id = ? OR previous_secret_key_id = ?", [.text(secretKeyID), .text(secretKeyID)]
+        ).first
     }
     func merchants(environment: GatewayEnvironment) throws -> [MerchantRecord] {
         try merchants(where: "environment = ?", [.text(environment.rawValue)])
@@ -135,6 +151,13 @@ struct SQLiteTransaction: StoreTransaction {
             "SELECT DISTINCT code FROM cobrand_ranges WHERE merchant_id = ? AND low <= ? AND high >= ? ORDER BY code",
             [.text(merchantID), .integer(bin), .integer(bin)]
         ) { $0.text(0) }
+    }
+
+    func coBrandRanges(merchantID: String) throws -> [CoBrandRange] {
+        try db.query(
+            "SELECT low, high, code FROM cobrand_ranges WHERE merchant_id = ? ORDER BY low, high, code",
+            [.text(merchantID)]
+        ) { CoBrandRange(low: $0.int(0), high: $0.int(1), code: $0.text(2)) }
     }
 
     // MARK: Replay
@@ -245,42 +268,28 @@ struct SQLiteTransaction: StoreTransaction {
 
     // MARK: Payments
 
-    private func paymentValues(_ p: Payment) throws -> [SQLValue] {
-        var stored = p
-        stored.refunds = []
-        return [
-            .text(p.merchantID), .text(p.environment.rawValue), .text(p.status.rawValue), .integer(p.amount),
-            .text(p.currency), .integer(p.capturedAmount), .integer(p.refundedAmount), SQLValue(p.orderNumber),
-            SQLValue(p.outTradeNo), SQLValue(p.sessionID), SQLValue(p.hasPendingOperation),
-            SQLValue(p.status == .authorized ? p.captureAt : nil), SQLValue(p.createdAt), SQLValue(p.updatedAt),
-            .text(try store.json(stored)), .text(p.id),
-        ]
-    }
+    /// A payment's row, every field in its own column (``Payment/storeColumns``).
+    private static let paymentColumns = Payment.storeColumns.joined(separator: ", ")
+    private static let insertPaymentSQL =
+        "INSERT INTO payments (\(Payment.storeWriteColumns.joined(separator: ", "))) VALUES ("
+        + Array(repeating: "?", count: Payment.storeWriteColumns.count).joined(separator: ", ") + ")"
+    /// Every column but `id` (first), then `id` for the WHERE clause.
+    private static let updatePaymentSQL =
+        "UPDATE payments SET " + Payment.storeWriteColumns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")
+        + " WHERE id = ?"
 
     func insertPayment(_ p: Payment) throws {
-        try db.run(
-            """
-            INSERT INTO payments (merchant_id, environment, status, amount, currency, captured_amount, refunded_amount,
-                order_number, out_trade_no, session_id, pending_operation, capture_at, created_at, updated_at, body, id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, try paymentValues(p))
+        try db.run(Self.insertPaymentSQL, p.storeValues.map(SQLValue.init))
     }
 
     func updatePayment(_ p: Payment) throws {
-        try db.run(
-            """
-            UPDATE payments SET merchant_id = ?, environment = ?, status = ?, amount = ?, currency = ?,
-                captured_amount = ?, refunded_amount = ?, order_number = ?, out_trade_no = ?, session_id = ?,
-                pending_operation = ?, capture_at = ?, created_at = ?, updated_at = ?, body = ?
-            WHERE id = ?
-            """, try paymentValues(p))
+        let values = p.storeValues.map(SQLValue.init)
+        try db.run(Self.updatePaymentSQL, Array(values.dropFirst()) + [values[0]])
     }
 
     func payment(id: String) throws -> Payment? {
-        try db.query("SELECT body FROM payments WHERE id = ?", [.text(id)]) {
-            try store.decode(Payment.self, $0.text(0))
-        }
-        .first
+        try db.query("SELECT \(Self.paymentColumns) FROM payments WHERE id = ?", [.text(id)]) { Payment(row: $0) }
+            .first
     }
 
     func payments(
@@ -322,15 +331,19 @@ struct SQLiteTransaction: StoreTransaction {
             clauses.append("out_trade_no = ?")
             values.append(.text(outTradeNo))
         }
+        if let lastFour = query.lastFour {
+            clauses.append("card_last_four = ?")
+            values.append(.text(lastFour))
+        }
         if let after {
             clauses.append("(created_at < ? OR (created_at = ? AND id < ?))")
             values += [SQLValue(after.createdAt), SQLValue(after.createdAt), .text(after.id)]
         }
         values.append(.integer(Int64(query.limit)))
         return try db.query(
-            "SELECT body FROM payments WHERE \(clauses.joined(separator: " AND ")) ORDER BY created_at DESC, id DESC LIMIT ?",
+            "SELECT \(Self.paymentColumns) FROM payments WHERE \(clauses.joined(separator: " AND ")) ORDER BY created_at DESC, id DESC LIMIT ?",
             values
-        ) { try store.decode(Payment.self, $0.text(0)) }
+        ) { Payment(row: $0) }
     }
 
     func paymentIDs(statuses: [PaymentStatus], updatedBefore: Date, limit: Int) throws -> [String] {
@@ -383,6 +396,28 @@ struct SQLiteTransaction: StoreTransaction {
     func cardData(paymentID: String) throws -> Data? {
         try db.query("SELECT sealed FROM payment_card_data WHERE payment_id = ?", [.text(paymentID)]) { $0.blob(0) }
             .first ?? nil
+    }
+
+    func paymentTally(
+        merchantID: String, environment: GatewayEnvironment, from: Date, to: Date, bucketSeconds: Int
+    ) throws -> [PaymentTallyRow] {
+        // Times are Unix milliseconds: the bucket is the whole number of bucket widths since `from`.
+        try db.query(
+            """
+            SELECT (created_at - ?) / ?, currency, status, failure_code, COUNT(*), SUM(amount)
+            FROM payments WHERE merchant_id = ? AND environment = ? AND created_at >= ? AND created_at < ?
+            GROUP BY 1, 2, 3, 4
+            """,
+            [
+                SQLValue(from), .integer(Int64(bucketSeconds) * 1000), .text(merchantID), .text(environment.rawValue),
+                SQLValue(from), SQLValue(to),
+            ]
+        ) { row in
+            PaymentTallyRow(
+                bucket: Int(row.int(0)), currency: row.text(1),
+                status: PaymentStatus(rawValue: row.text(2)) ?? .unknown,
+                failureCode: row.optionalText(3), count: Int(row.int(4)), amount: row.int(5))
+        }
     }
 
     // MARK: Refunds
@@ -530,6 +565,31 @@ struct SQLiteTransaction: StoreTransaction {
         try db.run("DELETE FROM stored_responses WHERE created_at < ?", [SQLValue(before)])
     }
 
+    // MARK: Audit log
+
+    func insertAuditEntry(_ e: AuditEntry) throws {
+        try db.run(
+            "INSERT INTO audit_log (\(AuditEntry.storeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                .text(e.id), .text(e.merchantID), .text(e.actor.kind), .text(e.actor.name), .text(e.action),
+                SQLValue(e.target), .text(e.detailJSON), SQLValue(e.createdAt),
+            ])
+    }
+
+    func auditEntries(merchantID: String, after: AuditCursor?, limit: Int) throws -> [AuditEntry] {
+        var clause = "merchant_id = ?"
+        var values: [SQLValue] = [.text(merchantID)]
+        if let after {
+            clause += " AND (created_at < ? OR (created_at = ? AND id < ?))"
+            values += [SQLValue(after.createdAt), SQLValue(after.createdAt), .text(after.id)]
+        }
+        return try db.query(
+            """
+            SELECT \(AuditEntry.storeColumns) FROM audit_log WHERE \(clause)
+            ORDER BY created_at DESC, id DESC LIMIT ?
+            """, values + [SQLValue(limit)], AuditEntry.init(row:))
+    }
+
     // MARK: Audit
 
     func auditRows() throws -> [AuditRow] {
@@ -558,6 +618,14 @@ struct SQLiteTransaction: StoreTransaction {
     }
 }
 
-extension Payment {
-    var hasPendingOperation: Bool { pendingOperation != nil }
+extension SQLValue {
+    /// A domain value as SQLite stores it.
+    init(_ value: StoreValue) {
+        switch value {
+        case .text(let text): self.init(text)
+        case .integer(let number): self.init(number)
+        case .bool(let flag): self.init(flag)
+        case .date(let date): self.init(date)
+        }
+    }
 }

@@ -1,10 +1,11 @@
+import OrchardBase
 import ApplePayModel
 import ApplePaySandbox
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayCurl
 import GatewaySQLite
-import Synchronization
 
 /// `orchard bench http`: N concurrent clients each running tokenize + pay-by-prime in a loop against the live
 /// server and its SQLite database; throughput and the pair's p50/p99 latency, next to this machine's crypto bound
@@ -165,8 +166,8 @@ enum BenchHTTPCommand {
 
     /// State shared by the client threads.
     final class Shared: Sendable {
-        let next = Atomic<Int>(0)
-        let total = Mutex(Measurement())
+        let next = Locked(0)
+        let total = Locked(Measurement())
     }
 
     static func makeTarget(_ options: Options, io: CLIOutput) throws -> Target {
@@ -186,7 +187,10 @@ enum BenchHTTPCommand {
                 baseURL: urls[0], instanceURLs: urls,
                 description: "the server\(urls.count > 1 ? "s" : "") at \(url), database \(path)", runtime: runtime,
                 credentials: try runtime.gateway.merchants.credentials(merchantID: merchant.id), stop: {},
-                directory: (path as NSString).deletingLastPathComponent, store: nil)
+                directory: runtimeOptions.postgres == nil
+                    ? (runtimeOptions.databasePath as NSString).deletingLastPathComponent
+                    : FileManager.default.temporaryDirectory.path,
+                store: nil)
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "orchard-bench-\(UUID().uuidString.prefix(8))")
@@ -230,7 +234,7 @@ enum BenchHTTPCommand {
                 .last(where: { $0.active })?.certificatePEM
         else { throw UsageError("the sandbox merchant has no active processing certificate") }
         let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, count))
-        let results = Mutex<[Int: Result<[Data], any Error>]>([:])
+        let results = Locked<[Int: Result<[Data], any Error>]>([:])
         let identifier = sandbox.merchant.merchantIdentifiers.first
         let serialized = sandbox.pki
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
@@ -320,7 +324,10 @@ enum BenchHTTPCommand {
                     measured.errors[key, default: 0] += 1
                 }
                 while DispatchTime.now().uptimeNanoseconds < deadline {
-                    let index = shared.next.add(1, ordering: .relaxed).oldValue
+                    let index = shared.next.withLock { next in
+                        defer { next += 1 }
+                        return next
+                    }
                     guard index < tokens.count else { break }
                     let t0 = DispatchTime.now().uptimeNanoseconds
                     do {
@@ -380,7 +387,7 @@ enum BenchHTTPCommand {
             result.processCPU = processCPU
             result.elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             if let seconds { result.elapsed = min(result.elapsed, seconds) }
-            result.ranOutOfTokens = shared.next.load(ordering: .relaxed) >= tokens.count && seconds != nil
+            result.ranOutOfTokens = shared.next.current >= tokens.count && seconds != nil
             return result
         }
     }

@@ -1,4 +1,6 @@
+import OrchardBase
 import Foundation
+import Gateway
 
 /// The `orchard` command line: a table of subcommands, each a function of its
 /// arguments and an output sink that returns the process exit status.
@@ -49,7 +51,20 @@ public enum CLI {
             output.err("orchard: unknown command '\(name)'\n\n\(usage)")
             return 2
         }
-        return command.run(Array(arguments.dropFirst()), output)
+        let rest = Array(arguments.dropFirst())
+        return AuditActor.$current.withValue(auditActor(name, rest)) { command.run(rest, output) }
+    }
+
+    /// The audit log's actor for a command line: `orchard`, the command and its subcommand word when it has
+    /// one (`orchard merchant rotate-secret-key`); options and their values are never part of it.
+    static func auditActor(_ name: String, _ arguments: [String]) -> AuditActor {
+        var words = ["orchard", name]
+        if let word = arguments.first, !word.isEmpty, word.count <= 40,
+            word.allSatisfy({ $0.isASCII && ($0.isLowercase || $0 == "-") }), word.first != "-"
+        {
+            words.append(word)
+        }
+        return .cli(words.joined(separator: " "))
     }
 
     static var usage: String {
@@ -60,8 +75,9 @@ public enum CLI {
 }
 
 /// Where a command writes: standard output and standard error, or buffers in tests.
+// The writers are called only under `lock` (they need not be thread-safe themselves, nor Sendable).
 public final class CLIOutput: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private let writeOut: (String) -> Void
     private let writeErr: (String) -> Void
 
@@ -85,36 +101,30 @@ public final class CLIOutput: @unchecked Sendable {
 
     /// Writes `text` and a newline to standard output.
     public func out(_ text: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        writeOut(text + "\n")
+        lock.withLock { writeOut(text + "\n") }
     }
 
     /// Writes `text` and a newline to standard error.
     public func err(_ text: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        writeErr(text + "\n")
+        lock.withLock { writeErr(text + "\n") }
     }
 }
 
 /// A buffer that captures a command's output, for tests and in-process callers.
-public final class CapturedOutput: @unchecked Sendable {
-    private let lock = NSLock()
-    private var outText = ""
-    private var errText = ""
+public final class CapturedOutput: Sendable {
+    private let text = Locked((out: "", err: ""))
 
     public init() {}
 
     /// The sink to pass to ``CLI/run(_:output:)``.
     public var output: CLIOutput {
         CLIOutput(
-            out: { [self] text in lock.withLock { outText += text } },
-            err: { [self] text in lock.withLock { errText += text } })
+            out: { [text] line in text.withLock { $0.out += line } },
+            err: { [text] line in text.withLock { $0.err += line } })
     }
 
     /// Everything written to standard output so far.
-    public var stdout: String { lock.withLock { outText } }
+    public var stdout: String { text.current.out }
     /// Everything written to standard error so far.
-    public var stderr: String { lock.withLock { errText } }
+    public var stderr: String { text.current.err }
 }

@@ -1,6 +1,7 @@
 import ApplePayModel
 import Foundation
 import GatewayHTTP
+import OrchardHTTP
 
 /// `orchard demo`: the payment request model at work, then the gateway's whole flow over real HTTP.
 enum DemoCommand {

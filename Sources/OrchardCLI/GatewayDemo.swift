@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import GatewayCurl
 import GatewayHTTP
+import OrchardHTTP
 
 /// The gateway part of `orchard demo`: the whole flow over real HTTP against a running server, each step
 /// printed and checked.
@@ -399,6 +400,7 @@ final class GatewayDemo {
 }
 
 /// The demo's webhook receiver: a libmicrohttpd server on a free loopback port that keeps each delivery.
+// Unchecked: the deliveries are guarded by the condition variable `condition` (waited on, so not a Locked); the server is set in init.
 final class WebhookInbox: @unchecked Sendable {
     /// One POST received.
     struct Delivery: Sendable {

@@ -1,14 +1,17 @@
+import OrchardBase
 import ApplePayToken
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayHTTP
 import GatewayPostgres
 import GatewaySQLite
 import OrchardCrypto
+import OrchardHTTP
 
 /// The gateway over a SQLite or PostgreSQL database: master key, store, sandbox PKI and sandbox merchant, token
 /// opener, sandbox acquirer. `orchard serve`, `orchard merchant show` and `orchard sandbox mint --database` share it.
-public final class GatewayRuntime: @unchecked Sendable {
+public final class GatewayRuntime: Sendable {
     /// How to open a database.
     public struct Options: Sendable {
         /// The SQLite file (created with its parent directory when missing), unless ``postgres`` is set.
@@ -18,6 +21,9 @@ public final class GatewayRuntime: @unchecked Sendable {
         public var postgres: PostgresStore.Configuration?
         /// `sandbox` provisions the sandbox merchant; `production` needs a master key.
         public var environment: GatewayEnvironment = .sandbox
+        /// Whether the sandbox environment provisions the sandbox merchant (`orchard merchant` subcommands that
+        /// manage merchants by id open a database without adding one).
+        public var provisionsSandbox = true
         /// 64 hex digits; else `masterKeyFile`; else `<database>.master-key` (generated in sandbox).
         public var masterKeyHex: String?
         /// A file holding the master key in hex.
@@ -92,7 +98,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         }
         let registry = MerchantRegistry(store: store, cipher: cipher, clock: clock)
         var sandbox: SandboxSetup?
-        if options.environment == .sandbox {
+        if options.environment == .sandbox, options.provisionsSandbox {
             sandbox = try registry.ensureSandbox(
                 issuer: SandboxPKIIssuer(), name: "Orchard Sandbox Store",
                 merchantIdentifier: "merchant.invalid.orchard.sandbox")

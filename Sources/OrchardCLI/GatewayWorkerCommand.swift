@@ -1,10 +1,11 @@
+import OrchardBase
 import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewaySQLite
 import OrchardCrypto
-import Synchronization
 
 /// `orchard gateway-worker`: an internal crash-consistency harness. It provisions the sandbox (PKI and
 /// merchant) on first run, then runs many payments through the whole product path — a token minted by the
@@ -71,9 +72,13 @@ enum GatewayWorkerCommand {
             let minter = TokenMinter(pki: pki)
             if let killAfterCommits {
                 // SIGKILL right after the Nth batch commit from here on: durable, not yet answered.
-                let commits = Atomic<Int>(0)
+                let commits = Locked(0)
                 store.afterBatchCommit = {
-                    if commits.add(1, ordering: .relaxed).newValue == killAfterCommits { kill(getpid(), SIGKILL) }
+                    let count = commits.withLock { count in
+                        count += 1
+                        return count
+                    }
+                    if count == killAfterCommits { kill(getpid(), SIGKILL) }
                 }
             }
             for index in 0..<count {

@@ -46,7 +46,7 @@ enum KeysCommand {
         let base = purpose == "identity" ? "merchant-identity" : "payment-processing-\(type)"
         let keyPath = (directory as NSString).appendingPathComponent("\(base).key")
         let csrPath = (directory as NSString).appendingPathComponent("\(base).csr")
-        try CLIInput.write(try key.privateKeyPEM(), to: keyPath, secret: true)
+        try CLIInput.write(try key.privateKeyPEM(), to: keyPath)
         try CLIInput.write(csr, to: csrPath)
         let hash = Data(SHA256.hash(key.publicKeyDER)).base64EncodedString()
         io.out(
@@ -67,7 +67,7 @@ enum KeysCommand {
         if let p12 = parsed.value("p12") {
             key = try PKCS12Bundle.parse([UInt8](try CLIInput.read(p12)), password: try parsed.required("password")).key
         } else {
-            key = try EVPKey(privateKeyPEM: try CLIInput.text(try parsed.required("key")))
+            key = try EVPKey(privateKeyPEM: try CLIInput.secret(try parsed.required("key")))
         }
         guard certificate.matches(privateKey: key) else {
             io.out(
@@ -81,7 +81,7 @@ enum KeysCommand {
             let certificatePath = (directory as NSString).appendingPathComponent("certificate.pem")
             let keyPath = (directory as NSString).appendingPathComponent("key.pem")
             try CLIInput.write(certificate.pem, to: certificatePath)
-            try CLIInput.write(try key.privateKeyPEM(), to: keyPath, secret: true)
+            try CLIInput.write(try key.privateKeyPEM(), to: keyPath)
             fields.append(("certificateFile", .string(certificatePath)))
             fields.append(("keyFile", .string(keyPath)))
         }
@@ -98,14 +98,19 @@ enum KeysCommand {
     static func inspect(_ arguments: [String], _ io: CLIOutput) throws -> Int32 {
         let parsed = try Arguments(arguments, options: ["password"], flags: [])
         guard parsed.positionals.count == 1 else { throw UsageError("inspect takes one FILE") }
-        let bytes = [UInt8](try CLIInput.read(parsed.positionals[0]))
+        let file = try CLIInput.secret(parsed.positionals[0])
+        func has(_ marker: String) -> Bool { file.withUnsafeBytes { $0.firstRange(of: Array(marker.utf8)) != nil } }
+        // A private key is never made a String: only the other kinds are read as text.
+        if !has("-----BEGIN CERTIFICATE REQUEST-----"), has("PRIVATE KEY-----") {
+            let key = try EVPKey(privateKeyPEM: file, password: parsed.value("password"))
+            io.out(json([("kind", .string("private_key"))] + describe(key)))
+            return 0
+        }
+        let bytes = file.copyBytes()
         let text = String(decoding: bytes, as: UTF8.self)
         if text.contains("-----BEGIN CERTIFICATE REQUEST-----") {
             let (key, subject) = try CertificateSigningRequest.publicKey(csrPEM: text)
             io.out(json([("kind", .string("csr")), ("subject", .string(subject))] + describe(key)))
-        } else if text.contains("PRIVATE KEY-----") {
-            let key = try EVPKey(privateKeyPEM: text, password: parsed.value("password"))
-            io.out(json([("kind", .string("private_key"))] + describe(key)))
         } else if text.contains("-----BEGIN PUBLIC KEY-----") {
             io.out(json([("kind", .string("public_key"))] + describe(try EVPKey(publicKeyPEM: text))))
         } else if let certificate = try? X509Certificate.load(bytes) {

@@ -1,26 +1,146 @@
+import OrchardBase
+import ApplePayModel
 import Foundation
 import Gateway
+import OrchardCrypto
 
-/// `orchard merchant show --database sqlite:PATH [--json]`: the sandbox merchant's ids, keys (retrievable in
-/// sandbox), merchant identifier and active processing certificate.
+/// `orchard merchant create|list|show|rotate-secret-key|rotate-app-key|disable|enable`: the gateway's merchants
+/// from the command line, on the database `serve` runs on. Each change is recorded in the audit log under the
+/// command's name (`orchard merchant disable`).
 enum MerchantCommand {
-    static let command = CLI.Command(name: "merchant", summary: "show the sandbox merchant's ids, keys and certificate")
-    {
-        arguments, io in
+    static let command = CLI.Command(
+        name: "merchant", summary: "merchants: create, list, show, rotate-secret-key, rotate-app-key, disable, enable"
+    ) { arguments, io in
         run(arguments, io)
     }
 
-    static let usage = """
-        usage: orchard merchant show --database sqlite:PATH|postgres://… [--json] [--master-key HEX]
-
-        Prints merchant_id, app_id, app_key, secret_key (sandbox keys stay retrievable locally),
-        merchant_identifier and the active processing certificate (PEM). Provisions the sandbox merchant if the
-        database has none yet. The master key comes from --master-key, ORCHARD_MASTER_KEY or <database>.master-key;
-        an existing database whose key file is missing is refused (master_key_missing), never given a new key.
+    /// The options every subcommand takes.
+    static let databaseUsage = """
+        Every subcommand takes --database sqlite:PATH|postgres://… (default sqlite:./orchard.db), --json, and the
+        master key as serve takes it: --master-key HEX, ORCHARD_MASTER_KEY, --master-key-file FILE, or (SQLite)
+        <database>.master-key. Only a new sandbox merchant on a new database generates a master key.
         """
 
+    static let usage = """
+        usage: orchard merchant create --environment production|sandbox --name NAME --merchant-identifier merchant.com.…
+                                      [--country TW] [--currencies TWD,USD]
+               orchard merchant list
+               orchard merchant show [--merchant-id ID]
+               orchard merchant rotate-secret-key --merchant-id ID [--overlap-hours 24]
+               orchard merchant rotate-app-key --merchant-id ID
+               orchard merchant disable --merchant-id ID
+               orchard merchant enable --merchant-id ID
+
+          create             a merchant with fresh credentials: prints merchant_id, app_id, app_key and
+                             secret_key once (production keeps only their hashes)
+          list               every merchant: id, environment, status, name, merchant identifier
+          show               one merchant (no secret of a production merchant); without --merchant-id, the sandbox
+                             merchant with its keys, provisioned if the database has none
+          rotate-secret-key  a new secret key, printed once; the old one keeps working for --overlap-hours
+                             (default 24, 0 to 720), then is refused with invalid_credentials
+          rotate-app-key     a new app key, printed once; the old one stops at once (the app id stays)
+          disable            every request of the merchant answers 403 merchant_disabled; its data stays
+          enable             undoes disable
+
+        \(databaseUsage)
+        """
+
+    /// A subcommand: its own options, usage and body.
+    struct Action: Sendable {
+        var options: Set<String>
+        var usage: String
+        var run: @Sendable (Arguments, CLIOutput) throws -> Int32
+    }
+
+    static let actions: [String: Action] = [
+        "create": Action(
+            options: ["environment", "name", "merchant-identifier", "country", "currencies", "web-origins"],
+            usage: """
+                usage: orchard merchant create --environment production|sandbox --name NAME
+                                              --merchant-identifier merchant.com.… [--merchant-identifier …]
+                                              [--country TW] [--currencies TWD,USD]
+                                              [--web-origins https://shop.example,…] [--database DB] [--json]
+
+                Creates a merchant and prints merchant_id, app_id, app_key and secret_key. They are shown once:
+                a production merchant's keys are stored only as hashes and cannot be shown again (a sandbox
+                merchant's stay retrievable with orchard merchant show). --name is 1 to 100 characters; each
+                --merchant-identifier is an Apple merchant identifier (merchant.…); --country is ISO 3166-1
+                alpha-2 (default TW); --currencies lists the ISO 4217 codes it accepts (default: any);
+                --web-origins lists the origins of the web pages that call its client routes (CORS; at most 50).
+
+                \(databaseUsage)
+                """, run: create),
+        "list": Action(
+            options: [],
+            usage: """
+                usage: orchard merchant list [--database DB] [--json]
+
+                Lists every merchant, oldest first: merchant_id, environment, status (active or disabled), name
+                and merchant identifier.
+
+                \(databaseUsage)
+                """, run: list),
+        "show": Action(
+            options: ["merchant-id"],
+            usage: """
+                usage: orchard merchant show [--merchant-id ID] [--database DB] [--json] [--master-key HEX]
+
+                With --merchant-id: the merchant's ids, status, identifiers, currencies, the public part of its
+                secret key (sk_live_ and the key id), its processing keys and identity certificate with their
+                expiry, its Apple Pay domains and webhook URL. A sandbox merchant's app key and secret key are
+                shown too; a production merchant's never are (only their hashes are stored).
+
+                Without --merchant-id: the sandbox merchant's merchant_id, app_id, app_key, secret_key (sandbox
+                keys stay retrievable locally), merchant_identifier and the active processing certificate (PEM).
+                Provisions the sandbox merchant if the database has none yet. An existing database whose key file
+                is missing is refused (master_key_missing), never given a new key.
+
+                \(databaseUsage)
+                """, run: show),
+        "rotate-secret-key": Action(
+            options: ["merchant-id", "overlap-hours"],
+            usage: """
+                usage: orchard merchant rotate-secret-key --merchant-id ID [--overlap-hours 24] [--database DB] [--json]
+
+                Replaces the merchant's secret key and prints the new one once. The old key keeps working for
+                --overlap-hours (a whole number, 0 to 720; default 24) so servers can move over, then it is
+                refused with 401 invalid_credentials. A key replaced by an earlier rotation stops at once.
+
+                \(databaseUsage)
+                """, run: rotateSecretKey),
+        "rotate-app-key": Action(
+            options: ["merchant-id"],
+            usage: """
+                usage: orchard merchant rotate-app-key --merchant-id ID [--database DB] [--json]
+
+                Replaces the merchant's app key (the key its apps and web pages send with the app id, which
+                stays) and prints the new one once. The old app key stops working at once.
+
+                \(databaseUsage)
+                """, run: rotateAppKey),
+        "disable": Action(
+            options: ["merchant-id"],
+            usage: """
+                usage: orchard merchant disable --merchant-id ID [--database DB] [--json]
+
+                Disables the merchant: every client and server route answers its credentials with
+                403 merchant_disabled. Its payments, keys and settings stay; orchard merchant enable restores it.
+
+                \(databaseUsage)
+                """, run: { try setDisabled($0, $1, true) }),
+        "enable": Action(
+            options: ["merchant-id"],
+            usage: """
+                usage: orchard merchant enable --merchant-id ID [--database DB] [--json]
+
+                Enables a disabled merchant again: its credentials open its routes as before.
+
+                \(databaseUsage)
+                """, run: { try setDisabled($0, $1, false) }),
+    ]
+
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
-        guard arguments.first == "show" else {
+        guard let name = arguments.first, let action = actions[name] else {
             if UsageError.asksForHelp(arguments) {
                 io.out(usage)
                 return 0
@@ -29,51 +149,236 @@ enum MerchantCommand {
             return arguments.first == nil ? 0 : 2
         }
         let parsed: Arguments
-        let database: GatewayRuntime.Options
         do {
             parsed = try Arguments(
-                Array(arguments.dropFirst()), options: ["database", "master-key"], flags: ["json", "help"])
+                Array(arguments.dropFirst()),
+                options: action.options.union(["database", "master-key", "master-key-file"]), flags: ["json", "help"])
             if parsed.flag("help") {
-                io.out(usage)
+                io.out(action.usage)
                 return 0
             }
-            database = try GatewayDatabase.options(parsed.value("database") ?? "sqlite:./orchard.db")
-        } catch {
-            io.err("orchard merchant show: \(error)\n\n\(usage)")
+            return try action.run(parsed, io)
+        } catch let error as UsageError {
+            io.err("orchard merchant \(name): \(error)\n\n\(action.usage)")
             return 2
-        }
-        do {
-            var options = database
-            options.masterKeyHex =
-                parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
-            let runtime = try GatewayRuntime(options)
-            guard let merchant = runtime.sandboxMerchant else {
-                io.err("orchard merchant show: no sandbox merchant")
-                return 1
-            }
-            let credentials = try runtime.gateway.merchants.credentials(merchantID: merchant.id)
-            let certificate = try runtime.gateway.merchants.processingCertificates(merchantID: merchant.id)
-                .last { $0.active }?.certificatePEM
-            let fields: [(String, Any)] = [
-                ("merchant_id", merchant.id), ("app_id", credentials.appID), ("app_key", credentials.appKey),
-                ("secret_key", credentials.secretKey),
-                ("merchant_identifier", merchant.merchantIdentifiers.first ?? ""),
-                ("processing_certificate_pem", certificate ?? NSNull()),
-            ]
-            if parsed.flag("json") {
-                let object = Dictionary(uniqueKeysWithValues: fields)
-                // CLI output (`--json`), pretty printed: not request handling.
-                let data = try JSONSerialization.data(
-                    withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-                io.out(String(decoding: data, as: UTF8.self))
-            } else {
-                for (name, value) in fields.dropLast() { io.out("\(name): \(value)") }
-                io.out("processing_certificate_pem:\n\(certificate ?? "(none)")")
-            }
-            return 0
         } catch {
-            io.err("orchard merchant show: \(error)")
+            io.err("orchard merchant \(name): \(error)")
             return 1
         }
+    }
+
+    // MARK: Opening the database
+
+    /// The database's runtime options from the command line.
+    static func options(_ parsed: Arguments) throws -> GatewayRuntime.Options {
+        var options = try GatewayDatabase.options(parsed.value("database") ?? "sqlite:./orchard.db")
+        options.masterKeyHex = parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
+        options.masterKeyFile = parsed.value("master-key-file")
+        return options
+    }
+
+    /// The merchants of the database, opened without provisioning anything. A master key is generated only for
+    /// `newSandbox` (a sandbox merchant created on a new SQLite database), as `serve` would in the sandbox.
+    static func registry(_ parsed: Arguments, newSandbox: Bool = false) throws -> MerchantRegistry {
+        var options = try options(parsed)
+        options.environment = newSandbox ? .sandbox : .production
+        options.provisionsSandbox = false
+        return try GatewayRuntime(options).gateway.merchants
+    }
+
+    // MARK: Subcommands
+
+    static func create(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+        let environment: GatewayEnvironment
+        switch try parsed.required("environment") {
+        case "production": environment = .production
+        case "sandbox": environment = .sandbox
+        case let other: throw UsageError("--environment must be production or sandbox, not \(other)")
+        }
+        let name = try parsed.required("name")
+        let identifiers = parsed.values("merchant-identifier")
+        guard !identifiers.isEmpty else { throw UsageError("missing required option --merchant-identifier") }
+        for identifier in identifiers {
+            guard identifier.hasPrefix("merchant."), identifier.count > "merchant.".count, identifier.count <= 255,
+                identifier.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-_".contains($0)) })
+            else {
+                throw UsageError(
+                    "--merchant-identifier must be an Apple merchant identifier like merchant.com.example, not \(identifier)"
+                )
+            }
+        }
+        let country = parsed.value("country") ?? "TW"
+        guard country.count == 2, country == country.uppercased(), (try? CountryCode(country)) != nil else {
+            throw UsageError("--country must be an ISO 3166-1 alpha-2 code in capitals (TW), not \(country)")
+        }
+        var currencies: [String] = []
+        if let list = parsed.value("currencies") {
+            for code in list.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
+                guard code == code.uppercased(), (try? Currency(code: code)) != nil else {
+                    throw UsageError("--currencies lists ISO 4217 codes in capitals (TWD,USD); \(code) is not one")
+                }
+                if !currencies.contains(code) { currencies.append(code) }
+            }
+        }
+        let origins = parsed.value("web-origins").map { $0.split(separator: ",").map(String.init) } ?? []
+        let registry = try registry(parsed, newSandbox: environment == .sandbox)
+        let (merchant, credentials) = try registry.create(
+            MerchantSpec(
+                name: name, environment: environment, countryCode: country, merchantIdentifiers: identifiers,
+                allowedCurrencies: currencies, webOrigins: origins))
+        try emit(
+            [
+                ("merchant_id", merchant.id), ("environment", merchant.environment.rawValue), ("name", merchant.name),
+                ("app_id", credentials.appID), ("app_key", credentials.appKey),
+                ("secret_key", credentials.secretKey), ("merchant_identifiers", merchant.merchantIdentifiers),
+                ("country", merchant.countryCode), ("currencies", merchant.allowedCurrencies),
+                ("web_origins", merchant.webOrigins), ("created_at", RFC3339.string(merchant.createdAt)),
+            ], parsed, io)
+        if environment == .production {
+            io.err("The app key and secret key are shown only now: store them safely; only their hashes are kept.")
+        }
+        return 0
+    }
+
+    static func list(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+        let registry = try registry(parsed)
+        let merchants = try GatewayEnvironment.allCases.flatMap { try registry.merchants(environment: $0) }
+            .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        if parsed.flag("json") {
+            let data = merchants.map { merchant -> [String: Any] in
+                [
+                    "merchant_id": merchant.id, "environment": merchant.environment.rawValue, "name": merchant.name,
+                    "status": status(merchant), "merchant_identifiers": merchant.merchantIdentifiers,
+                    "app_id": merchant.appID, "created_at": RFC3339.string(merchant.createdAt),
+                ]
+            }
+            io.out(try json(["data": data]))
+        } else {
+            io.out(["MERCHANT_ID", "ENVIRONMENT", "STATUS", "NAME", "MERCHANT_IDENTIFIER"].joined(separator: "\t"))
+            for merchant in merchants {
+                io.out(
+                    [
+                        merchant.id, merchant.environment.rawValue, status(merchant), merchant.name,
+                        merchant.merchantIdentifiers.joined(separator: ","),
+                    ].joined(separator: "\t"))
+            }
+        }
+        return 0
+    }
+
+    static func show(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+        guard let id = parsed.value("merchant-id") else { return try showSandbox(parsed, io) }
+        let registry = try registry(parsed)
+        let merchant = try registry.merchant(id: id)
+        var fields: [(String, Any?)] = [
+            ("merchant_id", merchant.id), ("environment", merchant.environment.rawValue), ("name", merchant.name),
+            ("status", status(merchant)), ("app_id", merchant.appID),
+        ]
+        if merchant.environment == .sandbox {
+            let credentials = try registry.credentials(merchantID: id)
+            fields += [("app_key", credentials.appKey), ("secret_key", credentials.secretKey)]
+        }
+        let keys = try registry.processingCertificates(merchantID: id).map { key -> [String: Any] in
+            let notAfter = (try? X509Certificate(pem: key.certificatePEM)).map { RFC3339.string($0.notAfter) }
+            return ["id": key.id, "active": key.active, "not_after": notAfter ?? NSNull()]
+        }
+        let identity = (try registry.identity(merchantID: id)).flatMap { try? X509Certificate(pem: $0.certificatePEM) }
+        fields += [
+            ("secret_key_prefix", merchant.secretKeyPrefix),
+            ("previous_secret_key_expires_at", merchant.previousSecretKeyExpiresAt.map(RFC3339.string)),
+            ("merchant_identifiers", merchant.merchantIdentifiers), ("country", merchant.countryCode),
+            ("currencies", merchant.allowedCurrencies), ("web_origins", merchant.webOrigins),
+            ("webhook_url", merchant.webhookURL),
+            ("apple_pay_domains", merchant.applePayDomains), ("processing_keys", keys),
+            ("identity_certificate_expires_at", identity.map { RFC3339.string($0.notAfter) }),
+            ("disabled_at", merchant.disabledAt.map(RFC3339.string)),
+            ("created_at", RFC3339.string(merchant.createdAt)),
+        ]
+        try emit(fields, parsed, io)
+        return 0
+    }
+
+    static func rotateSecretKey(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+        let id = try parsed.required("merchant-id")
+        let hours = parsed.value("overlap-hours") ?? "24"
+        guard let overlap = Int(hours), (0...720).contains(overlap) else {
+            throw UsageError("--overlap-hours is a whole number of hours from 0 to 720, not \(hours)")
+        }
+        let rotated = try registry(parsed).rotateSecretKey(merchantID: id, overlap: TimeInterval(overlap * 3600))
+        try emit(
+            [
+                ("merchant_id", id), ("secret_key", rotated.key),
+                ("previous_secret_key_expires_at", rotated.previousKeyExpiresAt.map(RFC3339.string)),
+            ], parsed, io)
+        return 0
+    }
+
+    static func rotateAppKey(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+        let id = try parsed.required("merchant-id")
+        let registry = try registry(parsed)
+        let rotated = try registry.rotateAppKey(merchantID: id)
+        try emit(
+            [("merchant_id", id), ("app_id", try registry.merchant(id: id).appID), ("app_key", rotated.key)], parsed,
+            io)
+        return 0
+    }
+
+    static func setDisabled(_ parsed: Arguments, _ io: CLIOutput, _ disabled: Bool) throws -> Int32 {
+        let merchant = try registry(parsed).setDisabled(merchantID: try parsed.required("merchant-id"), disabled)
+        try emit([("merchant_id", merchant.id), ("status", status(merchant))], parsed, io)
+        return 0
+    }
+
+    /// The sandbox merchant, provisioned when missing, with its keys (`orchard merchant show` without an id).
+    static func showSandbox(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+        let runtime = try GatewayRuntime(try options(parsed))
+        guard let merchant = runtime.sandboxMerchant else {
+            io.err("orchard merchant show: no sandbox merchant")
+            return 1
+        }
+        let credentials = try runtime.gateway.merchants.credentials(merchantID: merchant.id)
+        let certificate = try runtime.gateway.merchants.processingCertificates(merchantID: merchant.id)
+            .last { $0.active }?.certificatePEM
+        let fields: [(String, Any)] = [
+            ("merchant_id", merchant.id), ("app_id", credentials.appID), ("app_key", credentials.appKey),
+            ("secret_key", credentials.secretKey), ("merchant_identifier", merchant.merchantIdentifiers.first ?? ""),
+            ("processing_certificate_pem", certificate ?? NSNull()),
+        ]
+        if parsed.flag("json") {
+            io.out(try json(Dictionary(uniqueKeysWithValues: fields)))
+        } else {
+            for (name, value) in fields.dropLast() { io.out("\(name): \(value)") }
+            io.out("processing_certificate_pem:\n\(certificate ?? "(none)")")
+        }
+        return 0
+    }
+
+    // MARK: Output
+
+    static func status(_ merchant: Merchant) -> String { merchant.isDisabled ? "disabled" : "active" }
+
+    /// Prints `fields` as a JSON object (`--json`) or as `name: value` lines (lists joined with commas, absent
+    /// values as `(none)`, objects as their JSON).
+    static func emit(_ fields: [(String, Any?)], _ parsed: Arguments, _ io: CLIOutput) throws {
+        if parsed.flag("json") {
+            io.out(try json(Dictionary(uniqueKeysWithValues: fields.map { ($0.0, $0.1 ?? NSNull()) })))
+            return
+        }
+        for (name, value) in fields {
+            switch value {
+            case nil: io.out("\(name): (none)")
+            case let list as [String]: io.out("\(name): \(list.isEmpty ? "(none)" : list.joined(separator: ", "))")
+            case let objects as [[String: Any]]:
+                io.out("\(name):\(objects.isEmpty ? " (none)" : "")")
+                for object in objects { io.out("  " + (try json(object, pretty: false))) }
+            case let value?: io.out("\(name): \(value)")
+            }
+        }
+    }
+
+    static func json(_ object: Any, pretty: Bool = true) throws -> String {
+        var options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
+        if pretty { options.insert(.prettyPrinted) }
+        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: options), as: UTF8.self)
     }
 }

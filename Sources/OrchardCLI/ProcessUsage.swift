@@ -1,5 +1,5 @@
+import OrchardBase
 import Foundation
-import Synchronization
 
 /// CPU time, memory and load of this process, as the benchmarks report them (Linux `/proc`).
 enum ProcessUsage {
@@ -38,16 +38,16 @@ enum ProcessUsage {
 
 /// Samples the resident set size every 50 ms on a thread of its own until stopped; keeps the highest.
 final class RSSSampler: Sendable {
-    private let peak = Atomic<Int>(0)
-    private let running = Atomic<Bool>(true)
+    private let peak = Locked(0)
+    private let running = Locked(true)
     private let finished = DispatchSemaphore(value: 0)
 
     init() {
-        peak.store(ProcessUsage.residentBytes(), ordering: .relaxed)
+        peak.withLock { $0 = ProcessUsage.residentBytes() }
         Thread { [self] in
-            while running.load(ordering: .relaxed) {
+            while running.current {
                 let now = ProcessUsage.residentBytes()
-                if now > peak.load(ordering: .relaxed) { peak.store(now, ordering: .relaxed) }
+                peak.withLock { $0 = max($0, now) }
                 usleep(50_000)
             }
             finished.signal()
@@ -56,9 +56,9 @@ final class RSSSampler: Sendable {
 
     /// Stops sampling and returns the highest resident set size seen, bytes.
     func stop() -> Int {
-        running.store(false, ordering: .relaxed)
+        running.withLock { $0 = false }
         finished.wait()
-        return max(peak.load(ordering: .relaxed), ProcessUsage.residentBytes())
+        return max(peak.current, ProcessUsage.residentBytes())
     }
 }
 

@@ -1,4 +1,5 @@
 import ApplePayModel
+import OrchardBase
 import ApplePaySandbox
 import ApplePayToken
 import Foundation
@@ -86,7 +87,7 @@ enum SandboxCommand {
             default: throw UsageError("--new-key is ec or rsa")
             }
             let keyPath = (directory as NSString).appendingPathComponent("merchant.key")
-            try CLIInput.write(try key.privateKeyPEM(), to: keyPath, secret: true)
+            try CLIInput.write(try key.privateKeyPEM(), to: keyPath)
             fields.append(("key", .string(keyPath)))
             publicKeyPEM = key.publicKeyPEM
         } else {

@@ -2,6 +2,7 @@ import ApplePayModel
 import ApplePaySandbox
 import Foundation
 import Gateway
+import GatewayAssembly
 
 /// `orchard sandbox mint --database sqlite:PATH [--amount 12.34 --currency TWD] [--pan …]`: a token for the
 /// sandbox merchant's active processing certificate, signed by the sandbox PKI `orchard serve` trusts.

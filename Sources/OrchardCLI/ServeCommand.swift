@@ -1,10 +1,11 @@
+import OrchardBase
 import ApplePayToken
 import Foundation
 import Gateway
 import GatewayCurl
 import GatewayHTTP
 import GatewayPostgres
-import Synchronization
+import OrchardHTTP
 
 /// `orchard serve`: the gateway's HTTP API on libmicrohttpd, with the webhook dispatcher and the reconciliation
 /// of unknown payments running beside it, until SIGTERM or SIGINT.
@@ -74,7 +75,7 @@ public enum ServeCommand {
         """
 
     /// Everything `orchard serve` runs, started; ``stop()`` shuts it down gracefully.
-    public final class Running: @unchecked Sendable {
+    public final class Running: Sendable {
         /// The database and domain.
         public let runtime: GatewayRuntime
         /// The HTTP API.
@@ -285,6 +286,7 @@ public enum ServeCommand {
 }
 
 /// Runs `body` every `interval` seconds on its own thread until ``stop()``.
+// Unchecked: its flags are guarded by the condition variable `condition`, which the thread waits on (not a Locked).
 final class PeriodicTask: @unchecked Sendable {
     private let condition = NSCondition()
     private var stopped = false
@@ -323,9 +325,9 @@ final class PeriodicTask: @unchecked Sendable {
 /// An exclusive `flock` on `<database>.serve-lock`, held by the one `orchard serve` on a SQLite file: a second
 /// process on the same file refuses to start (the guarantees across instances need PostgreSQL). The kernel drops
 /// the lock when the process dies.
-final class SQLiteServeLock: @unchecked Sendable {
+final class SQLiteServeLock: Sendable {
     private let descriptor: Int32
-    private let released = Mutex(false)
+    private let released = Locked(false)
 
     init(databasePath: String) throws {
         let directory = (databasePath as NSString).deletingLastPathComponent

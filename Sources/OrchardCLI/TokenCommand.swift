@@ -1,9 +1,10 @@
+import OrchardBase
 import ApplePayToken
 import Foundation
 import OrchardCrypto
 import OrchardJSON
 
-import enum ApplePayModel.RFC3339
+import enum OrchardBase.RFC3339
 
 /// `orchard token decrypt|verify`: verify (and decrypt) an Apple Pay payment token.
 enum TokenCommand {
@@ -111,7 +112,7 @@ enum TokenCommand {
         guard certificatePaths.count <= keyPaths.count else { throw UsageError("more --cert than --key options") }
         var keys: [MerchantKey] = []
         for (index, keyPath) in keyPaths.enumerated() {
-            let keyPEM = try CLIInput.text(keyPath)
+            let keyPEM = try CLIInput.secret(keyPath)
             if index < certificatePaths.count {
                 let certificate = try X509Certificate.load([UInt8](try CLIInput.read(certificatePaths[index])))
                 keys.append(try MerchantKey(privateKey: try EVPKey(privateKeyPEM: keyPEM), certificate: certificate))
@@ -174,6 +175,13 @@ enum CLIInput {
     /// The UTF-8 text of `path`.
     static func text(_ path: String) throws -> String { String(decoding: try read(path), as: UTF8.self) }
 
+    /// The bytes of `path` (a key file) in a zeroing buffer; the buffer they were read into is zeroed.
+    static func secret(_ path: String) throws -> SecureBytes {
+        var data = try read(path)
+        defer { data.resetBytes(in: 0..<data.count) }
+        return SecureBytes(data)
+    }
+
     /// An ISO 8601 date ("2026-06-01T12:00:00Z"), or now when nil.
     static func date(_ text: String?) throws -> Date {
         guard let text else { return Date() }
@@ -190,6 +198,11 @@ enum CLIInput {
     /// Writes `text` to `path`, private (0600) when `secret`.
     static func write(_ text: String, to path: String, secret: Bool = false) throws {
         try write(Data(text.utf8), to: path, secret: secret)
+    }
+
+    /// Writes secret `bytes` (a private key) to `path`, private (0600), without another copy of them.
+    static func write(_ bytes: SecureBytes, to path: String) throws {
+        try bytes.withBorrowedData { try write($0, to: path, secret: true) }
     }
 
     /// Writes `data` to `path`, private (0600) when `secret`.

@@ -39,9 +39,20 @@ package final class MemoryBIO {
 
     /// Everything written so far, as text.
     package var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Everything written so far, moved into a zeroing buffer: the BIO's own copy is overwritten with zeros.
+    package func takeSecureBytes() -> SecureBytes {
+        var data: UnsafeMutablePointer<CChar>?
+        let length = orchard_BIO_get_mem_data(pointer, &data)
+        guard let data, length > 0 else { return SecureBytes([UInt8]()) }
+        let bytes = SecureBytes(UnsafeRawBufferPointer(start: data, count: length))
+        OPENSSL_cleanse(data, length)
+        return bytes
+    }
 }
 
 /// An ASN.1 object identifier parsed once (dotted text), for extension and attribute lookups.
+// Unchecked: an OpenSSL ASN1_OBJECT pointer, never changed after init; OpenSSL only reads it.
 package final class ASN1ObjectID: @unchecked Sendable {
     package let pointer: OpaquePointer
     /// The dotted form, e.g. "1.2.840.113635.100.6.29".
@@ -58,6 +69,7 @@ package final class ASN1ObjectID: @unchecked Sendable {
 /// An owned OpenSSL `EVP_PKEY`: an EC or RSA public key or key pair.
 ///
 /// Instances are immutable after creation and safe to share between threads.
+// Unchecked: an owned EVP_PKEY pointer, never changed after init; OpenSSL 3 keys are safe to use from several threads.
 public final class EVPKey: @unchecked Sendable {
     /// The owned pointer; freed in `deinit`.
     package let pointer: OpaquePointer
@@ -77,17 +89,18 @@ public final class EVPKey: @unchecked Sendable {
     }
 
     /// Reads a private key from PEM: PKCS#8 (plain or encrypted with `password`), SEC1 "EC PRIVATE KEY" or
-    /// PKCS#1 "RSA PRIVATE KEY". Other PEM blocks (e.g. "EC PARAMETERS") before the key are skipped.
-    public convenience init(privateKeyPEM pem: String, password: String? = nil) throws(CryptoError) {
-        let bio = try MemoryBIO(text: pem)
-        let key: OpaquePointer?
-        if let password {
+    /// PKCS#1 "RSA PRIVATE KEY". Other PEM blocks (e.g. "EC PARAMETERS") before the key are skipped. OpenSSL
+    /// reads the PEM in place (a read-only BIO over the buffer): no other copy of it is made.
+    public convenience init(privateKeyPEM pem: SecureBytes, password: String? = nil) throws(CryptoError) {
+        let key = pem.withUnsafeBytes { buffer -> OpaquePointer? in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(clamping: buffer.count)) else { return nil }
+            defer { BIO_free(bio) }
+            guard let password else { return PEM_read_bio_PrivateKey(bio, nil, nil, nil) }
             var passwordBytes = Array(password.utf8CString)
-            key = passwordBytes.withUnsafeMutableBufferPointer { buffer in
-                PEM_read_bio_PrivateKey(bio.pointer, nil, nil, buffer.baseAddress)
+            defer { passwordBytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
+            return passwordBytes.withUnsafeMutableBufferPointer {
+                PEM_read_bio_PrivateKey(bio, nil, nil, $0.baseAddress)
             }
-        } else {
-            key = PEM_read_bio_PrivateKey(bio.pointer, nil, nil, nil)
         }
         guard let key else {
             throw CryptoError(code: .invalidInput, reason: "not a PEM private key: \(OpenSSLErrorQueue.drain())")
@@ -198,7 +211,8 @@ public final class EVPKey: @unchecked Sendable {
     }
 
     /// The private key as PKCS#8 PEM ("PRIVATE KEY"), or "ENCRYPTED PRIVATE KEY" (AES-256-CBC, PBKDF2) with a password.
-    public func privateKeyPEM(password: String? = nil) throws(CryptoError) -> String {
+    /// It comes back in a zeroing buffer; OpenSSL's own copy is overwritten with zeros.
+    public func privateKeyPEM(password: String? = nil) throws(CryptoError) -> SecureBytes {
         let bio = try MemoryBIO()
         let written: Int32
         if let password {
@@ -211,7 +225,7 @@ public final class EVPKey: @unchecked Sendable {
             written = PEM_write_bio_PKCS8PrivateKey(bio.pointer, pointer, nil, nil, 0, nil, nil)
         }
         guard written == 1 else { throw CryptoError.openSSL("writing the private key") }
-        return bio.text
+        return bio.takeSecureBytes()
     }
 
     /// The private key as unencrypted PKCS#8 DER, in a zeroing buffer.
@@ -220,9 +234,7 @@ public final class EVPKey: @unchecked Sendable {
         guard i2d_PKCS8PrivateKey_bio(bio.pointer, pointer, nil, nil, 0, nil, nil) == 1 else {
             throw CryptoError.openSSL("writing the private key")
         }
-        var bytes = bio.bytes
-        defer { SecureBytes.zero(&bytes) }
-        return SecureBytes(bytes)
+        return bio.takeSecureBytes()
     }
 
     /// Whether `other` has the same public key.
@@ -234,6 +246,7 @@ public final class EVPKey: @unchecked Sendable {
 }
 
 /// An owned OpenSSL `X509` certificate.
+// Unchecked: an owned X509 pointer, never changed after init (its cached extensions are computed at parse time).
 public final class X509Certificate: @unchecked Sendable {
     /// The owned pointer; freed in `deinit`.
     package let pointer: OpaquePointer

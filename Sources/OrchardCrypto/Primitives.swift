@@ -1,4 +1,5 @@
 import COpenSSL
+import Foundation
 
 /// Randomness from OpenSSL's CSPRNG.
 public enum SecureRandom {
@@ -38,16 +39,6 @@ public enum ConstantTime {
     public static func equals<A: ContiguousBytes, B: ContiguousBytes>(_ a: A, _ b: B) -> Bool {
         a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in equals(pa, pb) } }
     }
-}
-
-/// Something that can lend its contiguous bytes (arrays, slices, SecureBytes' copies).
-public protocol ContiguousBytes {
-    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
-}
-extension Array: ContiguousBytes where Element == UInt8 {}
-extension ArraySlice: ContiguousBytes where Element == UInt8 {}
-extension UnsafeRawBufferPointer: ContiguousBytes {
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try body(self) }
 }
 
 /// SHA-256.
@@ -198,6 +189,7 @@ public enum AESGCM {
 ///
 /// OpenSSL 3 resolves a legacy `EVP_sha256()` or `EVP_aes_256_gcm()` handle by fetching the provider's
 /// implementation again at every `…Init_ex`; an explicitly fetched one is used as it is.
+// Unchecked: OpenSSL algorithm handles fetched once in init and only read (they are reference-counted and thread-safe).
 package final class FetchedAlgorithms: @unchecked Sendable {
     /// SHA-256 (falls back to the built-in handle when fetching fails).
     package let sha256: OpaquePointer

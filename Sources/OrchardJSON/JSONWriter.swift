@@ -1,4 +1,5 @@
 import Foundation
+import OrchardBase
 
 /// JSON text already encoded, written as it is (a stored body inside a larger one).
 public struct RawJSON: Sendable {
@@ -23,33 +24,7 @@ public struct NotJSON: Error, CustomStringConvertible {
 public enum JSONWriter {
     /// `value` as a JSON string literal: quotes, backslashes and control characters escaped; everything else
     /// (slashes, non-ASCII) as its UTF-8 bytes. Runs without escapes are copied whole.
-    public static func writeString(_ value: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { bytes in
-            var start = 0
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                start = index + 1
-                out.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
-                case 0x0A: out.append(UInt8(ascii: "n"))
-                case 0x0D: out.append(UInt8(ascii: "r"))
-                case 0x09: out.append(UInt8(ascii: "t"))
-                default:
-                    let hex: StaticString = "0123456789abcdef"
-                    out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                    out.append(hex.utf8Start[Int(byte >> 4)])
-                    out.append(hex.utf8Start[Int(byte & 0x0F)])
-                }
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
-        }
-        out.append(UInt8(ascii: "\""))
-    }
+    public static func writeString(_ value: String, to out: inout [UInt8]) { JSONString.write(value, to: &out) }
 
     /// The compact text of `value`, members in their order and numbers as their text.
     public static func write(_ value: JSONValue, to out: inout [UInt8]) {

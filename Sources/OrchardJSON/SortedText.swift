@@ -1,4 +1,5 @@
 import Foundation
+import OrchardBase
 
 extension JSONValue {
     /// Key-sorted JSON text, pretty printed with two-space indentation (`"key": value`) unless `pretty` is false;
@@ -17,7 +18,7 @@ extension JSONValue {
         case .null: text += "null"
         case .bool(let value): text += value ? "true" : "false"
         case .number(let value): text += value
-        case .string(let value): JSONValue.writeLiteral(value, into: &text)
+        case .string(let value): JSONString.write(value, into: &text)
         case .array(let values):
             guard !values.isEmpty else {
                 text += "[]"
@@ -39,7 +40,7 @@ extension JSONValue {
             let sorted = members.sorted { $0.key < $1.key }
             for (index, member) in sorted.enumerated() {
                 text += inner ?? ""
-                JSONValue.writeLiteral(member.key, into: &text)
+                JSONString.write(member.key, into: &text)
                 text += indent == nil ? ":" : ": "
                 member.value.write(into: &text, indent: inner)
                 text += (index < sorted.count - 1 ? "," : "") + newline
@@ -49,33 +50,6 @@ extension JSONValue {
     }
 
     /// `value` as a JSON string literal: quotes, backslashes and control characters escaped, and U+2028 and
-    /// U+2029 too, so the text is also safe inside a script or one log line.
-    public static func stringLiteral(_ value: String) -> String {
-        var text = ""
-        writeLiteral(value, into: &text)
-        return text
-    }
-
-    private static func writeLiteral(_ value: String, into text: inout String) {
-        text += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case "\u{08}": text += "\\b"
-            case "\u{0C}": text += "\\f"
-            case "\u{2028}", "\u{2029}": text += String(format: "\\u%04x", scalar.value)
-            default:
-                if scalar.value < 0x20 {
-                    text += String(format: "\\u%04x", scalar.value)
-                } else {
-                    text.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        text += "\""
-    }
+    /// U+2029 too, so the text is also safe inside a script or one log line (OrchardBase's ``JSONString``).
+    public static func stringLiteral(_ value: String) -> String { JSONString.literal(value) }
 }

@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 
 /// What an ``ApplePayCheckout`` reports (TapPay's `TPDApplePayDelegate`), in TapPay's order:
@@ -65,6 +66,7 @@ extension ApplePayCheckoutDelegate {
 ///
 /// A customer's cancel while the prime or the merchant's payment is in flight is not reported as a cancel:
 /// the checkout waits for the real outcome.
+// Unchecked: its mutable state is in `state` (a Locked); the weak `delegate` (a weak reference cannot be a let) is written only in init.
 public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
     /// The merchant.
     public let merchant: Merchant
@@ -487,6 +489,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
 }
 
 /// Carries a weakly held delegate to the thread that calls it.
+// Unchecked: the delegate protocol is not Sendable; the box only carries the weak reference to the queue that calls it.
 private struct DelegateBox: @unchecked Sendable {
     let delegate: (any ApplePayCheckoutDelegate)?
     init(_ delegate: (any ApplePayCheckoutDelegate)?) { self.delegate = delegate }

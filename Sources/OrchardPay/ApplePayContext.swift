@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 
 /// What an ``ApplePayContext`` asks and reports (PayerMax's `PMApplePayContextDelegate`).
@@ -29,6 +30,7 @@ public protocol ApplePayContextDelegate: AnyObject {
 ///
 /// The pay request's `Idempotency-Key` is the token's `transactionIdentifier`, so a retry after a lost answer
 /// is answered from the gateway's idempotency store and charges once.
+// Unchecked: all mutable state is in `state` (a Locked), whose delegate and continuations are not Sendable values.
 public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
     /// The outcome of a payment.
     public enum PaymentStatus: String, Hashable, Sendable {

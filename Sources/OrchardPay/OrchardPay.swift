@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 
 /// The client SDK's set-up (TapPay's `TPDSetup`): the app's client credentials and the gateway, the sheet
@@ -154,18 +155,4 @@ public protocol PaymentSheetProvider: Sendable {
     func canMakePayments() -> Bool
     /// Whether the wallet holds a card of one of `networks`.
     func canMakePayments(usingNetworks networks: [PaymentNetwork]) -> Bool
-}
-
-/// A value behind a lock (the SDK supports iOS 17, before `Mutex`).
-final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
 }

@@ -9,6 +9,7 @@
     /// The total is handed to PassKit as ``PaymentRequest/amountForApple`` (older systems refuse a zero
     /// total), and field errors become PassKit's `paymentContactInvalidError(withContactField:…)` and
     /// `paymentShippingAddressInvalidError(withKey:…)`.
+    // Unchecked: PassKit's controller and the presented request and delegate are touched only on the main actor.
     public final class PassKitPaymentSheet: NSObject, PaymentSheet, @unchecked Sendable {
         /// How long a selection may take to be answered: PassKit allows about 30 s (default 25 s).
         public var handlerBudget: Duration = .seconds(25)

@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 
 /// The payment sheet the coordinators drive: PassKit's sheet on a device (``PassKitPaymentSheet``), a scripted

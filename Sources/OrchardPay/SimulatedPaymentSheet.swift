@@ -1,3 +1,4 @@
+import OrchardBase
 import Foundation
 
 /// A scripted payment sheet for tests and for development without a device: it plays ``Step``s as a customer
@@ -13,6 +14,7 @@ import Foundation
 /// ``PaymentRequest/amountForApple``, closes after an authorization result without field errors, stays open
 /// after one with errors (the next steps may correct and authorize again), and closes when the steps run out.
 /// ``events`` records what it showed.
+// Unchecked: its settings (`billingContact`, `handlerBudget`, `handlerTimer`) are set before presenting; what presenting changes is in `state` (a Locked).
 public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
     /// What the simulated customer does.
     public enum Step: Hashable, Sendable {

@@ -9,7 +9,7 @@ import Foundation
 /// A throwaway certificate authority made with the `openssl` command in a temporary directory: it issues a TLS
 /// server certificate for 127.0.0.1, client certificates, and signs certificate signing requests (standing in for
 /// Apple when it signs the gateway's merchant identity CSR).
-public final class TestCertificateAuthority: @unchecked Sendable {
+public final class TestCertificateAuthority: Sendable {
     /// Where the `openssl` command is, when installed.
     public static let opensslPath = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -60,6 +60,20 @@ public final class TestCertificateAuthority: @unchecked Sendable {
         return try String(contentsOfFile: path("\(name).pem"), encoding: .utf8)
     }
 
+    /// Signs a Payment Processing key's CSR as Apple does: the certificate carries extension
+    /// 1.2.840.113635.100.6.32 with `merchantIdentifierHash` (the uppercase hex SHA-256 of the merchant
+    /// identifier) as a UTF8String. Returns the PEM.
+    public func signProcessing(csrPEM: String, merchantIdentifierHash: String, days: Int = 2) throws -> String {
+        guard merchantIdentifierHash.count == 64, merchantIdentifierHash.allSatisfy(\.isHexDigit) else {
+            throw Failure(description: "the merchant identifier hash is 64 hex digits")
+        }
+        let name = "processing-\(UUID().uuidString)"
+        try write("\(name).ext", "1.2.840.113635.100.6.32=ASN1:UTF8String:\(merchantIdentifierHash)\n")
+        try write("\(name).csr", csrPEM)
+        try sign(csr: "\(name).csr", into: "\(name).pem", extensions: "\(name).ext", days: days)
+        return try String(contentsOfFile: path("\(name).pem"), encoding: .utf8)
+    }
+
     private func sign(csr: String, into output: String, extensions: String, days: Int = 2) throws {
         try run([
             "x509", "-req", "-in", csr, "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", output,
@@ -91,7 +105,7 @@ public final class TestCertificateAuthority: @unchecked Sendable {
 
 /// `Tests/Support/apple-pay-standin.py` running: a local HTTPS stand-in for Apple's merchant-session endpoint that
 /// requires a client certificate issued by its CA. Stopped by ``stop()`` (or when released).
-public final class ApplePayStandIn: @unchecked Sendable {
+public final class ApplePayStandIn: Sendable {
     /// Where `python3` is, when installed.
     public static let pythonPath = ["/usr/bin/python3", "/usr/local/bin/python3", "/opt/homebrew/bin/python3"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }

@@ -22,7 +22,7 @@ enum FuzzWorld {
         let pki: SandboxPKI
         let decryptor: PaymentTokenDecryptor
         let certificates: [String]
-        let keyPEMs: [String]
+        let keyPEMs: [SecureBytes]
     }
 
     static let world: World = {
@@ -34,7 +34,7 @@ enum FuzzWorld {
         let pki = try! SandboxPKI.generate(notBefore: start, notAfter: end)
         var keys: [MerchantKey] = []
         var certificates: [String] = []
-        var keyPEMs: [String] = []
+        var keyPEMs: [SecureBytes] = []
         for key in [try! EVPKey.generateEC(), try! EVPKey.generateRSA()] {
             keyPEMs.append(try! key.privateKeyPEM())
             let certificate = try! pki.issueMerchantCertificate(
@@ -53,9 +53,9 @@ enum FuzzWorld {
         let pki = try SandboxPKI(directory: url)
         var keys: [MerchantKey] = []
         var certificates: [String] = []
-        var keyPEMs: [String] = []
+        var keyPEMs: [SecureBytes] = []
         for name in ["ec", "rsa"] {
-            let keyPEM = try String(contentsOf: url.appendingPathComponent("merchant-\(name).key"), encoding: .utf8)
+            let keyPEM = try SecureBytes(contentsOf: url.appendingPathComponent("merchant-\(name).key"))
             let certificate = try String(
                 contentsOf: url.appendingPathComponent("merchant-\(name).pem"), encoding: .utf8)
             keys.append(try MerchantKey(privateKeyPEM: keyPEM, certificatePEM: certificate))
@@ -90,7 +90,9 @@ enum FuzzWorld {
         let worldDirectory = URL(fileURLWithPath: root).appendingPathComponent("world")
         try world.pki.write(to: worldDirectory)
         for (index, name) in ["ec", "rsa"].enumerated() {
-            try Data(world.keyPEMs[index].utf8).write(to: worldDirectory.appendingPathComponent("merchant-\(name).key"))
+            try world.keyPEMs[index].withBorrowedData {
+                try $0.write(to: worldDirectory.appendingPathComponent("merchant-\(name).key"))
+            }
             try Data(world.certificates[index].utf8).write(
                 to: worldDirectory.appendingPathComponent("merchant-\(name).pem"))
         }

@@ -34,7 +34,7 @@ struct SecureFieldAccessorTests {
         let data = try DecryptedPaymentData(json: Array(Self.samples[1].utf8))
         #expect(data.onlinePaymentCryptogramBytes?.copyBytes() == Array("Ab/cd+efA==".utf8))
         #expect(data.primaryAccountNumberBytes.copyBytes() == Array("5454545454545454".utf8))
-        let first = data.primaryAccountNumberBytes
+        var first = data.primaryAccountNumberBytes
         first.erase()
         #expect(data.primaryAccountNumberBytes.count == 16)
         data.erase()

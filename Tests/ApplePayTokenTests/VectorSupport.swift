@@ -1,5 +1,6 @@
 import ApplePayToken
 import Foundation
+import OrchardCrypto
 import OrchardTestSupport
 
 /// The shared conformance vectors: `$ORCHARD_VECTORS_DIR`, else `<package root>/../shared/vectors`.
@@ -34,10 +35,10 @@ enum Vectors {
         func merchantKey() throws -> MerchantKey? {
             guard let privateKey else { return nil }
             if let certificate {
-                return try MerchantKey(privateKeyPEM: try text(privateKey), certificatePEM: try text(certificate))
+                return try MerchantKey(privateKeyPEM: try SecureBytes(contentsOf: url(privateKey)), certificatePEM: try text(certificate))
             }
             guard let merchantID else { return nil }
-            return try MerchantKey(privateKeyPEM: try text(privateKey), merchantIdentifier: merchantID)
+            return try MerchantKey(privateKeyPEM: try SecureBytes(contentsOf: url(privateKey)), merchantIdentifier: merchantID)
         }
     }
 

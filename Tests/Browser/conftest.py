@@ -2,11 +2,13 @@
 SQLite database, a second origin for cross-origin pages, headless Chromium through selenium, and screenshots
 under .build/browser-screenshots/.
 
-Any browser suite (the SDK and demo store here, a merchant console later) uses these fixtures:
+Any browser suite (the SDK and demo store, the merchant console) uses these fixtures:
 
     def test_something(orchard_server, driver, second_origin, screenshot):
         gateway = orchard_server(web_origins=[second_origin.origin])
         driver.get(gateway.url + "/demo")
+
+The console's suites start from `console_session` (a gateway with its console signed in through the page).
 
 Missing tools (the binary, chromium, chromedriver, selenium) skip the tests with a message; with CI=true they
 are a failure.
@@ -340,3 +342,124 @@ def apple_pay_standin(tmp_path):
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+class ConsoleSession:
+    """The merchant console signed in through its page: `.server`, `.driver`, `.secret_key`, `open(hash)`,
+    `api(method, path, body)` (the ordinary API with the secret key), `cookie()` (the session cookie's value,
+    read through WebDriver since scripts cannot), `find(css)` and `wait(condition, message)`."""
+
+    def __init__(self, driver, server):
+        self.driver = driver
+        self.server = server
+        self.secret_key = server.secret_key
+
+    def open(self, fragment=""):
+        """Loads /console#/<fragment> afresh (not only a change of the fragment) and waits until the console is
+        signed in and drawn."""
+        self.driver.get("about:blank")
+        self.driver.get(self.server.url + "/console#/" + fragment)
+        self.wait(lambda d: not d.find_element("id", "console-nav").get_attribute("hidden")
+                  and (not fragment or d.find_element("css selector", "#console-page h1")), "the console page")
+
+    def sign_in(self):
+        from selenium.webdriver.common.by import By
+        self.driver.get(self.server.url + "/console")
+        field = self.wait(lambda d: d.find_element(By.ID, "secret-key").is_displayed()
+                          and d.find_element(By.ID, "secret-key"), "the sign-in form")
+        field.send_keys(self.secret_key)
+        self.driver.find_element(By.ID, "sign-in-button").click()
+        self.wait(lambda d: not d.find_element(By.ID, "console-nav").get_attribute("hidden"), "signing in")
+        return self
+
+    def api(self, method, path, body=None, headers=None):
+        """`(status, body, headers)` of an API call with the merchant's secret key."""
+        return http_json(method, self.server.url + path, body,
+                         dict({"Authorization": "Bearer " + self.secret_key}, **(headers or {})))
+
+    def pay(self, amount, currency="TWD", capture="now", order_number=None, card=None):
+        """A payment made as a shop would: a sandbox wallet token, a prime, then POST /v1/payments."""
+        server = self.server
+        request = {"amount": amount, "currency": currency}
+        if card:
+            request["card"] = card
+        status, minted, _ = http_json("POST", server.url + "/v1/sandbox/wallet/tokens", request,
+                                      server.client_headers())
+        assert status == 200, minted
+        status, tokenized, _ = http_json("POST", server.url + "/v1/tokens", {"token": minted["token"]},
+                                         server.client_headers())
+        assert status == 200, tokenized
+        body = {"prime": tokenized["prime"], "amount": amount, "currency": currency, "capture": {"mode": capture}}
+        if order_number:
+            body["order_number"] = order_number
+        status, payment, _ = self.api("POST", "/v1/payments", body)
+        assert status == 200, payment
+        return payment
+
+    def cookie(self):
+        found = self.driver.get_cookie("orchard_console")
+        return found["value"] if found else None
+
+    def find(self, css):
+        return self.driver.find_element("css selector", css)
+
+    def wait(self, condition, message="condition", timeout=20):
+        try:
+            return wait_for(self.driver, condition, timeout=timeout, message=message)
+        except AssertionError as error:
+            page = self.driver.find_element("id", "console-page").text[-1500:]
+            raise AssertionError(f"{error}; the page shows: {page}; console: {self.driver.console_messages()[-5:]}")
+
+
+def console_sign_in(driver, server):
+    """Signs in to `server`'s console in `driver` through the sign-in form; returns a ConsoleSession."""
+    return ConsoleSession(driver, server).sign_in()
+
+
+@pytest.fixture
+def console_session(driver, orchard_server):
+    """A fresh gateway (the `orchard_server` factory's defaults) with its console signed in in `driver`."""
+    return console_sign_in(driver, orchard_server())
+
+
+class WebhookReceiver:
+    """A merchant's webhook endpoint on 127.0.0.1: records each delivery (headers, raw body, parsed JSON) and
+    answers `status` (200 unless set)."""
+
+    def __init__(self):
+        deliveries = self.deliveries = []
+        receiver = self
+        self.status = 200
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                deliveries.append({"headers": dict(self.headers), "raw": raw, "body": json.loads(raw or b"null")})
+                self.send_response(receiver.status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *arguments):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/orchard/webhooks"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def received(self, event_type=None, object_id=None):
+        return [d for d in self.deliveries
+                if (event_type is None or d["body"]["type"] == event_type)
+                and (object_id is None or d["body"]["data"].get("id") == object_id)]
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def webhook_receiver():
+    """A local webhook endpoint (`.url`, `.deliveries`, `.received(type, object_id)`)."""
+    receiver = WebhookReceiver()
+    yield receiver
+    receiver.stop()

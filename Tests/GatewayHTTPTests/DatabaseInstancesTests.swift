@@ -4,6 +4,7 @@ import Gateway
 import GatewayHTTP
 import GatewayPostgres
 import OrchardCLI
+import OrchardHTTP
 import Testing
 
 /// `--database` across instances: a SQLite file has one `orchard serve`; several share a PostgreSQL database.

@@ -1,8 +1,10 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayHTTP
 import OrchardCLI
+import OrchardHTTP
 import OrchardTestSupport
 import Testing
 
@@ -137,7 +139,7 @@ func openAPIOperations() throws -> Set<String> {
             path = String(line.dropFirst(2).dropLast())
         } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
             let method = line.trimmingCharacters(in: .whitespaces).dropLast()
-            if ["get", "post", "put"].contains(String(method)) { operations.insert("\(method.uppercased()) \(path)") }
+            if ["get", "post", "put", "delete"].contains(String(method)) { operations.insert("\(method.uppercased()) \(path)") }
         }
     }
     return operations

@@ -1,8 +1,10 @@
+import OrchardBase
 import ApplePayModel
 import Foundation
 import Gateway
 import GatewayHTTP
 import OrchardCLI
+import OrchardHTTP
 import Testing
 
 @Suite("orchard serve, merchant show, sandbox mint", .serialized)

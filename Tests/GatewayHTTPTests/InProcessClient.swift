@@ -1,5 +1,6 @@
 import Foundation
 import GatewayHTTP
+import OrchardHTTP
 
 /// How a test harness reaches the application: in process, handing an ``HTTPRequest`` value to
 /// ``HTTPResponder/respond(to:)`` (the API's behaviour, with no socket, no client library and no server

@@ -3,6 +3,7 @@ import Gateway
 import GatewayHTTP
 import OrchardCLI
 import OrchardCrypto
+import OrchardHTTP
 import OrchardTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayHTTP
 import OrchardJSON
+import OrchardHTTP
 import Testing
 
 /// A gateway-like application: client routes (app id + key), server routes (bearer secret), public routes.
@@ -289,11 +290,11 @@ struct MiddlewareTests {
         #expect(response.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8")
         let text = response.text
         #expect(text.contains("# TYPE orchard_http_requests_total counter\n"))
-        #expect(text.contains(#"orchard_http_requests_total{method="GET",route="/healthz",status="200"} 2"#))
-        #expect(text.contains(#"orchard_http_requests_total{method="GET",route="/v1/payments/{id}",status="200"} 1"#))
-        #expect(text.contains(#"orchard_http_requests_total{method="GET",route="/v1/payments/{id}",status="401"} 1"#))
+        #expect(text.contains(#"orchard_http_requests_total{route="/healthz",method="GET",status="200"} 2"#))
+        #expect(text.contains(#"orchard_http_requests_total{route="/v1/payments/{id}",method="GET",status="200"} 1"#))
+        #expect(text.contains(#"orchard_http_requests_total{route="/v1/payments/{id}",method="GET",status="401"} 1"#))
         #expect(text.contains("# TYPE orchard_http_request_duration_seconds histogram\n"))
-        #expect(text.contains(#"orchard_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"} 2"#))
-        #expect(text.contains(#"orchard_http_request_duration_seconds_count{route="/v1/payments/{id}"} 2"#))
+        #expect(text.contains(#"orchard_http_request_duration_seconds_bucket{route="/healthz",method="GET",le="+Inf"} 2"#))
+        #expect(text.contains(#"orchard_http_request_duration_seconds_count{route="/v1/payments/{id}",method="GET"} 2"#))
     }
 }

@@ -4,6 +4,7 @@ import Gateway
 import GatewayHTTP
 import GatewayPostgres
 import OrchardCLI
+import OrchardHTTP
 import OrchardTestSupport
 import Synchronization
 import Testing
@@ -14,9 +15,6 @@ import Testing
 struct MultiInstanceKillTests {
     static let binary = TestPaths.packageRoot.appendingPathComponent(".build/debug/orchard")
     static let masterKey = String(repeating: "3c", count: 32)
-    static var runnable: Bool {
-        DatabaseInstancesTests.postgresURL != nil && FileManager.default.isExecutableFile(atPath: binary.path)
-    }
 
     /// One `orchard serve` process on a fixed port (so a restarted instance is at the same URL).
     final class Instance: @unchecked Sendable {
@@ -75,10 +73,14 @@ struct MultiInstanceKillTests {
 
     @Test(
         "acknowledged payments all present with their status, no double authorization, audit holds, every event delivered",
-        .enabled(if: runnable, "needs ORCHARD_TEST_POSTGRES_URL and the built orchard executable (swift build)"),
+        .enabled(if: DatabaseInstancesTests.postgresURL != nil, "needs ORCHARD_TEST_POSTGRES_URL"),
         .timeLimit(.minutes(5)))
     func killedUnderLoad() throws {
         let admin = try #require(DatabaseInstancesTests.postgresURL)
+        // With a database at hand, a missing executable is a failure, never a silent skip.
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.binary.path),
+            "the orchard executable is not built at \(Self.binary.path) (swift build)")
         let name = "orchard_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try PostgresAdmin.createDatabase(name, url: admin)
         defer { try? PostgresAdmin.dropDatabase(name, url: admin) }

@@ -1,6 +1,7 @@
 import ApplePayModel
 import Foundation
 import GatewayHTTP
+import OrchardHTTP
 import OrchardJSON
 import Testing
 

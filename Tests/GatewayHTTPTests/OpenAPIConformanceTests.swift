@@ -1,8 +1,10 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayHTTP
 import OrchardCLI
+import OrchardHTTP
 import Testing
 
 /// Walks every endpoint over loopback HTTP (successes and the errors each documents) and checks every JSON

@@ -319,11 +319,12 @@ struct OpenAPIChecker {
     /// The path template of `openapi.yaml` that `path` (no query) matches.
     func template(for path: String) -> String? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        return document["paths"]?.keys.first { template in
+        // The most specific template wins, as in the router (`/console/session` before `/console/{file}`).
+        return document["paths"]?.keys.filter { template in
             let templateParts = template.split(separator: "/", omittingEmptySubsequences: false)
             guard templateParts.count == parts.count else { return false }
             return zip(templateParts, parts).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
-        }
+        }.min { $0.filter { $0 == "{" }.count < $1.filter { $0 == "{" }.count }
     }
 
     /// The JSON schema of the response `status` of `method path`; nil when the operation or status is not

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import GatewayHTTP
 import OrchardCLI
+import OrchardHTTP
 import Testing
 
 @Suite("GET /v1/payments filters in SQL", .serialized)

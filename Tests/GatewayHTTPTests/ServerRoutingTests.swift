@@ -1,5 +1,6 @@
 import Foundation
 import GatewayHTTP
+import OrchardHTTP
 import Testing
 
 /// An application with a few routes like the gateway's.

@@ -1,5 +1,7 @@
 import Foundation
 import GatewayHTTP
+import OrchardCLI
+import OrchardHTTP
 import Testing
 
 @Suite("Settings: config file < environment < flags")

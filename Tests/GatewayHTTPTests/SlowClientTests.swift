@@ -1,6 +1,7 @@
 import Foundation
 import GatewayHTTP
 import OrchardCLI
+import OrchardHTTP
 import Testing
 
 #if canImport(Glibc)

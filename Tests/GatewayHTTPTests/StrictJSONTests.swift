@@ -1,5 +1,6 @@
 import Foundation
 import GatewayHTTP
+import OrchardHTTP
 import Testing
 
 @Suite("Strict JSON request bodies")

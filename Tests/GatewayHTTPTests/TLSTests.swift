@@ -1,5 +1,6 @@
 import Foundation
 import GatewayHTTP
+import OrchardHTTP
 import Testing
 
 /// A self-signed P-256 certificate for 127.0.0.1 and its key: a test fixture only, never trusted anywhere else.

@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import GatewayHTTP
+import OrchardHTTP
 
 #if canImport(Glibc)
     import Glibc

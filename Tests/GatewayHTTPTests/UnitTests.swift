@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GatewayHTTP
+@testable import OrchardHTTP
 
 @Suite("Metrics registry: Prometheus text format 0.0.4")
 struct MetricsTests {

@@ -4,6 +4,7 @@ import Foundation
 import Gateway
 import GatewayHTTP
 import OrchardCLI
+import OrchardHTTP
 import OrchardTestSupport
 import Testing
 

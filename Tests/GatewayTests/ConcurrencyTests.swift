@@ -3,6 +3,7 @@ import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewaySQLite
 import Synchronization
 import Testing

@@ -132,7 +132,7 @@ struct PostgresStoreTests {
         let database = try PostgresTestDatabase()
         let errors = Self.together(4) { _ in _ = try database.store(cipher: nil) }
         #expect(errors == [nil, nil, nil, nil])
-        #expect(try database.store(cipher: nil).appliedMigrations() == [1, 2, 3, 4])
+        #expect(try database.store(cipher: nil).appliedMigrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9])
     }
 
     @Test(

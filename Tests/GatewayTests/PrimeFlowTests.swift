@@ -268,7 +268,7 @@ struct PrimeFlowTests {
         expectGatewayError(.binTableInvalid) {
             try h.gateway.merchants.loadBINTable(merchantID: h.merchant.id, csv: "bin_prefix,issuer\n41x1,Bad\n")
         }
-        expectGatewayError(.parameterInvalid) {
+        expectGatewayError(.coBrandTableInvalid) {
             try h.gateway.merchants.setCoBrandTable(
                 merchantID: h.merchant.id, ranges: [CoBrandRange(low: 1, high: 2, code: "TOO-LONG-AND-NOT-ALNUM")])
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewaySQLite
 import OrchardCrypto
 import Testing
@@ -92,7 +93,7 @@ struct StorageTests {
     func migrations(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay()
-        let expected: [Int] = backend == .sqlite ? [1, 2, 3, 4, 5] : [1, 2, 3, 4]
+        let expected: [Int] = backend == .sqlite ? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] : [1, 2, 3, 4, 5, 6, 7, 8, 9]
         #expect(try h.store.appliedMigrations() == expected)
         let reopened = try h.reopenedStore()
         #expect(try reopened.appliedMigrations() == expected)

@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayPostgres
 import GatewaySQLite
 import Testing
@@ -39,6 +40,7 @@ struct StoreCopyTests {
             WebhookAttempt(
                 eventID: due[1].event.id, attemptedAt: h.clock.now(), httpStatus: 503, error: "HTTP 503",
                 state: .pending, nextAttemptAt: h.clock.now().addingTimeInterval(60)))
+        _ = try h.gateway.signInToConsole(secretKey: h.credentials.secretKey)
         // What the HTTP layer and a payment between its authorization and capture write.
         try h.store.write { tx in
             try tx.setStoredResponse("response:order-1", value: Data("{\"status\":0}".utf8), createdAt: h.clock.now())

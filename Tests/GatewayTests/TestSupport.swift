@@ -3,6 +3,7 @@ import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayPostgres
 import GatewaySQLite
 import OrchardCrypto

@@ -34,6 +34,8 @@ struct CLITests {
         "--help and -h print the command's usage to standard output and exit 0, for every command",
         arguments: [
             ["request"], ["request", "validate"], ["demo"], ["audit"], ["serve"], ["merchant"], ["merchant", "show"],
+            ["merchant", "create"], ["merchant", "list"], ["merchant", "rotate-secret-key"],
+            ["merchant", "rotate-app-key"], ["merchant", "disable"], ["merchant", "enable"],
             ["bench"], ["bench", "token"], ["bench", "http"], ["token"], ["token", "decrypt"], ["keys"],
             ["keys", "csr"], ["sandbox"], ["sandbox", "mint"], ["sandbox", "mint", "--database", "sqlite:x.db"],
         ])

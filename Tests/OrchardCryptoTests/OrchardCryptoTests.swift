@@ -49,7 +49,7 @@ struct OrchardCryptoTests {
 
     @Test("secure bytes erase, compare in constant time and never print their contents")
     func secureBytes() {
-        let secret = SecureBytes(Array("4111111111111111".utf8))
+        var secret = SecureBytes(Array("4111111111111111".utf8))
         #expect(secret.count == 16)
         #expect(secret == SecureBytes(Array("4111111111111111".utf8)))
         #expect(!String(describing: secret).contains("4111"))

@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import GatewayHTTP
 import OrchardCLI
+import OrchardHTTP
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -1,5 +1,5 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
 
 /// Why a webhook request got no HTTP answer, with a stable code.
 ///
@@ -158,6 +158,7 @@ public struct WebhookDispatchSummary: Sendable, Hashable {
 ///
 /// Each request carries `Content-Type: application/json`, `Orchard-Signature`, `Orchard-Event-Id`,
 /// `Orchard-Event-Type`, `Orchard-Delivery-Attempt` and `User-Agent: Orchard/<version>`.
+// Unchecked: the loop's thread and flags are guarded by the condition variable `state` (a wait, so not a Locked).
 public final class WebhookDispatcher: @unchecked Sendable {
     /// How the dispatcher behaves.
     public struct Configuration: Sendable {
@@ -192,7 +193,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
     public let configuration: Configuration
 
     /// Serializes passes (the loop's and ``runOnce(now:)``'s), so one event is never sent twice at once.
-    private let passLock = NSLock()
+    private let passes = Locked()
     /// Guards `thread`, `stopRequested`, `wakeRequested`; the loop sleeps on it.
     private let state = NSCondition()
     private var thread: Thread?
@@ -237,20 +238,20 @@ public final class WebhookDispatcher: @unchecked Sendable {
     private func pass(
         dueAt now: Date, attemptTime: () -> Date, shouldContinue: () -> Bool
     ) throws -> WebhookDispatchSummary {
-        passLock.lock()
-        defer { passLock.unlock() }
-        var summary = WebhookDispatchSummary()
-        for due in try outbox.dueWebhooks(now: now, limit: max(configuration.batchSize, 1)) {
-            guard shouldContinue() else { break }
-            let attempt = try deliver(due, at: attemptTime())
-            summary.attempted += 1
-            switch attempt.state {
-            case .delivered: summary.delivered += 1
-            case .pending: summary.retrying += 1
-            case .dead: summary.dead += 1
+        try passes.withLock {
+            var summary = WebhookDispatchSummary()
+            for due in try outbox.dueWebhooks(now: now, limit: max(configuration.batchSize, 1)) {
+                guard shouldContinue() else { break }
+                let attempt = try deliver(due, at: attemptTime())
+                summary.attempted += 1
+                switch attempt.state {
+                case .delivered: summary.delivered += 1
+                case .pending: summary.retrying += 1
+                case .dead: summary.dead += 1
+                }
             }
+            return summary
         }
-        return summary
     }
 
     /// Makes one attempt to deliver `due` at `date`, records it in the outbox and logs it.
@@ -289,17 +290,17 @@ public final class WebhookDispatcher: @unchecked Sendable {
         case .answered(let status) where result.isSuccess:
             attempt = WebhookAttempt(
                 eventID: due.event.id, attemptedAt: date, httpStatus: status, error: nil, state: .delivered,
-                nextAttemptAt: nil)
+                nextAttemptAt: nil, latencyMilliseconds: elapsed)
         case .answered(let status):
             let next = configuration.retrySchedule.nextAttempt(afterAttempt: number, at: date)
             attempt = WebhookAttempt(
                 eventID: due.event.id, attemptedAt: date, httpStatus: status, error: nil,
-                state: next == nil ? .dead : .pending, nextAttemptAt: next)
+                state: next == nil ? .dead : .pending, nextAttemptAt: next, latencyMilliseconds: elapsed)
         case .failed(let error):
             let next = configuration.retrySchedule.nextAttempt(afterAttempt: number, at: date)
             attempt = WebhookAttempt(
                 eventID: due.event.id, attemptedAt: date, httpStatus: nil, error: String(error.description.prefix(500)),
-                state: next == nil ? .dead : .pending, nextAttemptAt: next)
+                state: next == nil ? .dead : .pending, nextAttemptAt: next, latencyMilliseconds: elapsed)
         }
         try outbox.recordWebhookAttempt(attempt)
         log(

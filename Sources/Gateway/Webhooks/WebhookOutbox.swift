@@ -74,10 +74,12 @@ public struct WebhookAttempt: Sendable, Hashable, Codable {
     public var state: WebhookDeliveryState
     /// When to try again, for `pending`.
     public var nextAttemptAt: Date?
+    /// How long the request took, in milliseconds (nil for attempts recorded before it was kept).
+    public var latencyMilliseconds: Int?
 
     public init(
         eventID: String, attemptedAt: Date, httpStatus: Int?, error: String?, state: WebhookDeliveryState,
-        nextAttemptAt: Date?
+        nextAttemptAt: Date?, latencyMilliseconds: Int? = nil
     ) {
         self.eventID = eventID
         self.attemptedAt = attemptedAt
@@ -85,6 +87,7 @@ public struct WebhookAttempt: Sendable, Hashable, Codable {
         self.error = error
         self.state = state
         self.nextAttemptAt = nextAttemptAt
+        self.latencyMilliseconds = latencyMilliseconds
     }
 }
 

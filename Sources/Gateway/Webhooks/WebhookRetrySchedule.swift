@@ -1,5 +1,5 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
 
 /// Why a retry schedule's text was refused, with a stable code.
 ///

@@ -40,6 +40,17 @@ package struct WebhookSecretRing: Sendable, Hashable, Codable {
     /// The plaintext to seal (a stored format, read back by Codable).
     package func plaintext() throws -> [UInt8] { Array(try JSONEncoder().encode(entries)) }
 
+    /// The signing secrets in force at `now` in a merchant's sealed ring: the one place a ring is opened (the
+    /// registry, and the stores when they hand out due deliveries).
+    package static func secrets(
+        sealed: Data, merchantID: String, cipher: EnvelopeCipher, at now: Date
+    ) throws
+        -> [String]
+    {
+        let bytes = try cipher.open(sealed, context: SealingContext.webhookSecrets(merchantID: merchantID))
+        return try WebhookSecretRing(plaintext: bytes.copyBytes()).secrets(at: now)
+    }
+
     /// The secrets signing at `now`, newest first.
     package func secrets(at now: Date) -> [String] {
         entries.filter { $0.retiresAt.map { now < $0 } ?? true }.map(\.secret)

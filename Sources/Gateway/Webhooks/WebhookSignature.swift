@@ -1,5 +1,5 @@
-import ApplePayModel
 import Foundation
+import OrchardBase
 import OrchardCrypto
 
 /// Why a webhook signature was refused, with a stable code.

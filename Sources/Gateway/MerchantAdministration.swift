@@ -1,0 +1,128 @@
+import Foundation
+import OrchardCrypto
+
+/// A merchant's API keys replaced by a rotation: the new key, shown once.
+public struct RotatedKey: Sendable, Hashable {
+    public var merchantID: String
+    /// The new app key (`ak_…`) or secret key (`sk_…`).
+    public var key: String
+    /// When the replaced key stops working (a secret key's overlap); nil when it stopped at once.
+    public var previousKeyExpiresAt: Date?
+}
+
+extension MerchantRegistry {
+    /// The longest overlap a secret-key rotation may give the old key (30 days).
+    public static let maximumSecretKeyOverlap: TimeInterval = 30 * 86_400
+
+    /// `sk_test_` (sandbox) or `sk_live_` (production).
+    static func secretKeyPrefix(_ environment: GatewayEnvironment) -> String {
+        environment == .sandbox ? "sk_test_" : "sk_live_"
+    }
+
+    /// A new secret key and its key id (the 12 characters after the prefix).
+    static func newSecretKey(_ environment: GatewayEnvironment) throws(GatewayError) -> (id: String, key: String) {
+        let id = try Identifiers.make("", 12)
+        return (id, secretKeyPrefix(environment) + id + (try Identifiers.make("", 32)))
+    }
+
+    /// A new app key.
+    static func newAppKey() throws(GatewayError) -> String { try Identifiers.make("ak_", 40) }
+
+    /// Replaces the merchant's secret key. The old key keeps working for `overlap` seconds (0 to
+    /// ``maximumSecretKeyOverlap``), then it is refused (`invalid_credentials`); a key replaced by an earlier
+    /// rotation stops at once. The new key is returned once; in production only its hash is kept.
+    public func rotateSecretKey(merchantID: String, overlap: TimeInterval) throws(GatewayError) -> RotatedKey {
+        guard overlap >= 0, overlap <= Self.maximumSecretKeyOverlap else {
+            throw .invalid("overlap", "0 to \(Int(Self.maximumSecretKeyOverlap / 3600)) hours")
+        }
+        let now = clock.now()
+        let until = now.addingTimeInterval(overlap)
+        return try changeKeys(merchantID: merchantID) { record throws(GatewayError) in
+            let (id, key) = try Self.newSecretKey(record.environment)
+            let previous = Self.secretKeyPrefix(record.environment) + record.secretKeyID
+            if overlap > 0 {
+                record.previousSecretKeyID = record.secretKeyID
+                record.previousSecretKeyHash = record.secretKeyHash
+                record.previousSecretKeyExpiresAt = until
+            } else {
+                record.previousSecretKeyID = nil
+                record.previousSecretKeyHash = nil
+                record.previousSecretKeyExpiresAt = nil
+            }
+            record.secretKeyID = id
+            record.secretKeyHash = Identifiers.sha256Hex(key)
+            let detail = [
+                "previous_key": previous, "key": Self.secretKeyPrefix(record.environment) + id,
+                "overlap_seconds": String(Int(overlap)),
+            ]
+            return (
+                RotatedKey(merchantID: merchantID, key: key, previousKeyExpiresAt: overlap > 0 ? until : nil),
+                AuditLog.Action.secretKeyRotate, detail, { $0.secretKey = key }
+            )
+        }
+    }
+
+    /// Replaces the merchant's app key (its app id stays); the old key stops working at once. Returned once.
+    public func rotateAppKey(merchantID: String) throws(GatewayError) -> RotatedKey {
+        try changeKeys(merchantID: merchantID) { record throws(GatewayError) in
+            let key = try Self.newAppKey()
+            record.appKeyHash = Identifiers.sha256Hex(key)
+            return (
+                RotatedKey(merchantID: merchantID, key: key, previousKeyExpiresAt: nil), AuditLog.Action.appKeyRotate,
+                ["app_id": record.appID], { $0.appKey = key }
+            )
+        }
+    }
+
+    /// Applies `change` to the merchant's record and, in sandbox, to its sealed credentials, and records the
+    /// audit entry it names, in one transaction.
+    private func changeKeys(
+        merchantID: String,
+        _ change: (inout MerchantRecord) throws(GatewayError) -> (
+            RotatedKey, String, [String: String], (inout MerchantCredentials) -> Void
+        )
+    ) throws(GatewayError) -> RotatedKey {
+        let now = clock.now()
+        return try gatewayThrowing {
+            try store.write { tx in
+                guard var record = try tx.merchant(id: merchantID) else {
+                    throw GatewayError(.merchantNotFound, "no merchant \(merchantID)")
+                }
+                let (rotated, action, detail, updateCredentials) = try change(&record)
+                if let sealed = record.credentialsSealed {
+                    let context = SealingContext.credentials(merchantID: merchantID)
+                    let bytes = try cipher.open(sealed, context: context)
+                    var credentials = try JSONDecoder().decode(
+                        MerchantCredentials.self, from: Data(bytes.copyBytes()))
+                    updateCredentials(&credentials)
+                    record.credentialsSealed = try cipher.seal(
+                        Array(try JSONEncoder().encode(credentials)), context: context)
+                }
+                try tx.updateMerchant(record)
+                try AuditLog.record(in: tx, merchantID: merchantID, action: action, detail: detail, at: now)
+                return rotated
+            }
+        }
+    }
+
+    /// Disables (or enables again) the merchant: while disabled, every route answers its credentials with
+    /// `merchant_disabled`; its data stays. Setting the state it already has changes nothing.
+    @discardableResult
+    public func setDisabled(merchantID: String, _ disabled: Bool) throws(GatewayError) -> Merchant {
+        let now = clock.now()
+        return try gatewayThrowing {
+            try store.write { tx in
+                guard var record = try tx.merchant(id: merchantID) else {
+                    throw GatewayError(.merchantNotFound, "no merchant \(merchantID)")
+                }
+                guard (record.disabledAt != nil) != disabled else { return Merchant(record) }
+                record.disabledAt = disabled ? now : nil
+                try tx.updateMerchant(record)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID,
+                    action: disabled ? AuditLog.Action.merchantDisable : AuditLog.Action.merchantEnable, at: now)
+                return Merchant(record)
+            }
+        }
+    }
+}

@@ -1,0 +1,211 @@
+import OrchardBase
+import ApplePaySandbox
+import Foundation
+import Gateway
+import OrchardCrypto
+
+/// A deterministic acquirer for the sandbox, tests and load tests. Its scenarios (also in docs/gateway.md):
+///
+/// By amount (minor units, last two digits): `…05` declined `do_not_honor`; `…51` declined
+/// `insufficient_funds`; `…91` issuer timeout — the call answers `timeout`, and a query after
+/// ``Configuration/unknownResolutionDelay`` reports it approved; `…99` approved after
+/// ``Configuration/slowDelay``. By account number: see ``declinedAccountNumbers``. An expired card is
+/// declined `expired_card`; a missing cryptogram `invalid_cryptogram`.
+/// Captures: once, at most the authorized amount, not after a void. Voids: only before capture.
+/// Refunds: captured payments, total at most the captured amount. Repeated operation ids answer the first
+/// outcome. Every call waits ``Configuration/latency`` first.
+public final class SandboxAcquirer: Processor, Sendable {
+    /// Delays and clocks of the sandbox acquirer.
+    public struct Configuration: Sendable {
+        /// Waited at the start of every call (load tests inject latency here).
+        public var latency: TimeInterval = 0
+        /// The extra wait of `…99` amounts.
+        public var slowDelay: TimeInterval = 2
+        /// How long after a `…91` timeout a query reports the authorization approved.
+        public var unknownResolutionDelay: TimeInterval = 60
+        public init() {}
+    }
+
+    /// Test account numbers that always decline, with their codes (``SandboxTestCard/declined`` among them).
+    public static let declinedAccountNumbers: [String: String] = [
+        SandboxTestCard.declined.pan: "do_not_honor",
+        "4000000000009995": "insufficient_funds",
+        "4000000000000069": "expired_card",
+        "4000000000000119": "processing_error",
+        "5100000000000511": "do_not_honor",
+    ]
+
+    public let name = "sandbox"
+    private let ledger: any SandboxAcquirerLedger
+    private let clock: any GatewayClock
+    private let configuration: Configuration
+    /// Serializes the books of one payment (its merchant reference): a query's status update and a capture's
+    /// amounts never overwrite each other, and an operation id is applied once. Payments on different stripes
+    /// proceed in parallel, so one payment's durable write does not hold up the others'.
+    private let locks = (0..<64).map { _ in Locked() }
+
+    public init(ledger: any SandboxAcquirerLedger, clock: any GatewayClock, configuration: Configuration = .init()) {
+        self.ledger = ledger
+        self.clock = clock
+        self.configuration = configuration
+    }
+
+    private func lock(_ merchantReference: String) -> Locked<Void> {
+        locks[Int(UInt(bitPattern: merchantReference.hashValue) % UInt(locks.count))]
+    }
+
+    private func wait(_ seconds: TimeInterval) {
+        if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
+    }
+
+    public func authorize(_ request: AuthorizationRequest) -> AuthorizationOutcome {
+        wait(configuration.latency)
+        // The account number is compared and cut as bytes: it never becomes a String here either.
+        let testDecline = request.accountNumber.withUnsafeBytes { digits in
+            Self.declinedAccountNumbers.first { $0.key.utf8.elementsEqual(digits) }?.value
+        }
+        let lastFour = request.accountNumber.withUnsafeBytes { String(decoding: $0.suffix(4), as: UTF8.self) }
+        let now = clock.now()
+        var decline: String?
+        var pending = false
+        if let code = testDecline {
+            decline = code
+        } else if isExpired(request.expirationDate, now: now) {
+            decline = "expired_card"
+        } else if (request.cryptogram?.count ?? 0) == 0 {
+            decline = "invalid_cryptogram"
+        } else {
+            switch request.amount % 100 {
+            case 5: decline = "do_not_honor"
+            case 51: decline = "insufficient_funds"
+            case 91: pending = true
+            case 99: wait(configuration.slowDelay)
+            default: break
+            }
+        }
+        let authorization = SandboxAuthorization(
+            reference: "acq_" + ((try? SecureRandom.alphanumeric(20)) ?? UUID().uuidString),
+            merchantReference: request.merchantReference, merchantID: request.merchantID, amount: request.amount,
+            currency: request.currency, lastFour: lastFour,
+            status: decline != nil ? .declined : pending ? .pending : .approved, declineCode: decline,
+            authCode: Self.authCode(), capturedAmount: 0, refundedAmount: 0, voided: false, createdAt: now,
+            resolvesAt: pending ? now.addingTimeInterval(configuration.unknownResolutionDelay) : nil)
+        do {
+            try lock(request.merchantReference).withLock { try ledger.insertAcquirerAuthorization(authorization) }
+        } catch {
+            return .unknown
+        }
+        if let decline { return .declined(code: decline) }
+        if pending { return .timeout }
+        return .approved(ProcessorApproval(reference: authorization.reference, authCode: authorization.authCode))
+    }
+
+    public func query(merchantReference: String) -> ProcessorQueryResult {
+        wait(configuration.latency)
+        return lock(merchantReference).withLock {
+            guard let all = try? ledger.acquirerAuthorizations(merchantReference: merchantReference),
+                var latest = all.last
+            else { return .notFound }
+            if latest.status == .pending, let resolvesAt = latest.resolvesAt, clock.now() >= resolvesAt {
+                latest.status = .approved
+                guard (try? ledger.updateAcquirerAuthorization(latest)) != nil else { return .pending }
+            }
+            switch latest.status {
+            case .approved: return .approved(ProcessorApproval(reference: latest.reference, authCode: latest.authCode))
+            case .declined: return .declined(code: latest.declineCode ?? "declined")
+            case .pending: return .pending
+            }
+        }
+    }
+
+    public func capture(
+        reference: String, amount: Int64, currency: String, operationID: String
+    )
+        -> ProcessorOperationOutcome
+    {
+        operate(id: operationID, reference: reference, kind: "capture", amount: amount) { auth in
+            guard auth.status == .approved else { return "authorization_not_approved" }
+            if auth.voided { return "authorization_voided" }
+            if auth.capturedAmount > 0 { return "already_captured" }
+            if currency != auth.currency { return "currency_mismatch" }
+            if amount <= 0 || amount > auth.amount { return "amount_exceeds_authorization" }
+            auth.capturedAmount = amount
+            return nil
+        }
+    }
+
+    public func void(reference: String, operationID: String) -> ProcessorOperationOutcome {
+        operate(id: operationID, reference: reference, kind: "void", amount: 0) { auth in
+            guard auth.status == .approved else { return "authorization_not_approved" }
+            if auth.voided { return "already_voided" }
+            if auth.capturedAmount > 0 { return "already_captured" }
+            auth.voided = true
+            return nil
+        }
+    }
+
+    public func refund(
+        reference: String, amount: Int64, currency: String, operationID: String
+    )
+        -> ProcessorOperationOutcome
+    {
+        operate(id: operationID, reference: reference, kind: "refund", amount: amount) { auth in
+            guard auth.capturedAmount > 0 else { return "not_captured" }
+            if currency != auth.currency { return "currency_mismatch" }
+            if amount <= 0 || auth.refundedAmount + amount > auth.capturedAmount { return "amount_exceeds_capture" }
+            auth.refundedAmount += amount
+            return nil
+        }
+    }
+
+    /// Runs a capture/void/refund once per operation id; `check` returns a decline code or mutates the
+    /// authorization and returns nil.
+    private func operate(
+        id: String, reference: String, kind: String, amount: Int64,
+        check: (inout SandboxAuthorization) -> String?
+    ) -> ProcessorOperationOutcome {
+        wait(configuration.latency)
+        // The authorization's payment names the stripe (read again under the lock).
+        let stripe = (try? ledger.acquirerAuthorization(reference: reference))?.merchantReference ?? reference
+        return lock(stripe).withLock {
+            do {
+                if let previous = try ledger.acquirerOperation(id: id) {
+                    return previous.succeeded ? .succeeded : .declined(code: previous.declineCode ?? "declined")
+                }
+                guard var auth = try ledger.acquirerAuthorization(reference: reference) else {
+                    try ledger.applyAcquirerOperation(
+                        SandboxOperation(
+                            id: id, reference: reference, kind: kind, amount: amount, succeeded: false,
+                            declineCode: "unknown_reference", createdAt: clock.now()), authorization: nil)
+                    return .declined(code: "unknown_reference")
+                }
+                let decline = check(&auth)
+                try ledger.applyAcquirerOperation(
+                    SandboxOperation(
+                        id: id, reference: reference, kind: kind, amount: amount, succeeded: decline == nil,
+                        declineCode: decline, createdAt: clock.now()), authorization: decline == nil ? auth : nil)
+                return decline.map { .declined(code: $0) } ?? .succeeded
+            } catch {
+                return .unknown
+            }
+        }
+    }
+
+    private func isExpired(_ yymmdd: String, now: Date) -> Bool {
+        guard yymmdd.count == 6, let yy = Int(yymmdd.prefix(2)), let mm = Int(yymmdd.dropFirst(2).prefix(2)) else {
+            return true
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month], from: now)
+        let year = 2000 + yy
+        return (year, mm) < (parts.year!, parts.month!)
+    }
+
+    private static func authCode() -> String {
+        let bytes = (try? SecureRandom.bytes(3)) ?? [0, 0, 0]
+        let value = (Int(bytes[0]) << 16 | Int(bytes[1]) << 8 | Int(bytes[2])) % 1_000_000
+        let text = String(value)
+        return String(repeating: "0", count: 6 - text.count) + text
+    }
+}

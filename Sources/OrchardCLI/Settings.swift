@@ -1,0 +1,489 @@
+import Foundation
+import GatewayPostgres
+import OrchardBase
+import OrchardHTTP
+
+/// One configurable setting of `orchard serve`, known under one name in three places:
+///
+/// | where              | form                         | example                  |
+/// |--------------------|------------------------------|--------------------------|
+/// | config file (JSON) | key `name` (or `snake_case`) | `"max-body-bytes": 65536`|
+/// | environment        | `ORCHARD_` + upper snake     | `ORCHARD_MAX_BODY_BYTES` |
+/// | command line       | `--name VALUE`, `--name=VALUE` | `--max-body-bytes 65536` |
+///
+/// A flag beats an environment variable, which beats the file, which beats the default.
+public struct Setting: Sendable, Equatable {
+    /// The kind of value, for parsing and help.
+    public enum Kind: String, Sendable, Equatable {
+        /// Free text.
+        case string
+        /// A whole number.
+        case integer
+        /// A decimal number.
+        case number
+        /// `true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off`); a bare `--name` flag means `true`.
+        case boolean
+        /// A file or directory path.
+        case path
+        /// Comma-separated values (a JSON array in the file).
+        case list
+    }
+
+    /// The setting's name: lower-case words joined by `-` (`port`, `tls-cert`, `max-body-bytes`).
+    public var name: String
+    /// The kind of value.
+    public var kind: Kind
+    /// The default as text (shown in help), or `nil` when unset by default.
+    public var defaultValue: String?
+    /// What it does, one line.
+    public var summary: String
+    /// Whether the value is secret: never printed (help and descriptions show `(set)`).
+    public var isSecret: Bool
+
+    /// A setting.
+    public init(name: String, kind: Kind, default defaultValue: String? = nil, summary: String, isSecret: Bool = false)
+    {
+        precondition(
+            !name.isEmpty && name.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "-" },
+            "a setting name is lower-case words joined by '-': \(name)")
+        self.name = name
+        self.kind = kind
+        self.defaultValue = defaultValue
+        self.summary = summary
+        self.isSecret = isSecret
+    }
+
+    /// `ORCHARD_` and the name in upper snake case.
+    public var environmentVariable: String { "ORCHARD_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
+    /// `--` and the name.
+    public var flag: String { "--" + name }
+    /// The config file keys: the name, and the name in snake case.
+    public var fileKeys: [String] { [name, name.replacingOccurrences(of: "-", with: "_")] }
+
+    var valuePlaceholder: String {
+        switch kind {
+        case .boolean: ""
+        case .integer, .number: " N"
+        case .path: " PATH"
+        case .list: " A,B,…"
+        case .string: " VALUE"
+        }
+    }
+}
+
+/// Where a setting's effective value came from.
+public enum SettingSource: Sendable, Equatable, CustomStringConvertible {
+    /// Its default.
+    case defaultValue
+    /// The config file at this path.
+    case file(String)
+    /// This environment variable.
+    case environment(String)
+    /// This command-line flag.
+    case flag(String)
+
+    /// A readable form: `default`, `config file PATH`, `ORCHARD_PORT`, `--port`.
+    public var description: String {
+        switch self {
+        case .defaultValue: "default"
+        case .file(let path): "config file \(path)"
+        case .environment(let name): name
+        case .flag(let flag): flag
+        }
+    }
+}
+
+/// A bad setting: an unknown flag or key, a missing value, an unreadable file, a value of the wrong kind.
+public struct ConfigurationError: CodedError, Sendable {
+    /// A stable error code.
+    public struct Code: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+        /// The code string.
+        public let rawValue: String
+        /// A code from its string.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// A code from a literal.
+        public init(stringLiteral value: String) { self.rawValue = value }
+        /// The code string.
+        public var description: String { rawValue }
+
+        /// A flag no setting has.
+        public static let unknownFlag: Code = "unknown_flag"
+        /// A flag without its value.
+        public static let missingValue: Code = "missing_value"
+        /// The config file could not be read.
+        public static let unreadableFile: Code = "unreadable_file"
+        /// The config file is not a JSON object of settings.
+        public static let invalidFile: Code = "invalid_file"
+        /// A config file key no setting has.
+        public static let unknownKey: Code = "unknown_key"
+        /// A value of the wrong kind or out of range.
+        public static let invalidValue: Code = "invalid_value"
+        /// A sandbox-only setting (a test stand-in) given to a production gateway.
+        public static let sandboxOnly: Code = "sandbox_only_setting"
+    }
+
+    /// The code.
+    public var code: Code
+    /// What is wrong, naming the setting and where its value came from (never a secret's value).
+    public var reason: String
+
+    /// An error.
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    /// The reason.
+    public var description: String { reason }
+}
+
+/// The settings a program knows, in the order help lists them. Modules register theirs:
+/// ``ServerConfiguration/register(in:)`` adds the HTTP server's; the gateway adds database, keys, modes ….
+public struct SettingsRegistry: Sendable {
+    /// Every setting, in registration order.
+    public private(set) var settings: [Setting] = []
+
+    /// The `config` setting: the JSON config file to read (`--config`, `ORCHARD_CONFIG`).
+    public static let configFile = Setting(
+        name: "config", kind: .path, summary: "a JSON config file of settings (keys as below)")
+
+    /// A registry holding only ``configFile``.
+    public init() {
+        register(Self.configFile)
+    }
+
+    /// Adds `setting`; a name may be registered once.
+    public mutating func register(_ setting: Setting) {
+        precondition(!settings.contains { $0.name == setting.name }, "setting \(setting.name) is registered twice")
+        settings.append(setting)
+    }
+
+    /// The setting named `name`.
+    public func setting(named name: String) -> Setting? { settings.first { $0.name == name } }
+
+    /// One help line per setting: flag, value placeholder, summary, environment variable and default.
+    public var helpText: String {
+        let left = settings.map { "  \($0.flag)\($0.valuePlaceholder)" }
+        let width = left.map(\.count).max() ?? 0
+        return zip(settings, left).map { setting, left in
+            var line = left.padding(toLength: width + 2, withPad: " ", startingAt: 0) + setting.summary
+            var notes = [setting.environmentVariable]
+            if let value = setting.defaultValue { notes.append("default \(setting.isSecret ? "(set)" : value)") }
+            line += " [" + notes.joined(separator: ", ") + "]"
+            return line
+        }.joined(separator: "\n")
+    }
+
+    /// Resolves every setting from, in increasing precedence, its default, the config file, the environment and
+    /// the command line.
+    ///
+    /// - Parameters:
+    ///   - arguments: the command line after the command's name; `--name VALUE`, `--name=VALUE`, a bare `--name`
+    ///     for booleans, `--` ends the flags. Arguments that are not flags are returned as
+    ///     ``ResolvedSettings/positionals``; `--help`/`-h` set ``ResolvedSettings/helpRequested``.
+    ///   - environment: the process environment (`ORCHARD_…`; empty values count as unset).
+    /// - Throws: ``ConfigurationError``.
+    public func resolve(
+        arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+    )
+        throws(ConfigurationError) -> ResolvedSettings
+    {
+        var flags: [String: String] = [:]
+        var positionals: [String] = []
+        var helpRequested = false
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                onlyPositionals = true
+                continue
+            }
+            if argument == "--help" || argument == "-h" {
+                helpRequested = true
+                continue
+            }
+            var name = String(argument.drop { $0 == "-" })
+            var inline: String?
+            if let equals = name.firstIndex(of: "=") {
+                inline = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            guard argument.hasPrefix("--"), let setting = setting(named: name) else {
+                throw ConfigurationError(.unknownFlag, "unknown option \(argument.split(separator: "=")[0])")
+            }
+            if let inline {
+                flags[name] = inline
+            } else if setting.kind == .boolean {
+                flags[name] = "true"
+            } else {
+                guard index < arguments.count else {
+                    throw ConfigurationError(.missingValue, "option \(setting.flag) needs a value")
+                }
+                flags[name] = arguments[index]
+                index += 1
+            }
+        }
+
+        func fromEnvironment(_ setting: Setting) -> String? {
+            guard let value = environment[setting.environmentVariable], !value.isEmpty else { return nil }
+            return value
+        }
+
+        var values: [String: (String, SettingSource)] = [:]
+        for setting in settings {
+            if let value = setting.defaultValue { values[setting.name] = (value, .defaultValue) }
+        }
+        let configSetting = Self.configFile
+        let configPath =
+            flags[configSetting.name].map { ($0, SettingSource.flag(configSetting.flag)) }
+            ?? fromEnvironment(configSetting).map { ($0, .environment(configSetting.environmentVariable)) }
+        if let (path, source) = configPath {
+            values[configSetting.name] = (path, source)
+            for (name, value) in try readFile(path) { values[name] = (value, .file(path)) }
+        }
+        for setting in settings {
+            if let value = fromEnvironment(setting) {
+                values[setting.name] = (value, .environment(setting.environmentVariable))
+            }
+            if let value = flags[setting.name] { values[setting.name] = (value, .flag(setting.flag)) }
+        }
+        return ResolvedSettings(
+            registry: self, values: values, positionals: positionals, helpRequested: helpRequested)
+    }
+
+    private func readFile(_ path: String) throws(ConfigurationError) -> [String: String] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(.unreadableFile, "cannot read the config file \(path)")
+        }
+        // The config file, read once at start-up: not request handling.
+        guard let object = try? JSONSerialization.jsonObject(with: data), let fields = object as? [String: Any] else {
+            throw ConfigurationError(.invalidFile, "the config file \(path) is not a JSON object")
+        }
+        var values: [String: String] = [:]
+        for (key, value) in fields {
+            guard let setting = settings.first(where: { $0.fileKeys.contains(key) }), setting.name != "config" else {
+                throw ConfigurationError(.unknownKey, "unknown key \"\(key)\" in the config file \(path)")
+            }
+            guard let text = Self.text(of: value) else {
+                throw ConfigurationError(
+                    .invalidValue, "key \"\(key)\" in the config file \(path) must be a string, number, boolean or list"
+                )
+            }
+            values[setting.name] = text
+        }
+        return values
+    }
+
+    private static func text(of value: Any) -> String? {
+        switch value {
+        case let string as String: return string
+        case let number as NSNumber:
+            // JSON booleans come back as NSNumbers of Objective-C type "c" (char).
+            if String(cString: number.objCType) == "c" { return number.boolValue ? "true" : "false" }
+            return number.stringValue
+        case let list as [Any]:
+            let items = list.compactMap { item -> String? in item is [Any] ? nil : text(of: item) }
+            return items.count == list.count ? items.joined(separator: ",") : nil
+        default: return nil
+        }
+    }
+}
+
+/// The effective value of every setting, with its source, and typed accessors whose errors name the source.
+public struct ResolvedSettings: Sendable {
+    /// The registry resolved.
+    public let registry: SettingsRegistry
+    private let values: [String: (String, SettingSource)]
+    /// Command-line arguments that were not flags, in order.
+    public let positionals: [String]
+    /// Whether `--help` or `-h` was given.
+    public let helpRequested: Bool
+
+    init(
+        registry: SettingsRegistry, values: [String: (String, SettingSource)], positionals: [String],
+        helpRequested: Bool
+    ) {
+        self.registry = registry
+        self.values = values
+        self.positionals = positionals
+        self.helpRequested = helpRequested
+    }
+
+    /// The value of `name` as text, if set (by default or otherwise).
+    public func string(_ name: String) -> String? {
+        precondition(registry.setting(named: name) != nil, "setting \(name) is not registered")
+        return values[name]?.0
+    }
+
+    /// Where the value of `name` came from; `nil` when it is unset.
+    public func source(_ name: String) -> SettingSource? { values[name]?.1 }
+
+    private func invalid(_ name: String, _ expected: String) -> ConfigurationError {
+        let source = values[name].map { "\($0.1)" } ?? "default"
+        let shown = registry.setting(named: name)?.isSecret == true ? "" : " (got \"\(values[name]?.0 ?? "")\")"
+        return ConfigurationError(.invalidValue, "setting \(name) from \(source) must be \(expected)\(shown)")
+    }
+
+    /// The value of `name` as a whole number.
+    public func integer(_ name: String) throws(ConfigurationError) -> Int? {
+        guard let text = string(name) else { return nil }
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else { throw invalid(name, "a whole number") }
+        return value
+    }
+
+    /// The value of `name` as a whole number within `range`.
+    public func integer(_ name: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+        guard let value = try integer(name) else { return nil }
+        guard range.contains(value) else {
+            throw invalid(name, "between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// The value of `name` as a number.
+    public func number(_ name: String) throws(ConfigurationError) -> Double? {
+        guard let text = string(name) else { return nil }
+        guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else {
+            throw invalid(name, "a number")
+        }
+        return value
+    }
+
+    /// The value of `name` as a boolean.
+    public func boolean(_ name: String) throws(ConfigurationError) -> Bool? {
+        guard let text = string(name) else { return nil }
+        switch text.lowercased() {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default: throw invalid(name, "true or false")
+        }
+    }
+
+    /// The value of `name` as a comma-separated list (items trimmed, empty items dropped).
+    public func list(_ name: String) -> [String]? {
+        string(name).map { text in
+            text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+    }
+
+    /// One line per set setting, `name = value (source)`, secrets shown as `(set)`: for `orchard serve` to print
+    /// its effective configuration.
+    public var summaryLines: [String] {
+        registry.settings.compactMap { setting in
+            guard let (value, source) = values[setting.name] else { return nil }
+            // A database URL may carry its password: shown with it replaced.
+            let shown = setting.isSecret ? "(set)" : value.hasPrefix("postgres") ? redactedDatabaseURL(value) : value
+            return "\(setting.name) = \(shown) (\(source))"
+        }
+    }
+}
+
+extension ServerConfiguration {
+    /// Adds the HTTP server's settings to `registry`: `host`, `port`, `max-body-bytes`, `max-json-depth`,
+    /// `max-string-length`, `connection-limit`, `per-ip-connection-limit`, `connection-timeout`,
+    /// `request-head-timeout-seconds`, `request-body-timeout-seconds`, `keep-alive-trim-percent`,
+    /// `reserved-connection-percent`, `thread-pool-size`,
+    /// `rate-limit-per-second`, `rate-limit-burst`, `tls-cert`, `tls-key`, `shutdown-timeout`.
+    public static func register(in registry: inout SettingsRegistry) {
+        let defaults = ServerConfiguration()
+        let settings: [Setting] = [
+            Setting(name: "host", kind: .string, default: defaults.host, summary: "the IP address to listen on"),
+            Setting(
+                name: "port", kind: .integer, default: String(defaults.port),
+                summary: "the TCP port to listen on (0 picks a free one)"),
+            Setting(
+                name: "max-body-bytes", kind: .integer, default: String(defaults.maxBodyBytes),
+                summary: "the largest request body accepted (larger: 413)"),
+            Setting(
+                name: "max-json-depth", kind: .integer, default: String(defaults.maxJSONDepth),
+                summary: "the deepest JSON nesting accepted"),
+            Setting(
+                name: "max-string-length", kind: .integer, default: String(defaults.maxStringLength),
+                summary: "the longest JSON string accepted, in bytes"),
+            Setting(
+                name: "connection-limit", kind: .integer, default: String(defaults.connectionLimit),
+                summary: "the most connections open at once"),
+            Setting(
+                name: "per-ip-connection-limit", kind: .integer, default: String(defaults.perIPConnectionLimit),
+                summary: "the most connections from one IP address (0: no limit)"),
+            Setting(
+                name: "connection-timeout", kind: .integer, default: String(defaults.connectionTimeoutSeconds),
+                summary: "seconds of inactivity before a connection is closed"),
+            Setting(
+                name: "request-head-timeout-seconds", kind: .integer,
+                default: String(defaults.requestHeadTimeoutSeconds),
+                summary: "seconds to send a whole request head, however steadily (0: no deadline)"),
+            Setting(
+                name: "request-body-timeout-seconds", kind: .integer,
+                default: String(defaults.requestBodyTimeoutSeconds),
+                summary: "seconds to send a whole request body after its head (0: no deadline)"),
+            Setting(
+                name: "keep-alive-trim-percent", kind: .integer, default: String(defaults.keepAliveTrimPercent),
+                summary: "above this % of connection-limit open, close idle keep-alive connections, oldest first"),
+            Setting(
+                name: "reserved-connection-percent", kind: .integer,
+                default: String(defaults.reservedConnectionPercent),
+                summary: "% of connection-limit kept free of idle and slow connections, for new clients"),
+            Setting(
+                name: "thread-pool-size", kind: .integer, default: String(defaults.threadPoolSize),
+                summary: "worker threads answering requests"),
+            Setting(
+                name: "rate-limit-per-second", kind: .number, default: formatValue(defaults.rateLimitPerSecond),
+                summary: "requests per second per credential (0: no limit)"),
+            Setting(
+                name: "rate-limit-burst", kind: .integer, default: String(defaults.rateLimitBurst),
+                summary: "requests a credential may make at once"),
+            Setting(name: "tls-cert", kind: .path, summary: "PEM certificate chain: serve HTTPS (with --tls-key)"),
+            Setting(name: "tls-key", kind: .path, summary: "PEM private key for --tls-cert"),
+            Setting(
+                name: "shutdown-timeout", kind: .integer, default: String(defaults.shutdownTimeoutSeconds),
+                summary: "seconds to let requests in flight finish on shutdown"),
+        ]
+        for setting in settings { registry.register(setting) }
+    }
+
+    /// The configuration described by `settings` (resolved from a registry that ``register(in:)`` filled).
+    public init(settings: ResolvedSettings) throws(ConfigurationError) {
+        self.init()
+        if let host = settings.string("host") { self.host = host }
+        if let port = try settings.integer("port", in: 0...65_535) { self.port = port }
+        if let value = try settings.integer("max-body-bytes", in: 0...(1 << 30)) { maxBodyBytes = value }
+        if let value = try settings.integer("max-json-depth", in: 1...1_000) { maxJSONDepth = value }
+        if let value = try settings.integer("max-string-length", in: 1...(1 << 30)) { maxStringLength = value }
+        if let value = try settings.integer("connection-limit", in: 1...1_000_000) { connectionLimit = value }
+        if let value = try settings.integer("per-ip-connection-limit", in: 0...1_000_000) {
+            perIPConnectionLimit = value
+        }
+        if let value = try settings.integer("connection-timeout", in: 0...86_400) { connectionTimeoutSeconds = value }
+        if let value = try settings.integer("request-head-timeout-seconds", in: 0...86_400) {
+            requestHeadTimeoutSeconds = value
+        }
+        if let value = try settings.integer("request-body-timeout-seconds", in: 0...86_400) {
+            requestBodyTimeoutSeconds = value
+        }
+        if let value = try settings.integer("keep-alive-trim-percent", in: 1...100) { keepAliveTrimPercent = value }
+        if let value = try settings.integer("reserved-connection-percent", in: 0...50) {
+            reservedConnectionPercent = value
+        }
+        if let value = try settings.integer("thread-pool-size", in: 1...1_024) { threadPoolSize = value }
+        if let value = try settings.number("rate-limit-per-second") {
+            guard value >= 0 else {
+                throw ConfigurationError(.invalidValue, "setting rate-limit-per-second must not be negative")
+            }
+            rateLimitPerSecond = value
+        }
+        if let value = try settings.integer("rate-limit-burst", in: 1...1_000_000) { rateLimitBurst = value }
+        tlsCertificatePath = settings.string("tls-cert")
+        tlsKeyPath = settings.string("tls-key")
+        if (tlsCertificatePath == nil) != (tlsKeyPath == nil) {
+            throw ConfigurationError(.invalidValue, "--tls-cert and --tls-key go together")
+        }
+        if let value = try settings.integer("shutdown-timeout", in: 0...3_600) { shutdownTimeoutSeconds = value }
+    }
+}
