@@ -91,7 +91,7 @@ public struct MerchantValidationConfiguration: Sendable {
     /// `..`),
     /// no user, query or fragment.
     public func allowedURL(_ text: String) -> String? {
-        guard text.utf8.count <= 2048, text.lowercased().hasPrefix("https://") else { return nil }
+        guard text.utf8.count <= FieldLimits.url, text.lowercased().hasPrefix("https://") else { return nil }
         let rest = text.dropFirst("https://".count)
         guard let slash = rest.firstIndex(of: "/") else { return nil }
         let authority = rest[..<slash].lowercased()
@@ -127,7 +127,7 @@ package enum ApplePayDomain {
     package static func normalized(_ text: String) -> String? {
         var name = text.lowercased()
         if name.hasSuffix(".") { name.removeLast() }
-        guard (1...253).contains(name.utf8.count) else { return nil }
+        guard FieldLimits.domainNameBytes.contains(name.utf8.count) else { return nil }
         let characters = Set("abcdefghijklmnopqrstuvwxyz0123456789-")
         for label in name.split(separator: ".", omittingEmptySubsequences: false) {
             guard (1...63).contains(label.count), label.allSatisfy({ characters.contains($0) }),
@@ -148,11 +148,6 @@ package enum ApplePayDomain {
 }
 
 extension MerchantRegistry {
-    /// The most domains a merchant may register.
-    public static let maximumApplePayDomains = 100
-    /// The largest domain association file kept (64 KiB).
-    public static let maximumDomainAssociationBytes = 64 << 10
-
     static func domainAssociationSetting(_ merchantID: String) -> String {
         "apple_pay_domain_association:\(merchantID)"
     }
@@ -163,8 +158,8 @@ extension MerchantRegistry {
     /// A domain another merchant registered is refused (`domain_already_registered`).
     @discardableResult
     public func setApplePayDomains(merchantID: String, domains: [String]) throws(GatewayError) -> [String] {
-        guard domains.count <= Self.maximumApplePayDomains else {
-            throw .invalid("domains", "at most \(Self.maximumApplePayDomains) domains")
+        guard domains.count <= FieldLimits.applePayDomains else {
+            throw .invalid("domains", "at most \(FieldLimits.applePayDomains) domains")
         }
         var normalized: [String] = []
         for (index, domain) in domains.enumerated() {
@@ -198,7 +193,7 @@ extension MerchantRegistry {
     /// Keeps the domain association file Apple gives (served at
     /// `/.well-known/apple-developer-merchantid-domain-association` for the merchant's domains).
     public func setDomainAssociation(merchantID: String, file: Data) throws(GatewayError) {
-        guard !file.isEmpty, file.count <= Self.maximumDomainAssociationBytes else {
+        guard FieldLimits.domainAssociationBytes.contains(file.count) else {
             throw .invalid("body", "the domain association file, 1 byte to 64 KiB")
         }
         try gatewayThrowing {
@@ -288,9 +283,6 @@ public final class MerchantValidationService: Sendable {
     /// Extra hosts and the timeout.
     public let configuration: MerchantValidationConfiguration
 
-    /// The longest display name Apple accepts.
-    public static let maximumDisplayNameLength = 64
-
     public init(
         merchants: MerchantRegistry, transport: any MerchantSessionTransport,
         configuration: MerchantValidationConfiguration = .init()
@@ -321,8 +313,8 @@ public final class MerchantValidationService: Sendable {
                 .domainNotRegistered, "the domain is not one of the merchant's Apple Pay domains", param: "domain")
         }
         let title = displayName ?? merchant.name
-        guard (1...Self.maximumDisplayNameLength).contains(title.count) else {
-            throw .invalid("display_name", "1 to \(Self.maximumDisplayNameLength) characters")
+        guard FieldLimits.fits(title, FieldLimits.displayName) else {
+            throw .invalid("display_name", "1 to \(FieldLimits.displayName.upperBound) characters")
         }
         guard let identity = try merchants.identity(merchantID: merchant.id) else {
             throw GatewayError(

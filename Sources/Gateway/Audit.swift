@@ -159,7 +159,7 @@ extension GatewayService {
     /// One page of the merchant's audit log, newest first (creation time, then id), strictly after the
     /// `startingAfter` cursor (a ``ListingCursor`` text), at most `limit` (1 to 100) entries.
     public func auditLog(merchant: Merchant, limit: Int, startingAfter: String?) throws(GatewayError) -> AuditPage {
-        guard (1...100).contains(limit) else { throw .invalid("limit", "1 to 100") }
+        guard FieldLimits.pageSize.contains(limit) else { throw .invalid("limit", "1 to 100") }
         var after: AuditCursor?
         if let startingAfter {
             guard let parsed = AuditCursor(text: startingAfter) else {

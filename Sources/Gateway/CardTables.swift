@@ -49,9 +49,6 @@ public struct CoBrandRow: Sendable, Hashable {
 }
 
 extension MerchantRegistry {
-    /// The most ranges a co-brand table holds.
-    public static let maximumCoBrandRanges = 10_000
-
     /// The CSV header of a co-brand table (`PUT /v1/co-brand-table` as `text/csv`).
     public static let coBrandCSVHeader = "bin_low,bin_high,affiliate_code"
 
@@ -68,10 +65,10 @@ extension MerchantRegistry {
     /// Replaces the merchant's co-brand table (BIN ranges → affiliate codes) with `ranges`, all or none.
     /// A bad range is `co_brand_table_invalid` with its 1-based position in ``GatewayError/rows``.
     public func setCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws(GatewayError) {
-        guard ranges.count <= Self.maximumCoBrandRanges else {
+        guard ranges.count <= FieldLimits.coBrandRanges else {
             throw RowProblems.refuse(
-                .coBrandTableInvalid, row: Self.maximumCoBrandRanges + 1, label: "row",
-                "at most \(Self.maximumCoBrandRanges) ranges")
+                .coBrandTableInvalid, row: FieldLimits.coBrandRanges + 1, label: "row",
+                "at most \(FieldLimits.coBrandRanges) ranges")
         }
         var problems = RowProblems()
         for (index, range) in ranges.enumerated() {
@@ -124,10 +121,10 @@ extension MerchantRegistry {
     private func storeCoBrandTable(
         merchantID: String, rows: [(number: Int, row: Result<CoBrandRow, RowText>)], label: String
     ) throws(GatewayError) -> [CoBrandRange] {
-        guard rows.count <= Self.maximumCoBrandRanges else {
+        guard rows.count <= FieldLimits.coBrandRanges else {
             throw RowProblems.refuse(
-                .coBrandTableInvalid, row: rows[Self.maximumCoBrandRanges].number, label: label,
-                "at most \(Self.maximumCoBrandRanges) ranges")
+                .coBrandTableInvalid, row: rows[FieldLimits.coBrandRanges].number, label: label,
+                "at most \(FieldLimits.coBrandRanges) ranges")
         }
         var problems = RowProblems()
         var ranges: [CoBrandRange] = []

@@ -65,7 +65,7 @@ extension GatewayService {
     ) throws(GatewayError) -> (
         events: [EventRecord], nextCursor: String?
     ) {
-        guard (1...100).contains(limit) else { throw .invalid("limit", "1 to 100") }
+        guard FieldLimits.pageSize.contains(limit) else { throw .invalid("limit", "1 to 100") }
         var after: EventCursor?
         if let cursor {
             guard let parsed = EventCursor(text: cursor) else {

@@ -273,13 +273,13 @@ public final class GatewayService: Sendable {
         guard request.prime.hasPrefix("prm_"), request.prime.count <= 100 else {
             throw GatewayError(.primeNotFound, "no such prime", param: "prime")
         }
-        if let details = request.details, details.unicodeScalars.count > PayByPrimeRequest.detailsLimit {
-            throw .invalid("details", "at most \(PayByPrimeRequest.detailsLimit) characters")
+        if let details = request.details, !FieldLimits.fits(details, FieldLimits.details) {
+            throw .invalid("details", "at most \(FieldLimits.details) characters")
         }
         if let number = request.orderNumber,
-            number.isEmpty || number.unicodeScalars.count > PayByPrimeRequest.orderNumberLimit
+            number.isEmpty || !FieldLimits.fits(number, FieldLimits.orderNumber)
         {
-            throw .invalid("order_number", "1 to \(PayByPrimeRequest.orderNumberLimit) characters")
+            throw .invalid("order_number", "1 to \(FieldLimits.orderNumber) characters")
         }
         try validate(cardholder: request.cardholder)
         try validate(metadata: request.metadata)
@@ -350,7 +350,7 @@ public final class GatewayService: Sendable {
             ("zip_code", cardholder.zipCode), ("address", cardholder.address), ("national_id", cardholder.nationalID),
         ]
         for (name, value) in fields {
-            let limit = Cardholder.fieldLimits[name] ?? 0
+            let limit = FieldLimits.cardholder[name] ?? 0
             if let value, value.unicodeScalars.count > limit {
                 throw .invalid("cardholder." + name, "at most \(limit) characters")
             }
@@ -380,8 +380,9 @@ public final class GatewayService: Sendable {
     }
 
     func validate(metadata: [String: String]) throws(GatewayError) {
-        guard metadata.count <= 20 else { throw .invalid("metadata", "at most 20 keys") }
-        for (key, value) in metadata where key.isEmpty || key.count > 40 || value.count > 500 {
+        guard metadata.count <= FieldLimits.metadataEntries else { throw .invalid("metadata", "at most 20 keys") }
+        for (key, value) in metadata
+        where !FieldLimits.fits(key, FieldLimits.metadataKey) || !FieldLimits.fits(value, FieldLimits.metadataValue) {
             throw .invalid("metadata", "keys of 1 to 40 characters, values of at most 500")
         }
     }
@@ -394,15 +395,21 @@ public final class GatewayService: Sendable {
     )
         throws(GatewayError) -> OrderSession
     {
-        guard (1...64).contains(request.outTradeNo.count) else { throw .invalid("out_trade_no", "1 to 64 characters") }
+        guard FieldLimits.fits(request.outTradeNo, FieldLimits.outTradeNo) else {
+            throw .invalid("out_trade_no", "1 to 64 characters")
+        }
         try validateAmount(request.amount, currency: request.currency, merchant: merchant)
         guard request.country.count == 2, request.country.allSatisfy({ $0.isASCII && $0.isLetter }) else {
             throw .invalid("country", "ISO 3166 alpha-2")
         }
-        if let subject = request.subject, subject.count > 256 { throw .invalid("subject", "at most 256 characters") }
-        if let user = request.userID, user.count > 64 { throw .invalid("user_id", "at most 64 characters") }
+        if let subject = request.subject, !FieldLimits.fits(subject, FieldLimits.subject.upperBound) {
+            throw .invalid("subject", "at most 256 characters")
+        }
+        if let user = request.userID, !FieldLimits.fits(user, FieldLimits.userID.upperBound) {
+            throw .invalid("user_id", "at most 64 characters")
+        }
         if let url = request.notifyURL {
-            guard url.count <= 2048, let parsed = URL(string: url),
+            guard FieldLimits.fits(url, FieldLimits.url), let parsed = URL(string: url),
                 ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host?.isEmpty == false
             else { throw .invalid("notify_url", "an http(s) URL with a host") }
         }
@@ -453,7 +460,7 @@ public final class GatewayService: Sendable {
     {
         guard !token.isEmpty, token.count <= 64 * 1024 else { throw .invalid("token", "1 byte to 64 KiB") }
         let transactionIdentifier = (try? JSONValue.parse(token))?["transactionIdentifier"]?.string
-        let key = idempotencyKey ?? transactionIdentifier.map { "txn:" + String($0.prefix(200)) }
+        let key = idempotencyKey ?? transactionIdentifier.map(Self.transactionIdempotencyKey)
         let parts = [orderToken, transactionIdentifier ?? Hex.encode(SHA256.hash([UInt8](token)))]
         return try idempotent(merchant, key: key, operation: "pay_session", fingerprint: parts) {
             scope throws(GatewayError) in
@@ -548,7 +555,13 @@ public final class GatewayService: Sendable {
 
     /// The record query: filters, newest first, cursor pagination.
     public func payments(merchant: Merchant, query: PaymentQuery) throws(GatewayError) -> PaymentPage {
-        guard (1...100).contains(query.limit) else { throw .invalid("limit", "1 to 100") }
+        guard FieldLimits.pageSize.contains(query.limit) else { throw .invalid("limit", "1 to 100") }
+        if let number = query.orderNumber, !FieldLimits.fits(number, FieldLimits.orderNumber) {
+            throw .invalid("order_number", "at most \(FieldLimits.orderNumber) characters")
+        }
+        if let number = query.outTradeNo, !FieldLimits.fits(number, FieldLimits.outTradeNo.upperBound) {
+            throw .invalid("out_trade_no", "at most \(FieldLimits.outTradeNo.upperBound) characters")
+        }
         var after: PaymentCursor?
         if let cursor = query.cursor {
             guard let parsed = PaymentCursor(text: cursor) else {
@@ -571,7 +584,7 @@ public final class GatewayService: Sendable {
 
     /// The merchant's webhook events, newest first.
     public func events(merchant: Merchant, limit: Int = 50) throws(GatewayError) -> [WebhookEvent] {
-        guard (1...100).contains(limit) else { throw .invalid("limit", "1 to 100") }
+        guard FieldLimits.pageSize.contains(limit) else { throw .invalid("limit", "1 to 100") }
         return try read { try $0.events(merchantID: merchant.id, limit: limit) }
     }
 

@@ -126,7 +126,13 @@ extension GatewayService {
     /// The one rule for an idempotency key (the `Idempotency-Key` header, or a key derived from a request):
     /// 1 to 255 printable ASCII characters, no spaces.
     public static func isValidIdempotencyKey(_ key: String) -> Bool {
-        (1...255).contains(key.utf8.count) && key.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+        FieldLimits.idempotencyKeyBytes.contains(key.utf8.count) && key.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
+    /// The idempotency key of a session pay sent without one: the token's `transactionIdentifier`, as the
+    /// gateway and the HTTP layer's stored answers both derive it.
+    public static func transactionIdempotencyKey(_ transactionIdentifier: String) -> String {
+        "txn:" + String(transactionIdentifier.prefix(200))
     }
 
     /// Runs `body` at most once per (merchant, environment, key): a finished result (success or final

@@ -127,6 +127,9 @@ extension MerchantRegistry {
     ) throws(GatewayError)
         -> MerchantKeyStatus
     {
+        guard FieldLimits.fits(certificatePEM, FieldLimits.certificatePEM) else {
+            throw .invalid("certificate_pem", "1 to \(FieldLimits.certificatePEM.upperBound) characters of PEM")
+        }
         let name = Self.settingName(keyID)
         guard keyID.hasPrefix("mk_"), let sealed = try gatewayThrowing({ try store.read { try $0.setting(name) } })
         else {

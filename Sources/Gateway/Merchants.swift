@@ -141,7 +141,7 @@ public final class MerchantRegistry: Sendable {
         guard !spec.name.isEmpty, spec.name.count <= 100 else { throw .invalid("name", "1 to 100 characters") }
         guard spec.countryCode.count == 2 else { throw .invalid("country_code", "ISO 3166 alpha-2") }
         guard !spec.merchantIdentifiers.isEmpty, spec.merchantIdentifiers.count <= 20,
-            spec.merchantIdentifiers.allSatisfy({ (1...255).contains($0.count) })
+            spec.merchantIdentifiers.allSatisfy({ FieldLimits.fits($0, FieldLimits.merchantIdentifier) })
         else { throw .invalid("merchant_identifiers", "1 to 20 identifiers of at most 255 characters") }
         guard spec.allowedCurrencies.allSatisfy({ $0.count == 3 && $0.allSatisfy { $0.isASCII && $0.isLetter } }) else {
             throw .invalid("allowed_currencies", "ISO 4217 alphabetic codes")
@@ -320,7 +320,7 @@ public final class MerchantRegistry: Sendable {
         url: String, secret: String
     ) {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-            parsed.host != nil, url.count <= 2048
+            parsed.host != nil, FieldLimits.fits(url, FieldLimits.url)
         else { throw .invalid("url", "an http(s) URL of at most 2048 characters") }
         let secret = try WebhookSecretRing.newSecret()
         let now = clock.now()

@@ -110,11 +110,6 @@ public struct CardInfo: Sendable, Hashable, Codable {
 
 /// The cardholder as the merchant server describes them.
 public struct Cardholder: Sendable, Hashable, Codable {
-    /// The longest value of each field, in Unicode scalars, by wire name (openapi.yaml's `Cardholder`).
-    public static let fieldLimits: [String: Int] = [
-        "name": 100, "email": 254, "phone_number": 20, "address": 200, "zip_code": 10, "national_id": 20,
-    ]
-
     public var name: String?
     public var email: String?
     public var phoneNumber: String?
@@ -270,11 +265,6 @@ public struct PrimeResult: Sendable, Hashable, Codable {
 
 /// Pay-by-prime parameters (TapPay `pay-by-prime`).
 public struct PayByPrimeRequest: Sendable, Hashable, Codable {
-    /// The longest `order_number`, in Unicode scalars (openapi.yaml's `CreatePaymentRequest`).
-    public static let orderNumberLimit = 50
-    /// The longest `details`, in Unicode scalars.
-    public static let detailsLimit = 100
-
     public var prime: String
     /// Minor units.
     public var amount: Int64

@@ -365,7 +365,9 @@ extension GatewayService {
         idempotencyKey: String? = nil
     ) throws(GatewayError) -> RefundResult {
         if let amount, amount <= 0 { throw .invalid("amount", "a positive number of minor units") }
-        if let reason, reason.count > 256 { throw .invalid("reason", "at most 256 characters") }
+        if let reason, !FieldLimits.fits(reason, FieldLimits.refundReason) {
+            throw .invalid("reason", "at most \(FieldLimits.refundReason) characters")
+        }
         _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
         return try idempotent(
             merchant, key: idempotencyKey, operation: "refund",

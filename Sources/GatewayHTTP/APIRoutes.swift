@@ -78,7 +78,7 @@ extension GatewayAPI {
     /// The session-pay idempotency key without a header: the token's `transactionIdentifier`.
     @Sendable static func transactionIdentifierKey(_ parsedBody: JSONBody?) -> String? {
         guard let identifier = parsedBody?.json["token"]?["transactionIdentifier"]?.string else { return nil }
-        return "txn:" + String(identifier.prefix(200))
+        return GatewayService.transactionIdempotencyKey(identifier)
     }
 
     // MARK: Prime flow
@@ -126,13 +126,13 @@ extension GatewayAPI {
 
     func createPayment(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call, required: true)
-        let prime = try body.requiredString("prime", max: 64)
+        let prime = try body.requiredString("prime", max: FieldLimits.prime.upperBound)
         guard let currency = try body.currency("currency"), let amount = try body.amount("amount", currency: currency)
         else { throw body.missing("amount") }
         var cardholder: Cardholder?
         if let holder = try body.nested("cardholder") {
             func field(_ name: String) throws(GatewayAPIError) -> String? {
-                try holder.string(name, max: Cardholder.fieldLimits[name] ?? 0)
+                try holder.string(name, max: FieldLimits.cardholder[name] ?? 0)
             }
             cardholder = Cardholder(
                 name: try field("name"), email: try field("email"), phoneNumber: try field("phone_number"),
@@ -156,11 +156,13 @@ extension GatewayAPI {
         }
         var metadata: [String: String] = [:]
         if let nested = try body.nested("metadata") {
-            guard nested.members.count <= 20 else { throw body.invalid("metadata", "at most 20 keys") }
+            guard nested.members.count <= FieldLimits.metadataEntries else {
+                throw body.invalid("metadata", "at most 20 keys")
+            }
             for member in nested.members {
                 let key = member.key
-                guard case .string(let text) = member.value, (1...40).contains(key.unicodeScalars.count),
-                    text.unicodeScalars.count <= 500
+                guard case .string(let text) = member.value, FieldLimits.fits(key, FieldLimits.metadataKey),
+                    FieldLimits.fits(text, FieldLimits.metadataValue)
                 else {
                     throw body.invalid("metadata", "string values of at most 500 characters under keys of 1 to 40")
                 }
@@ -171,8 +173,8 @@ extension GatewayAPI {
             merchant: call.merchant,
             PayByPrimeRequest(
                 prime: prime, amount: amount, currency: currency.code,
-                orderNumber: try body.string("order_number", max: PayByPrimeRequest.orderNumberLimit),
-                details: try body.string("details", max: PayByPrimeRequest.detailsLimit),
+                orderNumber: try body.string("order_number", max: FieldLimits.orderNumber),
+                details: try body.string("details", max: FieldLimits.details),
                 cardholder: cardholder, captureMode: mode, metadata: metadata,
                 deferred: try body.boolean("deferred") ?? false),
             idempotencyKey: call.idempotencyKey)
@@ -189,7 +191,7 @@ extension GatewayAPI {
 
     func createSession(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call, required: true)
-        let outTradeNo = try body.requiredString("out_trade_no", max: 64)
+        let outTradeNo = try body.requiredString("out_trade_no", max: FieldLimits.outTradeNo.upperBound)
         guard outTradeNo.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }) else {
             throw body.invalid("out_trade_no", "letters, digits, _ - and . only")
         }
@@ -203,14 +205,16 @@ extension GatewayAPI {
                 .badRequest, .invalidRequest, "invalid_country_code", "\(country) is not an ISO 3166-1 alpha-2 code",
                 param: "country")
         }
-        let subject = try body.requiredString("subject", max: 256)
-        let userID = try body.requiredString("user_id", max: 64)
-        let notifyURL = try body.string("notify_url", max: 2048)
+        let subject = try body.requiredString("subject", max: FieldLimits.subject.upperBound)
+        let userID = try body.requiredString("user_id", max: FieldLimits.userID.upperBound)
+        let notifyURL = try body.string("notify_url", max: FieldLimits.url)
         if let notifyURL, !Self.acceptableWebhookURL(notifyURL, environment: call.merchant.environment) {
             throw body.invalid("notify_url", "an https URL (http only to the loopback in the sandbox)")
         }
         let lifetime = try body.integer("expires_in_seconds")
-        if let lifetime, !(60...86_400).contains(lifetime) { throw body.invalid("expires_in_seconds", "60 to 86400") }
+        if let lifetime, !FieldLimits.sessionLifetimeSeconds.contains(lifetime) {
+            throw body.invalid("expires_in_seconds", "60 to 86400")
+        }
         let session = try gateway.createSession(
             merchant: call.merchant,
             CreateSessionRequest(
@@ -259,8 +263,8 @@ extension GatewayAPI {
     }
 
     static func limit(_ request: HTTPRequest) throws(GatewayAPIError) -> Int {
-        guard let text = request.query("limit") else { return 20 }
-        guard let limit = Int(text), (1...100).contains(limit) else {
+        guard let text = request.query("limit") else { return FieldLimits.defaultPageSize }
+        guard let limit = Int(text), FieldLimits.pageSize.contains(limit) else {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "parameter_invalid", "limit is 1 to 100", param: "limit")
         }
@@ -345,7 +349,8 @@ extension GatewayAPI {
         let id = try call.context.parameter("id")
         let amount = try optionalAmount(body, call, paymentID: id)
         let result = try gateway.refund(
-            merchant: call.merchant, paymentID: id, amount: amount, reason: try body.string("reason", max: 200),
+            merchant: call.merchant, paymentID: id, amount: amount,
+            reason: try body.string("reason", max: FieldLimits.refundReason),
             idempotencyKey: call.idempotencyKey)
         return Wire.response(Wire.refund(result.refund))
     }
@@ -365,7 +370,7 @@ extension GatewayAPI {
                 .badRequest, .invalidRequest, "parameter_invalid", "unknown event type", param: "type")
         }
         let objectID = call.request.query("object_id")
-        if let objectID, objectID.isEmpty || objectID.unicodeScalars.count > 64 {
+        if let objectID, !FieldLimits.fits(objectID, FieldLimits.identifier) {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "parameter_invalid", "object_id is an id of 1 to 64 characters",
                 param: "object_id")
@@ -421,7 +426,7 @@ extension GatewayAPI {
 
     func putWebhook(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call, required: true)
-        let url = try body.requiredString("url", max: 2048)
+        let url = try body.requiredString("url", max: FieldLimits.url)
         guard Self.acceptableWebhookURL(url, environment: call.merchant.environment) else {
             throw body.invalid("url", "an https URL (http only to the loopback in the sandbox)")
         }
@@ -443,7 +448,7 @@ extension GatewayAPI {
 
     func uploadCertificate(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call, required: true)
-        let pem = try body.requiredString("certificate_pem", max: 16_384)
+        let pem = try body.requiredString("certificate_pem", max: FieldLimits.certificatePEM.upperBound)
         let key = try gateway.attachCertificate(
             merchant: call.merchant, keyID: try call.context.parameter("id"), certificatePEM: pem,
             idempotencyKey: call.idempotencyKey)

@@ -46,10 +46,10 @@ extension GatewayAPI {
                 message: "merchant validation needs an Origin among the merchant's configured web origins")
         }
         let body = try RequestBody(call, required: true)
-        let validationURL = try body.requiredString("validation_url", max: 2048)
-        let domain = try body.requiredString("domain", max: 253)
+        let validationURL = try body.requiredString("validation_url", max: FieldLimits.url)
+        let domain = try body.requiredString("domain", max: FieldLimits.domainNameBytes.upperBound)
         let displayName = try body.string(
-            "display_name", max: MerchantValidationService.maximumDisplayNameLength)
+            "display_name", max: FieldLimits.displayName.upperBound)
         guard let merchantValidation else {
             throw GatewayError(.applePayValidationFailed, "merchant validation is not configured on this gateway")
         }
@@ -71,7 +71,7 @@ extension GatewayAPI {
         var certificate = Array(call.request.body)
         if call.request.headers.mediaType == "application/json" {
             let body = try RequestBody(call, required: true)
-            let text = try body.requiredString("certificate", max: 16_384)
+            let text = try body.requiredString("certificate", max: FieldLimits.certificatePEM.upperBound)
             if text.contains("-----BEGIN") {
                 certificate = Array(text.utf8)
             } else if let der = Data(base64Encoded: text, options: .ignoreUnknownCharacters) {
@@ -95,7 +95,7 @@ extension GatewayAPI {
         guard let list = body.raw("domains") else { throw body.missing("domains") }
         guard case .array(let items) = list, case let domains = items.compactMap(\.string), domains.count == items.count
         else { throw body.invalid("domains", "an array of host names") }
-        guard domains.allSatisfy({ $0.unicodeScalars.count <= 253 }) else {
+        guard domains.allSatisfy({ FieldLimits.fits($0, FieldLimits.domainNameBytes.upperBound) }) else {
             throw body.invalid("domains", "host names of at most 253 characters")
         }
         let stored = try gateway.merchants.setApplePayDomains(merchantID: call.merchant.id, domains: domains)

@@ -87,7 +87,7 @@ extension GatewayAPI {
             throw HTTPAPIError.invalidJSON("the body must be a JSON object with secret_key")
         }
         guard let value = object["secret_key"] else { throw HTTPAPIError.parameterMissing("secret_key") }
-        guard let secretKey = value.string, secretKey.utf8.count <= 100 else {
+        guard let secretKey = value.string, secretKey.utf8.count <= FieldLimits.secretKeyBytes else {
             throw HTTPAPIError.parameterInvalid("secret_key", message: "secret_key is a string of at most 100 bytes")
         }
         let signedIn: (session: ConsoleSession, token: String)

@@ -18,8 +18,7 @@ extension RouteScope {
 ///
 /// ```swift
 /// let api = GatewayAPI(gateway: service, metrics: metrics)
-/// let application = api.application(configuration: configuration, accessLog: { print($0) })
-/// let server = HTTPServer(configuration: configuration, responder: application, bodyLimit: GatewayAPI.bodyLimit)
+/// let server = api.server(configuration: configuration, accessLog: { print($0) })
 /// ```
 public final class GatewayAPI: Sendable {
     /// The domain.
@@ -103,6 +102,21 @@ public final class GatewayAPI: Sendable {
         return HTTPApplication(
             router: router, middlewares: middlewares, requestIDs: requestIDs, clock: clock,
             onUnexpectedError: onUnexpectedError)
+    }
+
+    /// An ``HTTPServer`` (not started) answering with ``application(configuration:accessLog:clock:requestIDs:onUnexpectedError:)``
+    /// under the API's body caps (``bodyLimit(_:_:)``); `messages` gets libmicrohttpd's diagnostics (standard
+    /// error by default).
+    public func server(
+        configuration: ServerConfiguration, accessLog: @escaping @Sendable (String) -> Void,
+        messages: (@Sendable (String) -> Void)? = nil
+    ) -> HTTPServer {
+        let application = application(configuration: configuration, accessLog: accessLog)
+        guard let messages else {
+            return HTTPServer(configuration: configuration, responder: application, bodyLimit: Self.bodyLimit)
+        }
+        return HTTPServer(
+            configuration: configuration, responder: application, bodyLimit: Self.bodyLimit, messages: messages)
     }
 
     // MARK: CORS

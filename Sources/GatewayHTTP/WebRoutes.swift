@@ -32,7 +32,8 @@ extension GatewayAPI {
             format = named
         }
         let merchantIdentifier =
-            try body.string("merchant_identifier", max: 255) ?? call.merchant.merchantIdentifiers.first
+            try body.string("merchant_identifier", max: FieldLimits.merchantIdentifier.upperBound)
+            ?? call.merchant.merchantIdentifiers.first
         let countryCode = try body.string("country_code", max: 2) ?? call.merchant.countryCode
         let validation: PaymentRequestValidation
         do {

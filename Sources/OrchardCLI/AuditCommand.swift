@@ -5,10 +5,8 @@ import GatewaySQLite
 /// `orchard audit --database sqlite:PATH|postgres://…`: checks the ledger invariants and exits 0 only when all hold.
 enum AuditCommand {
     static let command = CLI.Command(
-        name: "audit", summary: "check the ledger invariants of a gateway database (exit 0 only when all hold)"
-    ) { arguments, io in
-        run(arguments, io)
-    }
+        name: "audit", summary: "check the ledger invariants of a gateway database (exit 0 only when all hold)",
+        run: run)
 
     static let usage = """
         usage: orchard audit --database sqlite:PATH|postgres://USER@HOST:PORT/DB
@@ -21,16 +19,11 @@ enum AuditCommand {
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
         let database: String
         do {
-            let parsed = try Arguments(arguments, options: ["database"], flags: ["help"])
-            if parsed.flag("help") {
-                io.out(usage)
-                return 0
-            }
+            let parsed = try Arguments.parse(arguments, options: ["database"])
             database = try parsed.required("database")
             if !GatewayDatabase.isPostgres(database) { _ = try GatewayDatabase.sqlitePath(database) }
         } catch {
-            io.err("orchard audit: \(error)\n\n\(usage)")
-            return 2
+            return io.report(error, of: "orchard audit", usage: usage, failure: nil)
         }
         do {
             let store = try GatewayDatabase.openWithoutKey(database)

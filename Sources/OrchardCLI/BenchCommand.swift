@@ -12,12 +12,7 @@ enum BenchCommand {
     ) { arguments, io in
         if arguments.first == "http" { return BenchHTTPCommand.run(Array(arguments.dropFirst()), io) }
         guard arguments.first == "token", !UsageError.asksForHelp(arguments) else {
-            if UsageError.asksForHelp(arguments) {
-                io.out(usage)
-                return 0
-            }
-            io.err(usage)
-            return 2
+            return io.unknownSubcommand(arguments, usage: usage)
         }
         do {
             let parsed = try Arguments(
@@ -36,12 +31,8 @@ enum BenchCommand {
             }
             return try runTokenBench(
                 seconds: seconds, rounds: rounds, tokenCount: count, breakdown: parsed.flag("breakdown"), io: io)
-        } catch let error as UsageError {
-            io.err("orchard bench: \(error)")
-            return 2
         } catch {
-            io.err("orchard bench: \(error)")
-            return 1
+            return io.report(error, of: "orchard bench")
         }
     }
 

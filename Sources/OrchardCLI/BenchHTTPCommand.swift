@@ -127,8 +127,7 @@ enum BenchHTTPCommand {
         do {
             options = try parse(arguments)
         } catch {
-            io.err("orchard bench http: \(error)\n\n\(usage)")
-            return 2
+            return io.report(error, of: "orchard bench http", usage: usage, failure: nil)
         }
         if options.help {
             io.out(usage)
@@ -137,12 +136,8 @@ enum BenchHTTPCommand {
         do {
             if let file = options.check { return try check(file: file, options: options, io: io) }
             return try bench(options, io: io)
-        } catch let error as UsageError {
-            io.err("orchard bench http: \(error)")
-            return 2
         } catch {
-            io.err("orchard bench http: \(error)")
-            return 1
+            return io.report(error, of: "orchard bench http")
         }
     }
 

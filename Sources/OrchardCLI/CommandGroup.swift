@@ -21,15 +21,8 @@ extension CLI.Command {
                     throw UsageError("unknown \(name) command \(action)")
                 }
                 return try run(Array(arguments.dropFirst()), io)
-            } catch let error as UsageError where error.isHelpRequest {
-                io.out(usage)
-                return 0
-            } catch let error as UsageError {
-                io.err("orchard \(name): \(error)\n\n\(usage)")
-                return 2
             } catch {
-                io.err("orchard \(name): \(error)")
-                return 1
+                return io.report(error, of: "orchard \(name)", usage: usage)
             }
         }
     }

@@ -7,11 +7,7 @@ import OrchardHTTP
 enum DemoCommand {
     /// The `demo` entry of the command table.
     static let command = CLI.Command(
-        name: "demo", summary: "walk the whole payment flow over HTTP (a server of its own, or --url)"
-    ) {
-        arguments, output in
-        run(arguments, output)
-    }
+        name: "demo", summary: "walk the whole payment flow over HTTP (a server of its own, or --url)", run: run)
 
     static let usage = """
         usage: orchard demo [--url URL --database sqlite:PATH] [--master-key HEX]
@@ -35,18 +31,13 @@ enum DemoCommand {
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
         let parsed: Arguments
         do {
-            parsed = try Arguments(arguments, options: ["url", "database", "master-key"], flags: ["help"])
-            if parsed.flag("help") {
-                io.out(usage)
-                return 0
-            }
+            parsed = try Arguments.parse(arguments, options: ["url", "database", "master-key"])
             guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument \(parsed.positionals[0])") }
             if parsed.value("database") != nil, parsed.value("url") == nil {
                 throw UsageError("--database goes with --url (without --url the demo uses a temporary database)")
             }
         } catch {
-            io.err("orchard demo: \(error)\n\n\(usage)")
-            return 2
+            return io.report(error, of: "orchard demo", usage: usage, failure: nil)
         }
         let modelOK = RequestModelDemo.run(output: io)
         io.out("")

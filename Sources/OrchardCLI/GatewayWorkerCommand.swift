@@ -18,10 +18,8 @@ import OrchardCrypto
 /// commit is durable, its answer not printed.
 enum GatewayWorkerCommand {
     static let command = CLI.Command(
-        name: "gateway-worker", summary: "internal: run many sandbox payments against a database (crash tests)"
-    ) { arguments, io in
-        run(arguments, io)
-    }
+        name: "gateway-worker", summary: "internal: run many sandbox payments against a database (crash tests)",
+        run: run)
 
     /// The amounts cycled through: approved, declined (…05), issuer timeout (…91), approved, approved.
     static let amounts: [Int64] = [10_000, 10_005, 10_091, 2_500, 7_700]

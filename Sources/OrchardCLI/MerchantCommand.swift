@@ -9,10 +9,8 @@ import OrchardCrypto
 /// command's name (`orchard merchant disable`).
 enum MerchantCommand {
     static let command = CLI.Command(
-        name: "merchant", summary: "merchants: create, list, show, rotate-secret-key, rotate-app-key, disable, enable"
-    ) { arguments, io in
-        run(arguments, io)
-    }
+        name: "merchant", summary: "merchants: create, list, show, rotate-secret-key, rotate-app-key, disable, enable",
+        run: run)
 
     /// The options every subcommand takes.
     static let databaseUsage = """
@@ -141,29 +139,15 @@ enum MerchantCommand {
 
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
         guard let name = arguments.first, let action = actions[name] else {
-            if UsageError.asksForHelp(arguments) {
-                io.out(usage)
-                return 0
-            }
-            io.err(arguments.first.map { "orchard merchant: unknown subcommand '\($0)'\n\n\(usage)" } ?? usage)
-            return arguments.first == nil ? 0 : 2
+            return io.unknownSubcommand(arguments, usage: usage, command: "orchard merchant", emptyStatus: 0)
         }
-        let parsed: Arguments
         do {
-            parsed = try Arguments(
+            let parsed = try Arguments.parse(
                 Array(arguments.dropFirst()),
-                options: action.options.union(["database", "master-key", "master-key-file"]), flags: ["json", "help"])
-            if parsed.flag("help") {
-                io.out(action.usage)
-                return 0
-            }
+                options: action.options.union(["database", "master-key", "master-key-file"]), flags: ["json"])
             return try action.run(parsed, io)
-        } catch let error as UsageError {
-            io.err("orchard merchant \(name): \(error)\n\n\(action.usage)")
-            return 2
         } catch {
-            io.err("orchard merchant \(name): \(error)")
-            return 1
+            return io.report(error, of: "orchard merchant \(name)", usage: action.usage)
         }
     }
 

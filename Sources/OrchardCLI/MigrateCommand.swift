@@ -7,10 +7,8 @@ import GatewaySQLite
 /// PostgreSQL database, sealed secrets still sealed.
 enum MigrateCommand {
     static let command = CLI.Command(
-        name: "migrate", summary: "copy a SQLite gateway database, with everything in it, into an empty PostgreSQL one"
-    ) { arguments, io in
-        run(arguments, io)
-    }
+        name: "migrate", summary: "copy a SQLite gateway database, with everything in it, into an empty PostgreSQL one",
+        run: run)
 
     static let usage = """
         usage: orchard migrate --from sqlite:PATH --to postgres://USER@HOST:PORT/DB
@@ -29,11 +27,7 @@ enum MigrateCommand {
         let target: GatewayRuntime.Options
         let configuration: PostgresStore.Configuration
         do {
-            let parsed = try Arguments(arguments, options: ["from", "to"], flags: ["help"])
-            if parsed.flag("help") {
-                io.out(usage)
-                return 0
-            }
+            let parsed = try Arguments.parse(arguments, options: ["from", "to"])
             sourcePath = try GatewayDatabase.sqlitePath(try parsed.required("from"))
             let to = try parsed.required("to")
             guard GatewayDatabase.isPostgres(to) else { throw UsageError("--to must be a postgres:// URL") }
@@ -44,8 +38,7 @@ enum MigrateCommand {
                 throw UsageError("no database at \(sourcePath)")
             }
         } catch {
-            io.err("orchard migrate: \(error)\n\n\(usage)")
-            return 2
+            return io.report(error, of: "orchard migrate", usage: usage, failure: nil)
         }
         let shown = GatewayDatabase.display(target)
         do {

@@ -27,9 +27,7 @@ public enum RequestCommand {
     /// Runs `orchard request …` and returns the exit status.
     public static func run(_ arguments: [String], output: CLIOutput) -> Int32 {
         guard let subcommand = arguments.first, ["validate", "convert"].contains(subcommand) else {
-            let asked = UsageError.asksForHelp(arguments)
-            asked ? output.out(usage) : output.err(usage)
-            return asked ? 0 : 2
+            return output.unknownSubcommand(arguments, usage: usage)
         }
         let parsed: Arguments
         let format: PaymentRequestFormat?
@@ -52,12 +50,7 @@ public enum RequestCommand {
             guard parsed.positionals.count == 1 else { throw UsageError("give exactly one FILE") }
             file = parsed.positionals[0]
         } catch {
-            if error.isHelpRequest {
-                output.out(usage)
-                return 0
-            }
-            output.err("orchard request: \(error.message)\n\n\(usage)")
-            return 2
+            return output.report(error, of: "orchard request", usage: usage)
         }
         let data: Data
         do {

@@ -18,25 +18,15 @@ enum SandboxDatabaseMint {
 
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
         guard arguments.first == "mint" else {
-            if UsageError.asksForHelp(arguments) {
-                io.out(usage)
-                return 0
-            }
-            io.err(arguments.first.map { "orchard sandbox: unknown subcommand '\($0)'\n\n\(usage)" } ?? usage)
-            return 2
+            return io.unknownSubcommand(arguments, usage: usage, command: "orchard sandbox")
         }
         let parsed: Arguments
         do {
-            parsed = try Arguments(
+            parsed = try Arguments.parse(
                 Array(arguments.dropFirst()),
-                options: ["database", "amount", "currency", "pan", "network", "type", "master-key"], flags: ["help"])
-            if parsed.flag("help") {
-                io.out(usage)
-                return 0
-            }
+                options: ["database", "amount", "currency", "pan", "network", "type", "master-key"])
         } catch {
-            io.err("orchard sandbox mint: \(error)\n\n\(usage)")
-            return 2
+            return io.report(error, of: "orchard sandbox mint", usage: usage, failure: nil)
         }
         do {
             var options = try GatewayDatabase.options(try parsed.required("database"))
@@ -50,12 +40,8 @@ enum SandboxDatabaseMint {
                 network: parsed.value("network") ?? "Visa", type: parsed.value("type") ?? "credit")
             io.out(String(decoding: token, as: UTF8.self))
             return 0
-        } catch let error as UsageError {
-            io.err("orchard sandbox mint: \(error)")
-            return 2
         } catch {
-            io.err("orchard sandbox mint: \(error)")
-            return 1
+            return io.report(error, of: "orchard sandbox mint")
         }
     }
 

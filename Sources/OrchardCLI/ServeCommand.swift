@@ -11,11 +11,7 @@ import OrchardHTTP
 /// of unknown payments running beside it, until SIGTERM or SIGINT.
 public enum ServeCommand {
     static let command = CLI.Command(
-        name: "serve", summary: "run the payment gateway's HTTP API (default 127.0.0.1:8080)"
-    ) {
-        arguments, io in
-        run(arguments, io)
-    }
+        name: "serve", summary: "run the payment gateway's HTTP API (default 127.0.0.1:8080)", run: run)
 
     /// Every setting of `orchard serve`: the HTTP server's and the gateway's.
     public static func registry() -> SettingsRegistry {
@@ -178,14 +174,13 @@ public enum ServeCommand {
                 merchants: runtime.gateway.merchants,
                 transport: CurlMerchantSessionTransport(caBundlePath: validation.caFile),
                 configuration: validation.configuration))
-        let application = api.application(configuration: configuration) { line in
+        let server = api.server(configuration: configuration) { line in
             switch logLevel {
             case "info": io.out(line)
             case "error" where line.contains("\"level\":\"error\""): io.out(line)
             default: break
             }
         }
-        let server = HTTPServer(configuration: configuration, responder: application, bodyLimit: GatewayAPI.bodyLimit)
         server.registerMetrics(in: metrics)
         dispatcher.start()
         var reconciler: PeriodicTask?
@@ -257,8 +252,7 @@ public enum ServeCommand {
         do {
             settings = try registry.resolve(arguments: arguments)
         } catch {
-            io.err("orchard serve: \(error)\n\n\(header)\n\(registry.helpText)")
-            return 2
+            return io.report(error, of: "orchard serve", usage: "\(header)\n\(registry.helpText)", failure: nil)
         }
         if settings.helpRequested {
             io.out(header + "\n" + registry.helpText)
@@ -267,15 +261,8 @@ public enum ServeCommand {
         let running: Running
         do {
             running = try start(settings: settings, io: io)
-        } catch let error as UsageError {
-            io.err("orchard serve: \(error)")
-            return 2
-        } catch let error as ConfigurationError {
-            io.err("orchard serve: \(error)")
-            return 2
         } catch {
-            io.err("orchard serve: \(error)")
-            return 1
+            return io.report(error, of: "orchard serve")
         }
         io.out("Orchard gateway listening on \(running.server.baseURL) (GET /healthz; stop with Ctrl-C)")
         let signal = running.server.runUntilShutdownSignal { _ in running.api.beginDraining() }

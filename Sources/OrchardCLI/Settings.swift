@@ -191,42 +191,27 @@ public struct SettingsRegistry: Sendable {
         var flags: [String: String] = [:]
         var positionals: [String] = []
         var helpRequested = false
-        var index = 0
-        var onlyPositionals = false
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
-                positionals.append(argument)
-                continue
-            }
-            if argument == "--" {
-                onlyPositionals = true
-                continue
-            }
-            if argument == "--help" || argument == "-h" {
+        var reader = CommandLineReader(arguments, dashedWordsAreOptions: true)
+        while let word = reader.next() {
+            switch word {
+            case .help:
                 helpRequested = true
-                continue
-            }
-            var name = String(argument.drop { $0 == "-" })
-            var inline: String?
-            if let equals = name.firstIndex(of: "=") {
-                inline = String(name[name.index(after: equals)...])
-                name = String(name[..<equals])
-            }
-            guard argument.hasPrefix("--"), let setting = setting(named: name) else {
-                throw ConfigurationError(.unknownFlag, "unknown option \(argument.split(separator: "=")[0])")
-            }
-            if let inline {
-                flags[name] = inline
-            } else if setting.kind == .boolean {
-                flags[name] = "true"
-            } else {
-                guard index < arguments.count else {
-                    throw ConfigurationError(.missingValue, "option \(setting.flag) needs a value")
+            case .positional(let argument):
+                positionals.append(argument)
+            case .option(let name, let inline, let spelling):
+                guard spelling.hasPrefix("--"), let setting = setting(named: name) else {
+                    throw ConfigurationError(.unknownFlag, "unknown option \(spelling)")
                 }
-                flags[name] = arguments[index]
-                index += 1
+                if let inline {
+                    flags[name] = inline
+                } else if setting.kind == .boolean {
+                    flags[name] = "true"
+                } else {
+                    guard let value = reader.value() else {
+                        throw ConfigurationError(.missingValue, "option \(setting.flag) needs a value")
+                    }
+                    flags[name] = value
+                }
             }
         }
 
@@ -392,98 +377,109 @@ extension ServerConfiguration {
     /// `rate-limit-per-second`, `rate-limit-burst`, `tls-cert`, `tls-key`, `shutdown-timeout`.
     public static func register(in registry: inout SettingsRegistry) {
         let defaults = ServerConfiguration()
-        let settings: [Setting] = [
-            Setting(name: "host", kind: .string, default: defaults.host, summary: "the IP address to listen on"),
-            Setting(
-                name: "port", kind: .integer, default: String(defaults.port),
-                summary: "the TCP port to listen on (0 picks a free one)"),
-            Setting(
-                name: "max-body-bytes", kind: .integer, default: String(defaults.maxBodyBytes),
-                summary: "the largest request body accepted (larger: 413)"),
-            Setting(
-                name: "max-json-depth", kind: .integer, default: String(defaults.maxJSONDepth),
-                summary: "the deepest JSON nesting accepted"),
-            Setting(
-                name: "max-string-length", kind: .integer, default: String(defaults.maxStringLength),
-                summary: "the longest JSON string accepted, in bytes"),
-            Setting(
-                name: "connection-limit", kind: .integer, default: String(defaults.connectionLimit),
-                summary: "the most connections open at once"),
-            Setting(
-                name: "per-ip-connection-limit", kind: .integer, default: String(defaults.perIPConnectionLimit),
-                summary: "the most connections from one IP address (0: no limit)"),
-            Setting(
-                name: "connection-timeout", kind: .integer, default: String(defaults.connectionTimeoutSeconds),
-                summary: "seconds of inactivity before a connection is closed"),
-            Setting(
-                name: "request-head-timeout-seconds", kind: .integer,
-                default: String(defaults.requestHeadTimeoutSeconds),
-                summary: "seconds to send a whole request head, however steadily (0: no deadline)"),
-            Setting(
-                name: "request-body-timeout-seconds", kind: .integer,
-                default: String(defaults.requestBodyTimeoutSeconds),
-                summary: "seconds to send a whole request body after its head (0: no deadline)"),
-            Setting(
-                name: "keep-alive-trim-percent", kind: .integer, default: String(defaults.keepAliveTrimPercent),
-                summary: "above this % of connection-limit open, close idle keep-alive connections, oldest first"),
-            Setting(
-                name: "reserved-connection-percent", kind: .integer,
-                default: String(defaults.reservedConnectionPercent),
-                summary: "% of connection-limit kept free of idle and slow connections, for new clients"),
-            Setting(
-                name: "thread-pool-size", kind: .integer, default: String(defaults.threadPoolSize),
-                summary: "worker threads answering requests"),
-            Setting(
-                name: "rate-limit-per-second", kind: .number, default: formatValue(defaults.rateLimitPerSecond),
-                summary: "requests per second per credential (0: no limit)"),
-            Setting(
-                name: "rate-limit-burst", kind: .integer, default: String(defaults.rateLimitBurst),
-                summary: "requests a credential may make at once"),
-            Setting(name: "tls-cert", kind: .path, summary: "PEM certificate chain: serve HTTPS (with --tls-key)"),
-            Setting(name: "tls-key", kind: .path, summary: "PEM private key for --tls-cert"),
-            Setting(
-                name: "shutdown-timeout", kind: .integer, default: String(defaults.shutdownTimeoutSeconds),
-                summary: "seconds to let requests in flight finish on shutdown"),
-        ]
-        for setting in settings { registry.register(setting) }
+        for entry in ServerSetting.all { registry.register(entry.setting(defaults)) }
     }
 
     /// The configuration described by `settings` (resolved from a registry that ``register(in:)`` filled).
     public init(settings: ResolvedSettings) throws(ConfigurationError) {
         self.init()
-        if let host = settings.string("host") { self.host = host }
-        if let port = try settings.integer("port", in: 0...65_535) { self.port = port }
-        if let value = try settings.integer("max-body-bytes", in: 0...(1 << 30)) { maxBodyBytes = value }
-        if let value = try settings.integer("max-json-depth", in: 1...1_000) { maxJSONDepth = value }
-        if let value = try settings.integer("max-string-length", in: 1...(1 << 30)) { maxStringLength = value }
-        if let value = try settings.integer("connection-limit", in: 1...1_000_000) { connectionLimit = value }
-        if let value = try settings.integer("per-ip-connection-limit", in: 0...1_000_000) {
-            perIPConnectionLimit = value
+        for entry in ServerSetting.all { try entry.apply(&self, settings) }
+    }
+}
+
+/// One setting of the HTTP server, in the one table that both registers it (its default read from a fresh
+/// ``ServerConfiguration``) and applies its resolved value.
+private struct ServerSetting {
+    var name: String
+    var kind: Setting.Kind
+    var summary: String
+    var defaultValue: (ServerConfiguration) -> String?
+    var apply: (inout ServerConfiguration, ResolvedSettings) throws(ConfigurationError) -> Void
+
+    func setting(_ defaults: ServerConfiguration) -> Setting {
+        Setting(name: name, kind: kind, default: defaultValue(defaults), summary: summary)
+    }
+
+    /// A whole number within `range`, stored at `keyPath`.
+    static func integer(
+        _ name: String, _ keyPath: WritableKeyPath<ServerConfiguration, Int>, in range: ClosedRange<Int>,
+        _ summary: String
+    ) -> ServerSetting {
+        ServerSetting(name: name, kind: .integer, summary: summary, defaultValue: { String($0[keyPath: keyPath]) }) {
+            (configuration: inout ServerConfiguration, settings: ResolvedSettings) throws(ConfigurationError) in
+            if let value = try settings.integer(name, in: range) { configuration[keyPath: keyPath] = value }
         }
-        if let value = try settings.integer("connection-timeout", in: 0...86_400) { connectionTimeoutSeconds = value }
-        if let value = try settings.integer("request-head-timeout-seconds", in: 0...86_400) {
-            requestHeadTimeoutSeconds = value
+    }
+
+    /// A path without a default, stored at `keyPath`; `check` runs once it is stored.
+    static func path(
+        _ name: String, _ keyPath: WritableKeyPath<ServerConfiguration, String?>, _ summary: String,
+        check: @escaping (ServerConfiguration) throws(ConfigurationError) -> Void = { _ in }
+    ) -> ServerSetting {
+        ServerSetting(name: name, kind: .path, summary: summary, defaultValue: { _ in nil }) {
+            (configuration: inout ServerConfiguration, settings: ResolvedSettings) throws(ConfigurationError) in
+            configuration[keyPath: keyPath] = settings.string(name)
+            try check(configuration)
         }
-        if let value = try settings.integer("request-body-timeout-seconds", in: 0...86_400) {
-            requestBodyTimeoutSeconds = value
-        }
-        if let value = try settings.integer("keep-alive-trim-percent", in: 1...100) { keepAliveTrimPercent = value }
-        if let value = try settings.integer("reserved-connection-percent", in: 0...50) {
-            reservedConnectionPercent = value
-        }
-        if let value = try settings.integer("thread-pool-size", in: 1...1_024) { threadPoolSize = value }
-        if let value = try settings.number("rate-limit-per-second") {
-            guard value >= 0 else {
-                throw ConfigurationError(.invalidValue, "setting rate-limit-per-second must not be negative")
-            }
-            rateLimitPerSecond = value
-        }
-        if let value = try settings.integer("rate-limit-burst", in: 1...1_000_000) { rateLimitBurst = value }
-        tlsCertificatePath = settings.string("tls-cert")
-        tlsKeyPath = settings.string("tls-key")
-        if (tlsCertificatePath == nil) != (tlsKeyPath == nil) {
-            throw ConfigurationError(.invalidValue, "--tls-cert and --tls-key go together")
-        }
-        if let value = try settings.integer("shutdown-timeout", in: 0...3_600) { shutdownTimeoutSeconds = value }
+    }
+
+    /// Every server setting, in the order help lists them and their values are applied.
+    static var all: [ServerSetting] {
+        [
+            ServerSetting(
+                name: "host", kind: .string, summary: "the IP address to listen on", defaultValue: { $0.host }
+            ) { (configuration: inout ServerConfiguration, settings: ResolvedSettings) throws(ConfigurationError) in
+                if let host = settings.string("host") { configuration.host = host }
+            },
+            .integer("port", \.port, in: 0...65_535, "the TCP port to listen on (0 picks a free one)"),
+            .integer(
+                "max-body-bytes", \.maxBodyBytes, in: 0...(1 << 30), "the largest request body accepted (larger: 413)"),
+            .integer("max-json-depth", \.maxJSONDepth, in: 1...1_000, "the deepest JSON nesting accepted"),
+            .integer(
+                "max-string-length", \.maxStringLength, in: 1...(1 << 30), "the longest JSON string accepted, in bytes"),
+            .integer("connection-limit", \.connectionLimit, in: 1...1_000_000, "the most connections open at once"),
+            .integer(
+                "per-ip-connection-limit", \.perIPConnectionLimit, in: 0...1_000_000,
+                "the most connections from one IP address (0: no limit)"),
+            .integer(
+                "connection-timeout", \.connectionTimeoutSeconds, in: 0...86_400,
+                "seconds of inactivity before a connection is closed"),
+            .integer(
+                "request-head-timeout-seconds", \.requestHeadTimeoutSeconds, in: 0...86_400,
+                "seconds to send a whole request head, however steadily (0: no deadline)"),
+            .integer(
+                "request-body-timeout-seconds", \.requestBodyTimeoutSeconds, in: 0...86_400,
+                "seconds to send a whole request body after its head (0: no deadline)"),
+            .integer(
+                "keep-alive-trim-percent", \.keepAliveTrimPercent, in: 1...100,
+                "above this % of connection-limit open, close idle keep-alive connections, oldest first"),
+            .integer(
+                "reserved-connection-percent", \.reservedConnectionPercent, in: 0...50,
+                "% of connection-limit kept free of idle and slow connections, for new clients"),
+            .integer("thread-pool-size", \.threadPoolSize, in: 1...1_024, "worker threads answering requests"),
+            ServerSetting(
+                name: "rate-limit-per-second", kind: .number,
+                summary: "requests per second per credential (0: no limit)",
+                defaultValue: { formatValue($0.rateLimitPerSecond) }
+            ) { (configuration: inout ServerConfiguration, settings: ResolvedSettings) throws(ConfigurationError) in
+                guard let value = try settings.number("rate-limit-per-second") else { return }
+                guard value >= 0 else {
+                    throw ConfigurationError(.invalidValue, "setting rate-limit-per-second must not be negative")
+                }
+                configuration.rateLimitPerSecond = value
+            },
+            .integer(
+                "rate-limit-burst", \.rateLimitBurst, in: 1...1_000_000, "requests a credential may make at once"),
+            .path("tls-cert", \.tlsCertificatePath, "PEM certificate chain: serve HTTPS (with --tls-key)"),
+            .path("tls-key", \.tlsKeyPath, "PEM private key for --tls-cert") {
+                (configuration: ServerConfiguration) throws(ConfigurationError) in
+                if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
+                    throw ConfigurationError(.invalidValue, "--tls-cert and --tls-key go together")
+                }
+            },
+            .integer(
+                "shutdown-timeout", \.shutdownTimeoutSeconds, in: 0...3_600,
+                "seconds to let requests in flight finish on shutdown"),
+        ]
     }
 }

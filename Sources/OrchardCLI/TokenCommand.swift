@@ -31,12 +31,7 @@ enum TokenCommand {
     ) {
         arguments, io in
         guard let action = arguments.first, ["decrypt", "verify"].contains(action) else {
-            if UsageError.asksForHelp(arguments) {
-                io.out(usage)
-                return 0
-            }
-            io.err(usage)
-            return 2
+            return io.unknownSubcommand(arguments, usage: usage)
         }
         let parsed: Arguments
         let decryptor: PaymentTokenDecryptor
@@ -66,15 +61,8 @@ enum TokenCommand {
                 io.out(errorJSON(error))
                 return 1
             }
-        } catch let error as UsageError where error.isHelpRequest {
-            io.out(usage)
-            return 0
-        } catch let error as UsageError {
-            io.err("orchard token: \(error)\n\n\(usage)")
-            return 2
         } catch {
-            io.err("orchard token: \(error)")
-            return 2
+            return io.report(error, of: "orchard token", usage: usage, failure: 2)
         }
         do {
             if action == "verify" {

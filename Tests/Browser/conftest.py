@@ -377,8 +377,9 @@ class ConsoleSession:
         return http_json(method, self.server.url + path, body,
                          dict({"Authorization": "Bearer " + self.secret_key}, **(headers or {})))
 
-    def pay(self, amount, currency="TWD", capture="now", order_number=None, card=None):
-        """A payment made as a shop would: a sandbox wallet token, a prime, then POST /v1/payments."""
+    def tokenize(self, amount, currency="TWD", card=None):
+        """The answer of POST /v1/tokens for a sandbox wallet token (of the wallet's default card unless `card`
+        is given), as a shop's page gets its prime."""
         server = self.server
         request = {"amount": amount, "currency": currency}
         if card:
@@ -389,10 +390,20 @@ class ConsoleSession:
         status, tokenized, _ = http_json("POST", server.url + "/v1/tokens", {"token": minted["token"]},
                                          server.client_headers())
         assert status == 200, tokenized
-        body = {"prime": tokenized["prime"], "amount": amount, "currency": currency, "capture": {"mode": capture}}
+        return tokenized
+
+    def try_pay(self, amount, currency="TWD", capture="now", order_number=None, card=None):
+        """`(status, body)` of POST /v1/payments with a fresh prime, whether the payment is approved or not."""
+        body = {"prime": self.tokenize(amount, currency, card)["prime"], "amount": amount, "currency": currency,
+                "capture": {"mode": capture}}
         if order_number:
             body["order_number"] = order_number
         status, payment, _ = self.api("POST", "/v1/payments", body)
+        return status, payment
+
+    def pay(self, amount, currency="TWD", capture="now", order_number=None, card=None):
+        """A payment made as a shop would: a sandbox wallet token, a prime, then POST /v1/payments (approved)."""
+        status, payment = self.try_pay(amount, currency, capture, order_number, card)
         assert status == 200, payment
         return payment
 

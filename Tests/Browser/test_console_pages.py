@@ -1,26 +1,7 @@
 """The console's Overview, Card data, Keys and Apple Pay, and Audit log pages, in a real browser."""
 
-from conftest import http_json
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-
-
-def prime(console_session, amount, currency="TWD"):
-    """A prime from a sandbox wallet token (the wallet's default card: Visa, BIN 476112); returns the answer."""
-    server = console_session.server
-    status, minted, _ = http_json("POST", server.url + "/v1/sandbox/wallet/tokens",
-                                  {"amount": amount, "currency": currency}, headers=server.client_headers())
-    assert status == 200, minted
-    status, answer, _ = http_json("POST", server.url + "/v1/tokens", {"token": minted["token"]},
-                                  headers=server.client_headers())
-    assert status == 200, answer
-    return answer
-
-
-def pay(console_session, amount):
-    status, body, _ = console_session.api("POST", "/v1/payments", {
-        "prime": prime(console_session, amount)["prime"], "amount": amount, "currency": "TWD"})
-    return status, body
 
 
 def reload_page(console_session, fragment):
@@ -62,7 +43,7 @@ def test_co_brand_table_upload_reaches_tokenization_and_the_audit_log(console_se
     assert console_session.find('tr[data-row="1"] input[name="bin_high"]').get_attribute("value") == "47619999"
 
     # A card in the range: its prime carries the affiliate code.
-    answer = prime(console_session, "100.00")
+    answer = console_session.tokenize("100.00")  # the wallet's default card: Visa, BIN 476112
     assert answer["merchant_reference_info"]["affiliate_codes"] == ["ORCHARD7"]
 
     # The editor, by keyboard: add a range whose code is bad, see its row marked, fix it, save.
@@ -93,9 +74,9 @@ def test_co_brand_table_upload_reaches_tokenization_and_the_audit_log(console_se
 def test_overview_charts_show_the_payments_made(console_session, screenshot):
     driver = console_session.driver
     for amount in ("100.00", "200.00", "50.00"):
-        status, body = pay(console_session, amount)
+        status, body = console_session.try_pay(amount)
         assert status == 200 and body["status"] == "captured", body
-    status, body = pay(console_session, "10.05")  # the sandbox acquirer declines …05 (do_not_honor)
+    status, body = console_session.try_pay("10.05")  # the sandbox acquirer declines …05 (do_not_honor)
     assert status == 402, body
     reload_page(console_session, "overview")
     console_session.wait(lambda d: d.find_elements(By.CSS_SELECTOR, 'svg[data-chart="count-hour"] rect.bar'), "the charts")

@@ -116,12 +116,8 @@ struct GatewayCommandsTests {
             received.withLock { $0.append((request.body, request.headers["Orchard-Signature"] ?? "")) }
             return .text("ok")
         }
-        var receiverConfiguration = ServerConfiguration()
-        receiverConfiguration.port = 0
-        let receiver = HTTPServer(
-            configuration: receiverConfiguration, responder: HTTPApplication(router: router), messages: { _ in })
-        try receiver.start()
-        defer { receiver.stop(timeoutSeconds: 1) }
+        let receiver = try TestServer(responder: HTTPApplication(router: router))
+        defer { receiver.server.stop(timeoutSeconds: 1) }
 
         let settings = try ServeCommand.registry().resolve(
             arguments: ["--database", database, "--port", "0", "--log-level", "off"], environment: [:])

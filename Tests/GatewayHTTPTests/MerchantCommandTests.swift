@@ -39,9 +39,7 @@ struct MerchantCommandTests {
             var configuration = ServerConfiguration()
             configuration.port = 0
             let api = GatewayAPI(gateway: runtime.gateway)
-            server = HTTPServer(
-                configuration: configuration, responder: api.application(configuration: configuration) { _ in },
-                bodyLimit: GatewayAPI.bodyLimit, messages: { _ in })
+            server = api.server(configuration: configuration, accessLog: { _ in }, messages: { _ in })
             try server.start()
         }
         deinit { server.stop(timeoutSeconds: 1) }

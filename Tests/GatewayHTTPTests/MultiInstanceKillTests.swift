@@ -97,12 +97,8 @@ struct MultiInstanceKillTests {
             }
             return .text("ok")
         }
-        var receiverConfiguration = ServerConfiguration()
-        receiverConfiguration.port = 0
-        let receiver = HTTPServer(
-            configuration: receiverConfiguration, responder: HTTPApplication(router: router), messages: { _ in })
-        try receiver.start()
-        defer { receiver.stop(timeoutSeconds: 1) }
+        let receiver = try TestServer(responder: HTTPApplication(router: router))
+        defer { receiver.server.stop(timeoutSeconds: 1) }
 
         let instances = try (0..<3).map { _ in
             Instance(port: try Self.freePort(), database: database)

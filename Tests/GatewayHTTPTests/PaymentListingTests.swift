@@ -8,6 +8,21 @@ import Testing
 
 @Suite("GET /v1/payments filters in SQL", .serialized)
 struct PaymentListingTests {
+    @Test("an order_number or out_trade_no filter longer than the field it matches is 400 parameter_invalid")
+    func overlongFilters() throws {
+        let h = try APIHarness()
+        let filters = [("order_number", FieldLimits.orderNumber), ("out_trade_no", FieldLimits.outTradeNo.upperBound)]
+        for (name, limit) in filters {
+            let fits = try h.merchantServer("GET", "/v1/payments?\(name)=" + String(repeating: "a", count: limit))
+            #expect(fits.status == 200, "\(fits.text)")
+            let long = try h.merchantServer("GET", "/v1/payments?\(name)=" + String(repeating: "a", count: limit + 1))
+            #expect(long.status == 400)
+            let error = long.json["error"] as? [String: Any]
+            #expect(error?["code"] as? String == "parameter_invalid")
+            #expect(error?["param"] as? String == name)
+        }
+    }
+
     @Test("currency and amount filters fill every page up to limit; the cursor walks each match once")
     func currencyPagesAreFull() throws {
         let h = try APIHarness()

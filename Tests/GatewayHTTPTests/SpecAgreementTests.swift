@@ -42,10 +42,136 @@ struct SpecAgreementTests {
 
     @Test("Cardholder's and CreatePaymentRequest's maxLength are the domain's limits")
     func stringLimits() throws {
-        #expect(try Self.maxLengths("Cardholder") == Cardholder.fieldLimits)
+        #expect(try Self.maxLengths("Cardholder") == FieldLimits.cardholder)
         let payment = try Self.maxLengths("CreatePaymentRequest")
-        #expect(payment["order_number"] == PayByPrimeRequest.orderNumberLimit)
-        #expect(payment["details"] == PayByPrimeRequest.detailsLimit)
+        #expect(payment["order_number"] == FieldLimits.orderNumber)
+        #expect(payment["details"] == FieldLimits.details)
+    }
+
+    /// The keywords that bound a value.
+    static let limitKeywords: Set<String> = [
+        "maxLength", "minLength", "minimum", "maximum", "maxItems", "minItems", "maxProperties",
+    ]
+
+    /// Every bound `node` states, by its place in the document (keys joined with `.`; a list item by its
+    /// `name`, or its position; `properties` and `schema` left out, so `CreatePaymentRequest.prime.maxLength`).
+    static func limits(in node: YAMLNode, at path: [String] = []) -> [String: String] {
+        var found: [String: String] = [:]
+        switch node {
+        case .map(let pairs):
+            for (key, value) in pairs {
+                if limitKeywords.contains(key), let text = value.string {
+                    found[(path + [key]).joined(separator: ".")] = text
+                } else {
+                    let step = key == "properties" || key == "schema" ? path : path + [key]
+                    found.merge(limits(in: value, at: step)) { first, _ in first }
+                }
+            }
+        case .list(let items):
+            for (index, item) in items.enumerated() {
+                found.merge(limits(in: item, at: path + [item["name"]?.string ?? String(index)])) { first, _ in first }
+            }
+        case .scalar:
+            break
+        }
+        return found
+    }
+
+    /// Each bound the spec states on what a request carries, and the domain's constant it must equal.
+    static var requestLimits: [String: Int] {
+        var table: [String: Int] = [
+            "paths./v1/payments.get.parameters.order_number.maxLength": FieldLimits.orderNumber,
+            "paths./v1/payments.get.parameters.out_trade_no.maxLength": FieldLimits.outTradeNo.upperBound,
+            "paths./v1/events.get.parameters.object_id.minLength": FieldLimits.identifier.lowerBound,
+            "paths./v1/events.get.parameters.object_id.maxLength": FieldLimits.identifier.upperBound,
+            "components.parameters.Limit.minimum": FieldLimits.pageSize.lowerBound,
+            "components.parameters.Limit.maximum": FieldLimits.pageSize.upperBound,
+            "components.parameters.IdempotencyKey.minLength": FieldLimits.idempotencyKeyBytes.lowerBound,
+            "components.parameters.IdempotencyKey.maxLength": FieldLimits.idempotencyKeyBytes.upperBound,
+            "components.schemas.Metadata.maxProperties": FieldLimits.metadataEntries,
+            "components.schemas.Metadata.propertyNames.minLength": FieldLimits.metadataKey.lowerBound,
+            "components.schemas.Metadata.propertyNames.maxLength": FieldLimits.metadataKey.upperBound,
+            "components.schemas.Metadata.additionalProperties.maxLength": FieldLimits.metadataValue,
+            "components.schemas.CaptureOptions.delay_days.minimum": 1,
+            "components.schemas.CaptureOptions.delay_days.maximum": GatewayConfiguration().maxCaptureDelayDays,
+            "components.schemas.CreatePaymentRequest.prime.minLength": FieldLimits.prime.lowerBound,
+            "components.schemas.CreatePaymentRequest.prime.maxLength": FieldLimits.prime.upperBound,
+            "components.schemas.CreatePaymentRequest.order_number.maxLength": FieldLimits.orderNumber,
+            "components.schemas.CreatePaymentRequest.details.maxLength": FieldLimits.details,
+            "components.schemas.RefundRequest.reason.maxLength": FieldLimits.refundReason,
+            "components.schemas.CreateSessionRequest.out_trade_no.minLength": FieldLimits.outTradeNo.lowerBound,
+            "components.schemas.CreateSessionRequest.out_trade_no.maxLength": FieldLimits.outTradeNo.upperBound,
+            "components.schemas.CreateSessionRequest.subject.minLength": FieldLimits.subject.lowerBound,
+            "components.schemas.CreateSessionRequest.subject.maxLength": FieldLimits.subject.upperBound,
+            "components.schemas.CreateSessionRequest.user_id.minLength": FieldLimits.userID.lowerBound,
+            "components.schemas.CreateSessionRequest.user_id.maxLength": FieldLimits.userID.upperBound,
+            "components.schemas.CreateSessionRequest.notify_url.maxLength": FieldLimits.url,
+            "components.schemas.CreateSessionRequest.expires_in_seconds.minimum":
+                FieldLimits.sessionLifetimeSeconds.lowerBound,
+            "components.schemas.CreateSessionRequest.expires_in_seconds.maximum":
+                FieldLimits.sessionLifetimeSeconds.upperBound,
+            "components.schemas.WebhookEndpointUpdate.url.maxLength": FieldLimits.url,
+            "components.schemas.CertificateUpload.certificate_pem.minLength": FieldLimits.certificatePEM.lowerBound,
+            "components.schemas.CertificateUpload.certificate_pem.maxLength": FieldLimits.certificatePEM.upperBound,
+            "components.schemas.IdentityCertificateUpload.certificate.minLength":
+                FieldLimits.certificatePEM.lowerBound,
+            "components.schemas.IdentityCertificateUpload.certificate.maxLength":
+                FieldLimits.certificatePEM.upperBound,
+            "components.schemas.MerchantSessionRequest.validation_url.maxLength": FieldLimits.url,
+            "components.schemas.MerchantSessionRequest.domain.maxLength": FieldLimits.domainNameBytes.upperBound,
+            "components.schemas.MerchantSessionRequest.display_name.minLength": FieldLimits.displayName.lowerBound,
+            "components.schemas.MerchantSessionRequest.display_name.maxLength": FieldLimits.displayName.upperBound,
+            "components.schemas.ApplePayDomains.domains.maxItems": FieldLimits.applePayDomains,
+            "components.schemas.ApplePayDomains.domains.items.maxLength": FieldLimits.domainNameBytes.upperBound,
+            "components.schemas.CoBrandTable.ranges.maxItems": FieldLimits.coBrandRanges,
+            "components.schemas.ValidatePaymentRequest.merchant_identifier.maxLength":
+                FieldLimits.merchantIdentifier.upperBound,
+            "components.schemas.ConsoleSignIn.secret_key.maxLength": FieldLimits.secretKeyBytes,
+        ]
+        for (name, limit) in FieldLimits.cardholder { table["components.schemas.Cardholder.\(name).maxLength"] = limit }
+        for media in ["text/plain", "application/octet-stream"] {
+            let body = "paths./v1/apple-pay/domain-association.put.requestBody.content.\(media)"
+            table[body + ".minLength"] = FieldLimits.domainAssociationBytes.lowerBound
+            table[body + ".maxLength"] = FieldLimits.domainAssociationBytes.upperBound
+        }
+        return table
+    }
+
+    /// Bounds the spec states that are not a request field's limit, each with why.
+    static let otherBounds: [String: String] = [
+        "paths./v1/payments.get.parameters.status.minItems": "a list filter is not empty: its shape",
+        "paths./console/{file}.get.parameters.file.maxLength": "a web asset's name: any other name is 404",
+        "components.parameters.CSRFToken.maxLength": "the CSRF token's own length, compared as a whole",
+        "components.parameters.Cursor.maxLength": "a cursor's pattern bounds it more tightly; the codec refuses others",
+        "paths./v1/audit-log.get.parameters.starting_after.maxLength": "a cursor, as components.parameters.Cursor",
+        "components.schemas.ValidatePaymentRequest.country_code.maxLength": "a country code: its shape",
+        "components.schemas.ApplePayToken.transactionIdentifier.maxLength": "the token's shape: the token library's",
+        "components.schemas.Identifier.minLength": "an id: an unknown one is 404",
+        "components.schemas.Identifier.maxLength": "an id: an unknown one is 404",
+        "components.headers.RetryAfter.minimum": "an answer's header",
+    ]
+
+    @Test("every bound openapi.yaml states on a request is a FieldLimits constant, and no bound is unowned")
+    func everyRequestLimit() throws {
+        let stated = Self.limits(in: try OpenAPIChecker.load().document)
+        let table = Self.requestLimits
+        for (place, text) in stated.sorted(by: { $0.key < $1.key }) {
+            if let expected = table[place] {
+                #expect(
+                    Int(text) == expected, "\(place) is \(text) in openapi.yaml; the code's constant is \(expected)")
+            } else if Self.otherBounds[place] == nil {
+                // An answer's schema bounds what the gateway writes, not what a request may carry.
+                let answerSchemas = [
+                    "EventDelivery", "DomainAssociationResult", "BinTableResult", "PaymentSeries", "PaymentFigures",
+                    "Error",
+                ]
+                #expect(
+                    answerSchemas.contains { place.hasPrefix("components.schemas.\($0).") },
+                    "\(place) (\(text)) has no constant in FieldLimits: add one, or say here why it needs none")
+            }
+        }
+        for place in table.keys { #expect(stated[place] != nil, "\(place) is not in openapi.yaml") }
+        for place in Self.otherBounds.keys { #expect(stated[place] != nil, "\(place) is not in openapi.yaml") }
     }
 
     @Test("delay_days' maximum is the gateway's default maximum capture delay")

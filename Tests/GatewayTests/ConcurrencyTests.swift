@@ -33,26 +33,9 @@ struct ConcurrencyTests {
     static func race(
         _ count: Int, _ gateways: [GatewayService], _ body: @Sendable @escaping (GatewayService, Int) throws -> Void
     ) -> [String?] {
-        let results = Mutex([String?](repeating: "not_run", count: count))
-        let start = DispatchSemaphore(value: 0)
-        let group = DispatchGroup()
-        for index in 0..<count {
-            let gateway = gateways[index % gateways.count]
-            group.enter()
-            Thread.detachNewThread {
-                start.wait()
-                var outcome: String?
-                do { try body(gateway, index) } catch let error as GatewayError { outcome = error.code.rawValue } catch
-                {
-                    outcome = "unexpected: \(error)"
-                }
-                results.withLock { $0[index] = outcome }
-                group.leave()
-            }
+        runTogether(count, describe: { ($0 as? GatewayError)?.code.rawValue ?? "unexpected: \($0)" }) { index in
+            try body(gateways[index % gateways.count], index)
         }
-        for _ in 0..<count { start.signal() }
-        group.wait()
-        return results.withLock { $0 }
     }
 
     @Test(
@@ -116,20 +99,31 @@ struct ConcurrencyTests {
     @Test("one prime paid from several threads at once: one payment, one authorization", arguments: StoreBackend.all)
     func concurrentPrimeClaims(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let gateways = [h.gateway, try Self.secondGateway(h)]
         let merchant = h.merchant
-        let prime = try h.gateway.tokenize(merchant: merchant, token: h.token())
-        let payments = Mutex([String]())
-        let outcomes = Self.race(6, gateways) { gateway, _ in
-            let payment = try gateway.payByPrime(
-                merchant: merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
-            payments.withLock { $0.append(payment.id) }
-        }
+        let (_, outcomes, payments) = try Self.payOnePrimeAtOnce(h, idempotencyKey: nil)
         #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
         #expect(outcomes.filter { $0 == GatewayError.Code.primeAlreadyUsed.rawValue }.count == 5, "\(outcomes)")
-        let id = try #require(payments.withLock { $0.first })
+        let id = try #require(payments.first)
         #expect(try h.authorizations(id) == 1)
         #expect(try h.gateway.payments(merchant: merchant, query: PaymentQuery()).payments.count == 1)
+    }
+
+    /// Pays one new prime of 10,000 TWD from 6 threads at once over the harness's gateway and a second one,
+    /// each with `idempotencyKey` (if any); returns the prime request, each thread's outcome and the ids of
+    /// the payments the threads got, in the order they got them.
+    static func payOnePrimeAtOnce(
+        _ h: Harness, idempotencyKey: String?
+    ) throws -> (request: PayByPrimeRequest, outcomes: [String?], payments: [String]) {
+        let gateways = [h.gateway, try secondGateway(h)]
+        let merchant = h.merchant
+        let prime = try h.gateway.tokenize(merchant: merchant, token: h.token())
+        let request = PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
+        let payments = Mutex([String]())
+        let outcomes = race(6, gateways) { gateway, _ in
+            let payment = try gateway.payByPrime(merchant: merchant, request, idempotencyKey: idempotencyKey)
+            payments.withLock { $0.append(payment.id) }
+        }
+        return (request, outcomes, payments.withLock { $0 })
     }
 
     @Test(
@@ -137,27 +131,17 @@ struct ConcurrencyTests {
         arguments: StoreBackend.all)
     func concurrentSameKeyPayments(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let gateways = [h.gateway, try Self.secondGateway(h)]
         let merchant = h.merchant
-        let prime = try h.gateway.tokenize(merchant: merchant, token: h.token())
-        let payments = Mutex([String]())
         // The key is claimed in the transaction that claims the prime: a thread that loses that race answers
         // as a claim made first would have (the stored payment, or in flight), never prime_already_used.
-        let outcomes = Self.race(6, gateways) { gateway, _ in
-            let payment = try gateway.payByPrime(
-                merchant: merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"),
-                idempotencyKey: "same-key")
-            payments.withLock { $0.append(payment.id) }
-        }
+        let (request, outcomes, payments) = try Self.payOnePrimeAtOnce(h, idempotencyKey: "same-key")
         let allowed: Set<String?> = [nil, GatewayError.Code.idempotencyInFlight.rawValue]
         #expect(outcomes.allSatisfy { allowed.contains($0) }, "\(outcomes)")
-        #expect(Set(payments.withLock { $0 }).count == 1, "\(outcomes)")
+        #expect(Set(payments).count == 1, "\(outcomes)")
         #expect(try h.gateway.payments(merchant: merchant, query: PaymentQuery()).payments.count == 1)
-        let id = try #require(payments.withLock { $0.first })
+        let id = try #require(payments.first)
         #expect(try h.authorizations(id) == 1)
-        let again = try h.gateway.payByPrime(
-            merchant: merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"),
-            idempotencyKey: "same-key")
+        let again = try h.gateway.payByPrime(merchant: merchant, request, idempotencyKey: "same-key")
         #expect(again.id == id)
     }
 

@@ -106,8 +106,7 @@ struct PaymentStateTests {
         let h = try Harness()
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: amount, pan: pan))
         let error = expectGatewayError(.cardDeclined) {
-            try h.gateway.payByPrime(
-                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: amount, currency: "TWD"))
+            try h.payByPrime(prime.prime, amount: amount, currency: "TWD")
         }
         #expect(error?.declineCode == code)
         let paymentID = try #require(error?.paymentID)

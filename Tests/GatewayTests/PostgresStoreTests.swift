@@ -13,22 +13,7 @@ struct PostgresStoreTests {
 
     /// Runs `body` on `count` threads released together; returns what each threw (nil on success).
     static func together(_ count: Int, _ body: @Sendable @escaping (Int) throws -> Void) -> [String?] {
-        let results = Mutex([String?](repeating: "not_run", count: count))
-        let start = DispatchSemaphore(value: 0)
-        let group = DispatchGroup()
-        for index in 0..<count {
-            group.enter()
-            Thread.detachNewThread {
-                start.wait()
-                var outcome: String?
-                do { try body(index) } catch { outcome = String(describing: error) }
-                results.withLock { $0[index] = outcome }
-                group.leave()
-            }
-        }
-        for _ in 0..<count { start.signal() }
-        group.wait()
-        return results.withLock { $0 }
+        runTogether(count, describe: { String(describing: $0) }, body)
     }
 
     @Test(

@@ -63,8 +63,7 @@ struct PrimeFlowTests {
     func primeNotFound(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         expectGatewayError(.primeNotFound) {
-            try h.gateway.payByPrime(
-                merchant: h.merchant, PayByPrimeRequest(prime: "prm_0000", amount: 100, currency: "TWD"))
+            try h.payByPrime("prm_0000", amount: 100, currency: "TWD")
         }
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         let (other, _) = try h.gateway.merchants.create(
@@ -81,16 +80,11 @@ struct PrimeFlowTests {
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         h.clock.advance(by: 90)
         expectGatewayError(.primeExpired) {
-            try h.gateway.payByPrime(
-                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+            try h.payByPrime(prime.prime, amount: 10_000, currency: "TWD")
         }
         let fresh = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         h.clock.advance(by: 89)
-        #expect(
-            try h.gateway.payByPrime(
-                merchant: h.merchant, PayByPrimeRequest(prime: fresh.prime, amount: 10_000, currency: "TWD")
-            )
-            .status == .captured)
+        #expect(try h.payByPrime(fresh.prime, amount: 10_000, currency: "TWD").status == .captured)
     }
 
     @Test(
@@ -104,19 +98,14 @@ struct PrimeFlowTests {
         #expect(prime.expiresAt == h.clock.now().addingTimeInterval(30 * 86_400))
         h.clock.advance(by: 29 * 86_400)
         expectGatewayError(.currencyMismatch) {
-            try h.gateway.payByPrime(
-                merchant: h.merchant,
-                PayByPrimeRequest(prime: prime.prime, amount: 45_600, currency: "USD", deferred: true))
+            try h.payByPrime(prime.prime, amount: 45_600, currency: "USD", deferred: true)
         }
-        let payment = try h.gateway.payByPrime(
-            merchant: h.merchant,
-            PayByPrimeRequest(prime: prime.prime, amount: 45_600, currency: "TWD", deferred: true))
+        let payment = try h.payByPrime(prime.prime, amount: 45_600, currency: "TWD", deferred: true)
         #expect(payment.amount == 45_600)
         let late = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
         h.clock.advance(by: 30 * 86_400)
         expectGatewayError(.primeExpired) {
-            try h.gateway.payByPrime(
-                merchant: h.merchant, PayByPrimeRequest(prime: late.prime, amount: 100, currency: "TWD"))
+            try h.payByPrime(late.prime, amount: 100, currency: "TWD")
         }
     }
 
@@ -129,12 +118,10 @@ struct PrimeFlowTests {
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
         #expect(prime.isDeferred)
         let mismatch = expectGatewayError(.amountMismatch) {
-            try h.gateway.payByPrime(
-                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 45_600, currency: "TWD"))
+            try h.payByPrime(prime.prime, amount: 45_600, currency: "TWD")
         }
         #expect(mismatch?.param == "amount")
-        let payment = try h.gateway.payByPrime(
-            merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 100, currency: "TWD"))
+        let payment = try h.payByPrime(prime.prime, amount: 100, currency: "TWD")
         #expect(payment.amount == 100)
     }
 
@@ -147,17 +134,11 @@ struct PrimeFlowTests {
         #expect(!prime.isDeferred)
         for amount: Int64 in [10_000, 45_600] {
             let refused = expectGatewayError(.primeNotDeferred) {
-                try h.gateway.payByPrime(
-                    merchant: h.merchant,
-                    PayByPrimeRequest(prime: prime.prime, amount: amount, currency: "TWD", deferred: true))
+                try h.payByPrime(prime.prime, amount: amount, currency: "TWD", deferred: true)
             }
             #expect(refused?.param == "deferred")
         }
-        #expect(
-            try h.gateway.payByPrime(
-                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
-            )
-            .status == .captured)
+        #expect(try h.payByPrime(prime.prime, amount: 10_000, currency: "TWD").status == .captured)
     }
 
     @Test("an immediate payment request: 90 s prime, and the token must match its total", arguments: StoreBackend.all)
@@ -186,19 +167,13 @@ struct PrimeFlowTests {
         let h = try Harness(backend)
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
         let mismatch = expectGatewayError(.amountMismatch) {
-            try h.gateway.payByPrime(
-                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_001, currency: "TWD"))
+            try h.payByPrime(prime.prime, amount: 10_001, currency: "TWD")
         }
         #expect(mismatch?.param == "amount")
         expectGatewayError(.currencyMismatch) {
-            try h.gateway.payByPrime(
-                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "USD"))
+            try h.payByPrime(prime.prime, amount: 10_000, currency: "USD")
         }
-        #expect(
-            try h.gateway.payByPrime(
-                merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
-            )
-            .status == .captured)
+        #expect(try h.payByPrime(prime.prime, amount: 10_000, currency: "TWD").status == .captured)
     }
 
     @Test("a token is tokenized once: the same transactionId is a replay", arguments: StoreBackend.all)

@@ -59,8 +59,7 @@ struct StorageTests {
         let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
         let hash = Identifiers.sha256Hex(prime.prime)
         #expect(try h.store.read { try $0.prime(hash: hash) }?.cardDataSealed != nil)
-        let payment = try h.gateway.payByPrime(
-            merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
+        let payment = try h.payByPrime(prime.prime, amount: 10_000, currency: "TWD")
         #expect(try h.store.read { try $0.prime(hash: hash) }?.cardDataSealed == nil)
         #expect(try h.store.read { try $0.cardData(paymentID: payment.id) } == nil)
         let declined = expectGatewayError(.cardDeclined) { try h.pay(amount: 10_005) }

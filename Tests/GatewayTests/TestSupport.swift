@@ -7,6 +7,7 @@ import GatewayAssembly
 import GatewayPostgres
 import GatewaySQLite
 import OrchardCrypto
+import Synchronization
 import Testing
 
 /// A processor wrapper that can hold `authorize` until released, to test requests in flight.
@@ -170,6 +171,12 @@ final class Harness: @unchecked Sendable {
                 captureMode: captureMode), idempotencyKey: key)
     }
 
+    /// Pays `prime` for the harness's merchant.
+    func payByPrime(_ prime: String, amount: Int64, currency: String, deferred: Bool = false) throws -> Payment {
+        try gateway.payByPrime(
+            merchant: merchant, PayByPrimeRequest(prime: prime, amount: amount, currency: currency, deferred: deferred))
+    }
+
     /// How many authorizations the acquirer recorded for a payment.
     func authorizations(_ paymentID: String) throws -> Int {
         try store.acquirerAuthorizations(merchantReference: paymentID).count
@@ -197,4 +204,28 @@ func expectGatewayError<T>(
         Issue.record("expected \(code.rawValue), got \(error)", sourceLocation: sourceLocation)
         return nil
     }
+}
+
+/// Runs `body` on `count` threads released together; returns each thread's outcome: nil on success, else
+/// `describe` of what it threw (`not_run` for a thread that never ran).
+func runTogether(
+    _ count: Int, describe: @Sendable @escaping (any Error) -> String,
+    _ body: @Sendable @escaping (Int) throws -> Void
+) -> [String?] {
+    let results = Mutex([String?](repeating: "not_run", count: count))
+    let start = DispatchSemaphore(value: 0)
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        Thread.detachNewThread {
+            start.wait()
+            var outcome: String?
+            do { try body(index) } catch { outcome = describe(error) }
+            results.withLock { $0[index] = outcome }
+            group.leave()
+        }
+    }
+    for _ in 0..<count { start.signal() }
+    group.wait()
+    return results.withLock { $0 }
 }

@@ -30,6 +30,58 @@ struct CLITests {
         #expect(try Arguments(["--", "-h"], options: [], flags: []).positionals == ["-h"])
     }
 
+    @Test("one reader for Arguments and the settings: a word with one dash is a positional or an option to refuse")
+    func commandLineReader() throws {
+        var reader = CommandLineReader(["-x", "-", "-h", "--a=b", "--", "--help"])
+        var words: [CommandLineWord] = []
+        while let word = reader.next() { words.append(word) }
+        #expect(
+            words == [
+                .positional("-x"), .positional("-"), .help, .option(name: "a", inlineValue: "b", spelling: "--a"),
+                .positional("--help"),
+            ])
+        var settings = CommandLineReader(["-x=1", "--port", "8080"], dashedWordsAreOptions: true)
+        #expect(settings.next() == .option(name: "x", inlineValue: "1", spelling: "-x"))
+        #expect(settings.next() == .option(name: "port", inlineValue: nil, spelling: "--port"))
+        #expect(settings.value() == "8080")
+        #expect(settings.next() == nil)
+        #expect(settings.value() == nil)
+        let refused = #expect(throws: ConfigurationError.self) {
+            try ServeCommand.registry().resolve(arguments: ["-x=1"], environment: [:])
+        }
+        #expect(refused?.code == .unknownFlag)
+        #expect(refused?.reason == "unknown option -x")
+    }
+
+    @Test("Arguments.parse reads the whole line before a help request, so a bad option after --help is bad usage")
+    func parseThenHelp() throws {
+        let help = #expect(throws: UsageError.self) { try Arguments.parse(["--a", "1", "-h"], options: ["a"]) }
+        #expect(help?.isHelpRequest == true)
+        let bad = #expect(throws: UsageError.self) { try Arguments.parse(["--help", "--bogus"], options: []) }
+        #expect(bad?.isHelpRequest == false)
+        #expect(bad?.message == "unknown option --bogus")
+    }
+
+    @Test("every command reports an error the same way: help 0, bad usage 2 with the usage, a failure its status")
+    func report() {
+        struct Failure: Error, CustomStringConvertible { var description: String { "it broke" } }
+        let cases: [(any Error, String?, Int32?, Int32, out: String, err: String)] = [
+            (UsageError.helpRequest, "usage: x", 1, 0, "usage: x\n", ""),
+            (UsageError("bad"), "usage: x", 1, 2, "", "orchard x: bad\n\nusage: x\n"),
+            (UsageError("bad"), nil, 1, 2, "", "orchard x: bad\n"),
+            (ConfigurationError(.invalidValue, "no"), nil, 1, 2, "", "orchard x: no\n"),
+            (Failure(), "usage: x", 1, 1, "", "orchard x: it broke\n"),
+            (Failure(), "usage: x", 3, 3, "", "orchard x: it broke\n"),
+            (Failure(), "usage: x", nil, 2, "", "orchard x: it broke\n\nusage: x\n"),
+        ]
+        for (error, usage, failure, status, out, err) in cases {
+            let captured = CapturedOutput()
+            #expect(captured.output.report(error, of: "orchard x", usage: usage, failure: failure) == status)
+            #expect(captured.stdout == out)
+            #expect(captured.stderr == err)
+        }
+    }
+
     @Test(
         "--help and -h print the command's usage to standard output and exit 0, for every command",
         arguments: [

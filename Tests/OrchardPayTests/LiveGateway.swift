@@ -40,9 +40,7 @@ final class LiveGateway: @unchecked Sendable {
         let api = GatewayAPI(
             gateway: runtime.gateway, readinessChecks: ["webhook_dispatcher": { true }],
             sandboxWallet: runtime.sandboxWallet)
-        let application = api.application(configuration: configuration) { _ in }
-        server = HTTPServer(
-            configuration: configuration, responder: application, bodyLimit: GatewayAPI.bodyLimit, messages: { _ in })
+        server = api.server(configuration: configuration, accessLog: { _ in }, messages: { _ in })
         try server.start()
     }
 

@@ -385,7 +385,8 @@ public final class WebhookDispatcher: @unchecked Sendable {
     /// Whether `url` is an absolute `http` or `https` URL with a host, at most 2048 bytes, without
     /// whitespace or control characters.
     public static func isDeliverableURL(_ url: String) -> Bool {
-        guard url.utf8.count <= 2048, !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }),
+        guard url.utf8.count <= FieldLimits.url,
+            !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }),
             let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else { return false }

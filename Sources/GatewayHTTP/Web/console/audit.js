@@ -30,11 +30,11 @@
           }))),
           el('tbody', null, page.data.map(function (entry) {
             return el('tr', { 'data-action': entry.action, 'data-entry': entry.id },
-              el('td', { 'data-label': 'When' }, C.formatTime(entry.created_at)),
-              el('td', { 'data-label': 'Action' }, el('code', null, entry.action)),
-              el('td', { 'data-label': 'Who' }, entry.actor.kind + ' · ', el('span', { class: 'mono' }, entry.actor.name)),
-              el('td', { 'data-label': 'Target' }, entry.target ? el('code', null, entry.target) : '—'),
-              el('td', { 'data-label': 'Detail' }, detailText(entry.detail)));
+              C.cell('When', C.formatTime(entry.created_at)),
+              C.cell('Action', el('code', null, entry.action)),
+              C.cell('Who', [entry.actor.kind + ' · ', el('span', { class: 'mono' }, entry.actor.name)]),
+              C.cell('Target', entry.target ? el('code', null, entry.target) : '—'),
+              C.cell('Detail', detailText(entry.detail)));
           }))));
       }
       var pager = el('nav', { class: 'pager', 'aria-label': 'Audit log pages' });

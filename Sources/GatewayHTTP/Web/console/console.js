@@ -10,6 +10,11 @@
  *       location hash (#/payments/pay_123 -> {path: ["pay_123"], query: URLSearchParams}).
  *   formatAmount(amount, currency) -> "TWD 1,234.50" from the API's decimal string (never a float).
  *   el(tag, attrs, ...children) builds elements: text goes in as text nodes, never as HTML.
+ *   statusBadge(status) -> <span class="status status-STATUS"> with the status, underscores read as spaces.
+ *   cell(label, content, className) -> a <td> with data-label (the narrow layout shows it beside the value).
+ *   cursorPager(idPrefix, fetchPage) -> {element, load, restart}: Newer/Older buttons (#PREFIX-newer,
+ *       #PREFIX-older) over a cursor-paged list. fetchPage(cursor, pageIndex) draws a page and returns a
+ *       promise of the API's answer ({next_cursor}), or of nothing when it failed (it shows the error itself).
  *
  * The secret key lives only in the sign-in field until the form is submitted; the field is cleared at once.
  * This script keeps nothing in the browser's web storage and writes no cookie: the session cookie is
@@ -56,6 +61,35 @@
     if (child === null || child === undefined || child === false) return;
     if (Array.isArray(child)) { child.forEach(function (c) { append(node, c); }); return; }
     node.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+
+  function statusBadge(status) { return el('span', { class: 'status status-' + status }, status.replace(/_/g, ' ')); }
+
+  function cell(label, content, className) { return el('td', { 'data-label': label, class: className || null }, content); }
+
+  /* Newer/Older over a list the API pages with cursors: the cursor of every page seen is kept, so Newer goes
+     back without the API paging backwards. */
+  function cursorPager(idPrefix, fetchPage) {
+    var cursors = [null];
+    var page = 0;
+    var newer = el('button', { type: 'button', class: 'secondary', id: idPrefix + '-newer', disabled: true }, 'Newer');
+    var older = el('button', { type: 'button', class: 'secondary', id: idPrefix + '-older', disabled: true }, 'Older');
+    function load() {
+      var shown = page;
+      return fetchPage(cursors[shown], shown).then(function (answer) {
+        if (!answer) return;
+        cursors[shown + 1] = answer.next_cursor;
+        older.disabled = !answer.next_cursor;
+        newer.disabled = shown === 0;
+      });
+    }
+    older.addEventListener('click', function () { page += 1; load(); });
+    newer.addEventListener('click', function () { page = Math.max(0, page - 1); load(); });
+    return {
+      element: el('div', { class: 'pager' }, newer, older),
+      load: load,
+      restart: function () { cursors = [null]; page = 0; return load(); }
+    };
   }
 
   /* "1234.5" TWD -> "TWD 1,234.5": digits grouped as written, on the string (amounts are never floats). */
@@ -282,6 +316,9 @@
     formatAmount: formatAmount,
     formatTime: formatTime,
     el: el,
+    statusBadge: statusBadge,
+    cell: cell,
+    cursorPager: cursorPager,
     errorText: errorText,
     newIdempotencyKey: newIdempotencyKey,
     idempotentAction: idempotentAction,

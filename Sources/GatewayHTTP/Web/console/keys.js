@@ -70,12 +70,12 @@
         }
         if (key.state === 'pending') actions.push(certificateForm(key, reload));
         return el('tr', { 'data-key': key.id, 'data-state': key.state },
-          el('td', { 'data-label': 'Key' }, el('code', null, key.id)),
-          el('td', { 'data-label': 'Purpose' }, key.purpose),
-          el('td', { 'data-label': 'Type' }, key.type),
-          el('td', { 'data-label': 'State' }, el('span', { class: 'status status-' + key.state }, key.state)),
-          el('td', { 'data-label': 'Valid until' }, C.formatTime(key.not_after)),
-          el('td', { 'data-label': 'Actions' }, actions.length ? actions : '—'));
+          C.cell('Key', el('code', null, key.id)),
+          C.cell('Purpose', key.purpose),
+          C.cell('Type', key.type),
+          C.cell('State', C.statusBadge(key.state)),
+          C.cell('Valid until', C.formatTime(key.not_after)),
+          C.cell('Actions', actions.length ? actions : '—'));
       })));
   }
 

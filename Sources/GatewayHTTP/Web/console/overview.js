@@ -72,8 +72,8 @@
         el('thead', null, el('tr', null, el('th', { scope: 'col' }, interval === 'hour' ? 'Hour (UTC)' : 'Day (UTC)'),
           el('th', { scope: 'col', class: 'amount' }, caption))),
         el('tbody', null, values.map(function (value) {
-          return el('tr', null, el('td', { 'data-label': 'Time' }, C.formatTime(value.start)),
-            el('td', { 'data-label': caption, class: 'amount' }, value.text));
+          return el('tr', null, C.cell('Time', C.formatTime(value.start)),
+            C.cell(caption, value.text, 'amount'));
         }))));
   }
 
@@ -154,8 +154,8 @@
       body = [chart, el('table', { class: 'responsive' },
         el('thead', null, el('tr', null, el('th', { scope: 'col' }, 'Decline code'), el('th', { scope: 'col', class: 'amount' }, 'Payments'))),
         el('tbody', null, codes.map(function (code) {
-          return el('tr', null, el('td', { 'data-label': 'Decline code' }, el('code', null, code.code)),
-            el('td', { 'data-label': 'Payments', class: 'amount' }, String(code.count)));
+          return el('tr', null, C.cell('Decline code', el('code', null, code.code)),
+            C.cell('Payments', String(code.count), 'amount'));
         })))];
     }
     return el('section', { class: 'card', 'aria-labelledby': 'declines-heading' },

@@ -8,11 +8,11 @@
   'use strict';
   var C = window.OrchardConsole;
   var el = C.el;
+  var cell = C.cell;
+  var statusBadge = C.statusBadge;
 
   var STATUSES = ['processing', 'authorized', 'captured', 'partially_refunded', 'refunded', 'voided', 'failed', 'unknown'];
   var FILTERS = ['status', 'from', 'to', 'order_number', 'last_four', 'currency', 'amount_min', 'amount_max'];
-
-  function statusBadge(status) { return el('span', { class: 'status status-' + status }, status.replace(/_/g, ' ')); }
 
   /* The card as the console shows it: network, the first six digits, the last four, never more. */
   function maskedCard(card) {
@@ -20,8 +20,6 @@
     var digits = (card.bin_code || '') + '••••••' + (card.last_four || '');
     return digits;
   }
-
-  function cell(label, content, className) { return el('td', { 'data-label': label, class: className || null }, content); }
 
   /* A date field (YYYY-MM-DD, UTC) as the API's RFC 3339 bound: from the day's start; "to" is inclusive, so
      the bound is the next day's start (created_to is exclusive). */
@@ -53,7 +51,6 @@
   function renderList(container, route) {
     var filters = {};
     FILTERS.forEach(function (name) { filters[name] = route.query.get(name) || ''; });
-    var cursors = [null];
     var heading = el('h1', null, 'Payments');
     var statusSelect = el('select', { id: 'filter-status', name: 'status' },
       el('option', { value: '' }, 'Any status'),
@@ -78,13 +75,12 @@
       }))));
     var body = el('tbody');
     table.appendChild(body);
-    var newer = el('button', { type: 'button', class: 'secondary', id: 'payments-newer', disabled: true }, 'Newer');
-    var older = el('button', { type: 'button', class: 'secondary', id: 'payments-older', disabled: true }, 'Older');
+    var pager = C.cursorPager('payments', load);
     container.appendChild(heading);
     container.appendChild(form);
     container.appendChild(message);
     container.appendChild(table);
-    container.appendChild(el('div', { class: 'pager' }, newer, older));
+    container.appendChild(pager.element);
 
     form.addEventListener('submit', function (event) {
       event.preventDefault();
@@ -95,11 +91,10 @@
         if (value) query.set(name, value);
       });
       var hash = '#/payments' + (query.toString() ? '?' + query.toString() : '');
-      if (window.location.hash === hash) load(null); else window.location.hash = hash;
+      if (window.location.hash === hash) pager.restart(); else window.location.hash = hash;
     });
 
-    var page = 0;
-    function load(cursor) {
+    function load(cursor, page) {
       message.textContent = 'Loading…';
       body.textContent = '';
       return C.api('GET', '/v1/payments?' + listQuery(filters, cursor)).then(function (answer) {
@@ -113,17 +108,13 @@
             cell('Card', el('span', { class: 'mono' }, maskedCard(payment.card_info)))));
         });
         message.textContent = answer.data.length ? 'Page ' + (page + 1) + ': ' + answer.data.length + ' payments.' : 'No payments match.';
-        cursors[page + 1] = answer.next_cursor;
-        older.disabled = !answer.next_cursor;
-        newer.disabled = page === 0;
+        return answer;
       }, function (error) {
         message.textContent = '';
         message.appendChild(el('span', { class: 'error' }, C.errorText(error)));
       });
     }
-    older.addEventListener('click', function () { page += 1; load(cursors[page]); });
-    newer.addEventListener('click', function () { page = Math.max(0, page - 1); load(cursors[page]); });
-    return load(null);
+    return pager.load();
   }
 
   /* One operation's form: its Idempotency-Key is made now and kept until the API answers; then the page is
@@ -269,5 +260,4 @@
     }
   });
   C.maskedCard = maskedCard;
-  C.statusBadge = statusBadge;
 })();

@@ -7,10 +7,9 @@
   'use strict';
   var C = window.OrchardConsole;
   var el = C.el;
+  var cell = C.cell;
   var TYPES = ['payment.succeeded', 'payment.failed', 'payment.captured', 'payment.refunded', 'payment.voided',
     'payment.unknown_resolved', 'session.completed'];
-
-  function cell(label, content) { return el('td', { 'data-label': label }, content); }
 
   function attemptsTable(attempts) {
     if (!attempts.length) return el('p', { class: 'muted' }, 'No delivery attempt yet.');
@@ -21,7 +20,7 @@
       el('tbody', null, attempts.map(function (attempt) {
         return el('tr', null,
           cell('Time', C.formatTime(attempt.attempted_at)),
-          cell('Outcome', C.statusBadge ? C.statusBadge(attempt.state) : attempt.state),
+          cell('Outcome', C.statusBadge(attempt.state)),
           cell('HTTP status', attempt.http_status === null ? '—' : String(attempt.http_status)),
           cell('Latency', attempt.latency_ms === null ? '—' : attempt.latency_ms + ' ms'),
           cell('Error', attempt.error || '—'));
@@ -32,7 +31,7 @@
   function webhookEventCard(event) {
     var id = event.id;
     var objectID = event.data && event.data.id;
-    var state = el('span', { class: 'delivery-state' }, C.statusBadge ? C.statusBadge(event.delivery.state) : event.delivery.state);
+    var state = el('span', { class: 'delivery-state' }, C.statusBadge(event.delivery.state));
     var summary = el('p', { class: 'muted delivery-summary' }, deliveryText(event.delivery));
     var attemptsHolder = el('div', { id: 'attempts-' + id, hidden: true });
     var toggle = el('button', { type: 'button', class: 'secondary show-attempts', 'aria-expanded': 'false', 'aria-controls': 'attempts-' + id }, 'Show attempts');
@@ -71,7 +70,7 @@
       running.then(function (answer) {
         redeliver.disabled = false;
         state.textContent = '';
-        state.appendChild(C.statusBadge ? C.statusBadge(answer.delivery.state) : answer.delivery.state);
+        state.appendChild(C.statusBadge(answer.delivery.state));
         summary.textContent = deliveryText(answer.delivery);
         message.textContent = 'Queued: it is sent again now.';
         if (!attemptsHolder.hidden) loadAttempts();
@@ -162,32 +161,25 @@
       el('div', { class: 'actions' }, el('button', { type: 'submit' }, 'Show')));
     var list = el('div', { id: 'events-list' });
     var message = el('p', { role: 'status', class: 'muted' });
-    var newer = el('button', { type: 'button', class: 'secondary', disabled: true, id: 'events-newer' }, 'Newer');
-    var older = el('button', { type: 'button', class: 'secondary', disabled: true, id: 'events-older' }, 'Older');
+    var pager = C.cursorPager('events', load);
     section.appendChild(filter);
     section.appendChild(message);
     section.appendChild(list);
-    section.appendChild(el('div', { class: 'pager' }, newer, older));
-    var cursors = [null];
-    var page = 0;
-    function load() {
+    section.appendChild(pager.element);
+    function load(cursor, page) {
       message.textContent = 'Loading…';
       list.textContent = '';
       var query = new URLSearchParams({ limit: '20' });
       if (type.value) query.set('type', type.value);
-      if (cursors[page]) query.set('cursor', cursors[page]);
+      if (cursor) query.set('cursor', cursor);
       return C.api('GET', '/v1/events?' + query.toString()).then(function (answer) {
         answer.data.forEach(function (event) { list.appendChild(webhookEventCard(event)); });
         message.textContent = answer.data.length ? 'Page ' + (page + 1) + ', newest first.' : 'No events.';
-        cursors[page + 1] = answer.next_cursor;
-        older.disabled = !answer.next_cursor;
-        newer.disabled = page === 0;
+        return answer;
       }, function (error) { message.textContent = C.errorText(error); });
     }
-    filter.addEventListener('submit', function (event) { event.preventDefault(); cursors = [null]; page = 0; load(); });
-    older.addEventListener('click', function () { page += 1; load(); });
-    newer.addEventListener('click', function () { page = Math.max(0, page - 1); load(); });
-    return load();
+    filter.addEventListener('submit', function (event) { event.preventDefault(); pager.restart(); });
+    return pager.load();
   }
 
   C.webhookEventCard = webhookEventCard;
