@@ -41,15 +41,17 @@ let package = Package(
         // MARK: Libraries
         // The base every module may import: coded errors and RFC 3339 times. Foundation only (iOS too).
         .target(name: "OrchardBase"),
+        // The one JSON stack: the strict parser (limits built in) and the byte writer. Foundation and OrchardBase only.
+        .target(name: "OrchardJSON", dependencies: ["OrchardBase"]),
         // Foundation only: must also compile for iOS.
-        .target(name: "ApplePayModel", dependencies: ["OrchardBase"]),
+        .target(name: "ApplePayModel", dependencies: ["OrchardBase", "OrchardJSON"]),
         // OpenSSL wrappers shared by the token library and the gateway: owned pointers,
         // secure bytes, digests, HMAC, AES-GCM, randomness, the OpenSSL error queue.
-        .target(name: "OrchardCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "OrchardBase"]),
-        .target(name: "ApplePaySandbox", dependencies: ["ApplePayToken", "OrchardCrypto", "COpenSSL"]),
+        .target(name: "OrchardCrypto", dependencies: ["COpenSSL", "OrchardJSON"]),
+        .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "OrchardBase", "OrchardJSON"]),
+        .target(name: "ApplePaySandbox", dependencies: ["ApplePayToken", "OrchardCrypto", "COpenSSL", "OrchardJSON"]),
         // The payment domain: services over ports (Store, Processor, PaymentTokenOpener, Clock, WebhookSender).
-        .target(name: "Gateway", dependencies: ["OrchardBase", "ApplePayModel", "OrchardCrypto"]),
+        .target(name: "Gateway", dependencies: ["OrchardBase", "ApplePayModel", "OrchardCrypto", "OrchardJSON"]),
         // The composition: the adapters that implement the domain's ports on the token library and the
         // sandbox (token opener, sandbox PKI issuer and acquirer, sandbox wallet, payment-request evaluator).
         .target(
@@ -63,12 +65,13 @@ let package = Package(
         .target(name: "GatewayCurl", dependencies: ["Gateway", "OrchardBase", "OrchardCrypto", "CCurl"]),
         // The HTTP server framework on libmicrohttpd: request and response types, router, middleware, limits,
         // slow-client protections, TLS, metrics. It knows nothing of payments.
-        .target(name: "OrchardHTTP", dependencies: ["CMicroHTTPD", "OrchardBase", "OrchardCrypto"]),
+        .target(name: "OrchardHTTP", dependencies: ["CMicroHTTPD", "OrchardBase", "OrchardCrypto", "OrchardJSON"]),
         // The gateway's HTTP API on OrchardHTTP: routes, authentication, error mapping.
         .target(
             name: "GatewayHTTP",
             dependencies: [
                 "OrchardHTTP", "OrchardBase", "Gateway", "GatewayAssembly", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
+                "OrchardJSON",
             ],
             // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
             resources: [.copy("Web")]),
@@ -78,7 +81,7 @@ let package = Package(
             name: "OrchardCLI",
             dependencies: [
                 "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewayAssembly", "GatewaySQLite",
-                "GatewayPostgres", "GatewayCurl", "OrchardHTTP", "GatewayHTTP",
+                "GatewayPostgres", "GatewayCurl", "OrchardHTTP", "GatewayHTTP", "OrchardJSON",
             ]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
         // libFuzzer target over token handling (docs/tokens.md); built normally it replays inputs.
@@ -94,8 +97,9 @@ let package = Package(
             name: "ApplePayModelTests", dependencies: ["ApplePayModel", "OrchardBase", "OrchardTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(
-            name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardTestSupport"]),
+            name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardTestSupport", "OrchardJSON"]),
         .testTarget(name: "OrchardCryptoTests", dependencies: ["OrchardCrypto"]),
+        .testTarget(name: "OrchardJSONTests", dependencies: ["OrchardJSON"]),
         .testTarget(
             name: "GatewayTests",
             dependencies: [
@@ -106,7 +110,7 @@ let package = Package(
             name: "GatewayHTTPTests",
             dependencies: [
                 "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
-                "OrchardCLI", "OrchardTestSupport",
+                "OrchardCLI", "OrchardTestSupport", "OrchardJSON",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres"]),
         // The client SDK against a real gateway served in-process on loopback.

@@ -1,4 +1,5 @@
 import Foundation
+import OrchardJSON
 
 // Reading and writing the parts of a request that are spelled as Apple Pay JS spells them, in
 // Apple Pay JS's request and inside the W3C form's Apple Pay data and modifier.
@@ -197,7 +198,7 @@ enum AppleJSWriter {
 
     static func dateRange(_ range: ShippingDateRange?) -> JSONValue? {
         guard let range else { return nil }
-        return .object([
+        return .dictionary([
             "startDateComponents": dateComponents(range.start), "endDateComponents": dateComponents(range.end),
         ])
     }

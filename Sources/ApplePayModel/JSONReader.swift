@@ -1,4 +1,5 @@
 import Foundation
+import OrchardJSON
 
 /// Reads fields of a JSON object one by one, collecting every problem with its path instead of
 /// stopping at the first.
@@ -25,7 +26,7 @@ struct JSONReader {
         -> [String: JSONValue]?
     {
         guard let value = value(object, key, path, required: required) else { return nil }
-        guard case .object(let found) = value else {
+        guard let found = value.fields else {
             report("invalid_type", "\(key) must be an object, not \(value.typeName)", at: path + "." + key)
             return nil
         }
@@ -55,7 +56,7 @@ struct JSONReader {
         var found: [(fields: [String: JSONValue], path: String)] = []
         for (index, element) in elements.enumerated() {
             let elementPath = "\(path).\(key)[\(index)]"
-            guard case .object(let fields) = element else {
+            guard let fields = element.fields else {
                 report("invalid_type", "must be an object, not \(element.typeName)", at: elementPath)
                 continue
             }
@@ -88,7 +89,8 @@ struct JSONReader {
 
     mutating func int(_ object: [String: JSONValue], _ key: String, _ path: String, required: Bool = false) -> Int? {
         guard let value = value(object, key, path, required: required) else { return nil }
-        guard case .number(let number) = value, let found = Int(exactly: NSDecimalNumber(decimal: number).doubleValue),
+        guard case .number(let text) = value, let number = Decimal(string: text),
+            let found = Int(exactly: NSDecimalNumber(decimal: number).doubleValue),
             Decimal(found) == number
         else {
             report("invalid_type", "\(key) must be an integer", at: path + "." + key)

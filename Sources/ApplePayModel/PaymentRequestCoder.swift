@@ -1,4 +1,5 @@
 import Foundation
+import OrchardJSON
 
 /// A payment request read from JSON: the request (when its essentials could be read) and every
 /// problem found while reading it.
@@ -106,7 +107,7 @@ public enum PaymentRequestCoder {
         } catch {
             throw PaymentRequestInputError(.invalidJSON, "the input is not JSON")
         }
-        guard case .object(let object) = value else {
+        guard let object = value.fields else {
             throw PaymentRequestInputError(.unknownShape, "a payment request is a JSON object, not \(value.typeName)")
         }
         return object
@@ -415,7 +416,7 @@ public enum PaymentRequestCoder {
     }
 
     private static func writeW3CAmount(_ money: Money) -> JSONValue {
-        .object(["currency": .string(money.currency.code), "value": .string(money.decimalString)])
+        .dictionary(["currency": .string(money.currency.code), "value": .string(money.decimalString)])
     }
 
     private static func writeW3CItem(_ item: SummaryItem, amount: Money? = nil) -> JSONValue {
@@ -514,10 +515,11 @@ public enum PaymentRequestCoder {
         AppleJSWriter.specialPayments(request, into: &special)
         if !special.fields.isEmpty {
             details.set(
-                "modifiers", .array([.object(["supportedMethods": .string(applePayMethod), "data": special.value])]))
+                "modifiers",
+                .array([.dictionary(["supportedMethods": .string(applePayMethod), "data": special.value])]))
         }
-        return .object([
-            "methodData": .array([.object(["supportedMethods": .string(applePayMethod), "data": data.value])]),
+        return .dictionary([
+            "methodData": .array([.dictionary(["supportedMethods": .string(applePayMethod), "data": data.value])]),
             "details": details.value,
             "options": options,
         ])
@@ -576,13 +578,13 @@ public enum PaymentRequestCoder {
     /// for a hidden total that carries no amount object.
     private static func firstCurrency(_ root: [String: JSONValue]) -> Currency? {
         var amounts: [JSONValue?] = []
-        if case .object(let total) = root["total"] { amounts.append(total["amount"]) }
+        if let total = root["total"]?.fields { amounts.append(total["amount"]) }
         for key in ["displayItems", "shippingOptions"] {
             if case .array(let entries) = root[key] {
-                for case .object(let entry) in entries { amounts.append(entry["amount"]) }
+                for entry in entries.compactMap(\.fields) { amounts.append(entry["amount"]) }
             }
         }
-        for case .object(let amount)? in amounts {
+        for amount in amounts.compactMap({ $0?.fields }) {
             if case .string(let code) = amount["currency"], let currency = try? Currency(code: code) { return currency }
         }
         return nil
@@ -597,7 +599,7 @@ public enum PaymentRequestCoder {
                 "displayItems",
                 .array(
                     request.lineItems.map { item in
-                        .object([
+                        .dictionary([
                             "label": .string(item.label), "amount": writeW3CAmount(item.amount),
                             "isAmountPending": .bool(item.type == .pending),
                         ])
@@ -605,7 +607,7 @@ public enum PaymentRequestCoder {
         }
         object.set(
             "total",
-            .object([
+            .dictionary([
                 "label": .string(request.total.label), "amount": writeW3CAmount(request.total.amount),
                 "isAmountPending": .bool(request.isDeferred), "isShowTotalAmount": .bool(request.showsTotalAmount),
             ]))
@@ -641,7 +643,7 @@ public enum PaymentRequestCoder {
     /// currency's decimals. Apple Pay JS and the W3C form carry the amount handed to Apple
     /// (``PaymentRequest/amountForApple``); TapPay's shape carries the merchant's amount.
     public static func encode(_ request: PaymentRequest, as format: PaymentRequestFormat) -> Data {
-        jsonValue(request, as: format).serialized()
+        jsonValue(request, as: format).sortedText()
     }
 
     /// What the target shape cannot carry of `request` (for `orchard request convert`'s notes).

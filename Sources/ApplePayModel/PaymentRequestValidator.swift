@@ -1,4 +1,5 @@
 import Foundation
+import OrchardJSON
 
 /// Whether the sheet shows the total's amount or "amount pending".
 public enum TotalDisplay: String, Hashable, Sendable, Codable {
@@ -429,22 +430,22 @@ extension PaymentRequestValidation {
     /// `primeLifetimeSeconds` null when the request is invalid.
     package var report: JSONValue {
         let errors = issues.map { issue in
-            JSONValue.object([
+            JSONValue.dictionary([
                 "code": .string(issue.code), "message": .string(issue.message), "path": .string(issue.path),
             ])
         }
         let total: JSONValue =
             self.total.map { total in
-                .object([
+                .dictionary([
                     "amount": .string(total.decimalString), "currency": .string(total.currency.code),
                     "display": .string(totalDisplay.rawValue),
                 ])
             } ?? .null
-        return .object([
+        return .dictionary([
             "valid": .bool(isValid),
             "errors": .array(errors),
             "total": total,
-            "primeLifetimeSeconds": primeLifetimeSeconds.map { .number(Decimal($0)) } ?? .null,
+            "primeLifetimeSeconds": primeLifetimeSeconds.map { .integer($0) } ?? .null,
         ])
     }
 }

@@ -2,6 +2,7 @@ import ApplePayToken
 import COpenSSL
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 
 /// What to put in a minted token.
 public struct MintRequest: Sendable {

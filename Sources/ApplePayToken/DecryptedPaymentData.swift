@@ -1,6 +1,7 @@
 import OrchardBase
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 
 /// The decrypted payment data of a token.
 ///
@@ -37,7 +38,7 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
         let root: JSONValue
         do {
             root = try plaintext.withUnsafeBytes { buffer throws(JSONParseError) in
-                try JSONValue.parse(buffer, maximumDepth: 16)
+                try JSONValue.parse(buffer, limits: jsonLimits)
             }
         } catch {
             throw PaymentTokenError(.decryptionFailed, "the payment data is not JSON")
@@ -90,6 +91,9 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
     private func root() -> JSONValue {
         bytes.withUnsafeBytes { buffer in (try? JSONValue.parse(buffer, maximumDepth: 16)) ?? .object([]) }
     }
+
+    /// Apple's payment data nests a few levels; its numbers are short.
+    private static let jsonLimits = JSONLimitSet(maxDepth: 16, maxNumberLength: 64)
 
     private func field(_ name: String) -> String? { root()[name]?.string }
     private func detail(_ name: String) -> String? { root()["paymentData"]?[name]?.string }

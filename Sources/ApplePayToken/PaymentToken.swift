@@ -1,5 +1,6 @@
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 
 /// The payment token format version.
 public enum PaymentTokenVersion: String, Sendable {
@@ -65,7 +66,7 @@ public struct PaymentToken: Sendable {
         }
         let root: JSONValue
         do {
-            root = try JSONValue.parse(json, maximumDepth: 8)
+            root = try JSONValue.parse(json, limits: JSONLimitSet(maxDepth: 8, maxNumberLength: 64))
         } catch {
             throw PaymentTokenError(.malformedToken, "not JSON: \(error)")
         }

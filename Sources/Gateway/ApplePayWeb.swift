@@ -1,5 +1,6 @@
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 
 // Apple Pay on the Web: merchant validation (the merchant session Apple gives over mutual TLS), the merchant
 // identity key and certificate, the registered domains and the domain association file.
@@ -337,7 +338,7 @@ public final class MerchantValidationService: Sendable {
             throw GatewayError(
                 .applePayValidationFailed, "Apple answered HTTP \(answer.status)", upstreamStatus: answer.status)
         }
-        guard (try? JSONSerialization.jsonObject(with: answer.body)) is [String: Any] else {
+        guard (try? JSONValue.parse(answer.body, maximumDepth: 512))?.members != nil else {
             throw GatewayError(
                 .applePayValidationFailed, "Apple's answer is not a JSON object", upstreamStatus: answer.status)
         }

@@ -1,6 +1,7 @@
 import ApplePayModel
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 
 /// Tunables of the gateway; every field has a sensible default.
 public struct GatewayConfiguration: Sendable {
@@ -211,9 +212,8 @@ public final class GatewayService: Sendable {
 
     /// `paymentData.header.transactionId` of a token, read without verifying it.
     static func transactionID(of token: Data) -> String? {
-        let object = (try? JSONSerialization.jsonObject(with: token)) as? [String: Any]
-        let header = (object?["paymentData"] as? [String: Any])?["header"] as? [String: Any]
-        return (header?["transactionId"] as? String)?.lowercased()
+        let object = try? JSONValue.parse(token)
+        return object?["paymentData"]?["header"]?["transactionId"]?.string?.lowercased()
     }
 
     /// Turns an opened token into a prime (replay check, card info, sealed storage), storing the result with
@@ -319,6 +319,7 @@ public final class GatewayService: Sendable {
         }
         let primeHash = Identifiers.sha256Hex(request.prime)
         let fingerprint = try gatewayThrowing {
+            // Stored fingerprint (compared with the one kept for a retry): its bytes must not change.
             [primeHash, String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
         }
         return try idempotent(
@@ -441,6 +442,7 @@ public final class GatewayService: Sendable {
             else { throw .invalid("notify_url", "an http(s) URL with a host") }
         }
         let fingerprint = try gatewayThrowing {
+            // Stored fingerprint (compared with the one kept for a retry): its bytes must not change.
             [String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
         }
         return try idempotent(merchant, key: idempotencyKey, operation: "create_session", fingerprint: fingerprint) {
@@ -485,8 +487,7 @@ public final class GatewayService: Sendable {
         throws(GatewayError) -> Payment
     {
         guard !token.isEmpty, token.count <= 64 * 1024 else { throw .invalid("token", "1 byte to 64 KiB") }
-        let outer = (try? JSONSerialization.jsonObject(with: token)) as? [String: Any]
-        let transactionIdentifier = outer?["transactionIdentifier"] as? String
+        let transactionIdentifier = (try? JSONValue.parse(token))?["transactionIdentifier"]?.string
         let key = idempotencyKey ?? transactionIdentifier.map(Self.transactionIdempotencyKey)
         let parts = [orderToken, transactionIdentifier ?? Hex.encode(SHA256.hash([UInt8](token)))]
         return try idempotent(merchant, key: key, operation: "pay_session", fingerprint: parts) {
@@ -620,6 +621,7 @@ public final class GatewayService: Sendable {
     }
 }
 
+// The encoder of the stored request fingerprints above; not a parser of request bodies.
 extension JSONEncoder {
     /// An encoder with sorted keys, for request fingerprints.
     static var sorted: JSONEncoder {

@@ -70,6 +70,7 @@ package final class IdempotencyScope {
     /// `records` (the rows as the storing transaction leaves them), on the calling thread.
     func prepare<T: Codable>(_ value: T, records: any AnswerRecords) throws -> PreparedCompletion {
         guard key != nil else { return PreparedCompletion(sealedResult: nil, answer: nil) }
+        // Stored format (sealed idempotent results), read back by Codable: its bytes stay as they are.
         return PreparedCompletion(
             sealedResult: try seal(try JSONEncoder().encode(StoredResult(value: value, error: nil))),
             answer: try prepareAnswer(value, records))
@@ -242,6 +243,7 @@ extension GatewayService {
             IdempotentReplay.observer?.replayed = true
             let bytes = try cipher.open(sealed, context: context)
             let stored = try gatewayThrowing {
+                // Stored format (sealed idempotent results), written by Codable.
                 try JSONDecoder().decode(StoredResult<T>.self, from: Data(bytes.copyBytes()))
             }
             if let error = stored.error { throw error }
@@ -298,6 +300,7 @@ extension GatewayService {
                     guard let finalResult else { return }
                     claim.recoveryPoint = "finished"
                     claim.lockedAt = nil
+                    // Stored format (sealed idempotent results), read back by Codable.
                     claim.responseSealed = try cipher.seal(
                         Array(try JSONEncoder().encode(finalResult)), context: context)
                     _ = try tx.claimIdempotencyKey(claim)
@@ -309,6 +312,7 @@ extension GatewayService {
                 else { return }
                 if record.responseSealed != nil { return }
                 if let finalResult {
+                    // Stored format (sealed idempotent results), read back by Codable.
                     record.responseSealed = try cipher.seal(
                         Array(try JSONEncoder().encode(finalResult)), context: context)
                     record.lockedAt = nil

@@ -92,6 +92,7 @@ extension MerchantRegistry {
                 if let sealed = record.credentialsSealed {
                     let context = SealingContext.credentials(merchantID: merchantID)
                     let bytes = try cipher.open(sealed, context: context)
+                    // Stored format (sealed credentials), as the registry writes and reads it: Codable.
                     var credentials = try JSONDecoder().decode(
                         MerchantCredentials.self, from: Data(bytes.copyBytes()))
                     updateCredentials(&credentials)

@@ -42,6 +42,7 @@ private struct PendingMerchantKey: Codable {
 
     /// The JSON of the fields and `privateKeyPEM`.
     func serialized(privateKeyPEM: SecureBytes) throws -> SecureBytes {
+        // Stored format (the sealed pending key's fields), read back by Codable in ``parse(_:)``.
         var bytes = Array(try JSONEncoder().encode(self))
         defer { SecureBytes.zero(&bytes) }
         guard bytes.last == UInt8(ascii: "}") else { throw GatewayError(.internalError, "a pending key's JSON") }
@@ -54,6 +55,7 @@ private struct PendingMerchantKey: Codable {
 
     /// The fields and the private key of ``serialized(privateKeyPEM:)``'s JSON.
     static func parse(_ json: SecureBytes) throws -> (PendingMerchantKey, privateKeyPEM: SecureBytes) {
+        // Stored format (the sealed pending key's fields), written by Codable.
         let pending = try json.withBorrowedData { try JSONDecoder().decode(PendingMerchantKey.self, from: $0) }
         guard let key = SecureJSON.string(at: [privateKeyMember], in: json) else {
             throw GatewayError(.internalError, "a pending key without its private key")

@@ -165,6 +165,7 @@ public final class MerchantRegistry: Sendable {
             context: SealingContext.webhookSecrets(merchantID: id))
         var sealedCredentials: Data?
         if spec.environment == .sandbox {
+            // Stored format (sealed credentials), read back by Codable: its bytes stay as they are.
             let json = try gatewayThrowing { try JSONEncoder().encode(credentials) }
             sealedCredentials = try cipher.seal(Array(json), context: SealingContext.credentials(merchantID: id))
         }
@@ -251,6 +252,7 @@ public final class MerchantRegistry: Sendable {
             throw GatewayError(.forbidden, "production credentials are shown only once")
         }
         let bytes = try cipher.open(sealed, context: SealingContext.credentials(merchantID: merchantID))
+        // Stored format (sealed credentials), written by Codable.
         return try gatewayThrowing { try JSONDecoder().decode(MerchantCredentials.self, from: Data(bytes.copyBytes())) }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import OrchardJSON
 
 /// A result row of a store, read by column position in the domain's types. Each backend converts its own
 /// encodings (SQLite's integer milliseconds, PostgreSQL's binary `timestamptz`), so the mappings of rows to
@@ -13,6 +14,22 @@ package protocol StoreRow {
     func optionalDate(_ column: Int) -> Date?
     /// A blob (`bytea`) column; nil when NULL.
     func bytes(_ column: Int) -> Data?
+}
+
+extension StoreRow {
+    /// The column's text as a stored JSON object of strings (an audit entry's detail, a payment's metadata), read
+    /// by the one parser; nil when the column is null or not such an object.
+    func stringFields(_ column: Int) -> [String: String]? {
+        guard let text = optionalText(column), let fields = (try? JSONValue.parse(Data(text.utf8)))?.fields else {
+            return nil
+        }
+        var strings: [String: String] = [:]
+        for (key, value) in fields {
+            guard let string = value.string else { return nil }
+            strings[key] = string
+        }
+        return strings
+    }
 }
 
 extension WebhookEvent {
@@ -93,13 +110,12 @@ extension AuditEntry {
 
     /// The detail as the stores keep it: a JSON object of strings, keys sorted.
     package var detailJSON: String {
-        let data = (try? JSONSerialization.data(withJSONObject: detail, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+        String(decoding: (try? WireFormat.json(detail)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     /// An entry from the ``storeColumns``.
     package init(row: some StoreRow) {
-        let detail = (try? JSONSerialization.jsonObject(with: Data(row.text(6).utf8))) as? [String: String]
+        let detail = row.stringFields(6)
         self.init(
             id: row.text(0), merchantID: row.text(1), actor: AuditActor(kind: row.text(2), name: row.text(3)),
             action: row.text(4), target: row.optionalText(5), detail: detail ?? [:], createdAt: row.date(7))
@@ -169,10 +185,7 @@ extension Payment {
                 name: row.optionalText(13), email: row.optionalText(14), phoneNumber: row.optionalText(15),
                 zipCode: row.optionalText(16), address: row.optionalText(17), nationalID: row.optionalText(18))
             : nil
-        let metadata =
-            row.optionalText(19).flatMap {
-                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: String]
-            } ?? [:]
+        let metadata = row.stringFields(19) ?? [:]
         let captureMode: CaptureMode =
             switch row.text(31) {
             case "manual": .manual

@@ -121,6 +121,7 @@ extension GatewayService {
         guard let sealed = try read({ try $0.storedResponse(name) }) else { return nil }
         let bytes = try cipher.open(sealed, context: SealingContext.setting(name))
         let stored = try gatewayThrowing {
+            // Stored format (sealed stored responses), written by Codable.
             try JSONDecoder().decode(StoredResponse.self, from: Data(bytes.copyBytes()))
         }
         guard stored.createdAt > clock.now().addingTimeInterval(-configuration.idempotencyRetention) else { return nil }
@@ -144,6 +145,7 @@ extension GatewayService {
         _ response: StoredResponse, merchant: Merchant, key: String
     ) throws -> (name: String, sealed: Data) {
         let name = storedResponseName(merchant: merchant, key: key)
+        // Stored format (sealed stored responses), read back by Codable.
         let json = try JSONEncoder().encode(response)
         return (name, try cipher.seal(Array(json), context: SealingContext.setting(name)))
     }

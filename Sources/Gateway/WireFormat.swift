@@ -1,5 +1,6 @@
 import ApplePayModel
 import Foundation
+import OrchardJSON
 import OrchardBase
 
 /// The wire shapes of `openapi.yaml`, shared by the HTTP responses and the webhook bodies the outbox stores:
@@ -28,95 +29,14 @@ public enum WireFormat {
     public static func data(_ object: Any) -> Data { (try? json(object)) ?? Data() }
 
     /// JSON text already encoded, written as it is (a stored body inside a larger one).
-    public struct RawJSON: Sendable {
-        public var bytes: Data
-        public init(_ bytes: Data) { self.bytes = bytes }
-    }
+    public typealias RawJSON = OrchardJSON.RawJSON
 
     /// A value with no JSON form: a non-finite number, or a type JSON cannot carry.
-    public struct NotJSON: Error, CustomStringConvertible {
-        public var description: String
-    }
+    public typealias NotJSON = OrchardJSON.NotJSON
 
-    /// The compact JSON bytes of a Foundation-style value: dictionaries with string keys (written with their
-    /// keys sorted by Unicode order, which is byte order for ASCII), arrays, strings, integers, floating-point
-    /// numbers (integral ones as integers), booleans, `NSNull`, `NSNumber` and ``RawJSON``. Slashes and
-    /// non-ASCII characters are not escaped. The responses, the webhook bodies and the idempotency fingerprints
-    /// are all written by it; `JSONSerialization` sorts keys through locale-aware string comparisons and
-    /// dynamic casts, which cost more than the payment itself.
-    public static func json(_ object: Any) throws(NotJSON) -> Data {
-        var out: [UInt8] = []
-        out.reserveCapacity(1024)
-        try write(object, to: &out)
-        return Data(out)
-    }
-
-    private static func write(_ value: Any, to out: inout [UInt8]) throws(NotJSON) {
-        switch value {
-        case let text as String:
-            JSONString.write(text, to: &out)
-        case let object as [String: Any]:
-            out.append(UInt8(ascii: "{"))
-            for (index, key) in object.keys.sorted().enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                JSONString.write(key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                try write(object[key]!, to: &out)
-            }
-            out.append(UInt8(ascii: "}"))
-        case let array as [Any]:
-            out.append(UInt8(ascii: "["))
-            for (index, element) in array.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                try write(element, to: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        case is NSNull:
-            out.append(contentsOf: "null".utf8)
-        case let raw as RawJSON:
-            out.append(contentsOf: raw.bytes)
-        default:
-            try writeScalar(value, to: &out)
-        }
-    }
-
-    private static func writeScalar(_ value: Any, to out: inout [UInt8]) throws(NotJSON) {
-        let dynamicType = type(of: value)
-        if dynamicType is NSNumber.Type, let number = value as? NSNumber {
-            // An NSNumber (from JSONSerialization): its own type says boolean, floating point or integer.
-            switch String(cString: number.objCType) {
-            case "c", "B": out.append(contentsOf: (number.boolValue ? "true" : "false").utf8)
-            case "f", "d": try writeDouble(number.doubleValue, to: &out)
-            case "Q", "L", "I", "S", "C": out.append(contentsOf: String(number.uint64Value).utf8)
-            default: out.append(contentsOf: String(number.int64Value).utf8)
-            }
-        } else if dynamicType == Bool.self, let flag = value as? Bool {
-            out.append(contentsOf: (flag ? "true" : "false").utf8)
-        } else if let integer = value as? any BinaryInteger {
-            out.append(contentsOf: String(describing: integer).utf8)
-        } else if let number = value as? Double {
-            try writeDouble(number, to: &out)
-        } else if let number = value as? Float {
-            guard number.isFinite else { throw NotJSON(description: "\(number) has no JSON form") }
-            // Float's own shortest form ("0.1"), not that of the Double it widens to.
-            out.append(
-                contentsOf: (number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : "\(number)")
-                    .utf8)
-        } else if let number = value as? Decimal {
-            out.append(contentsOf: number.description.utf8)
-        } else {
-            throw NotJSON(description: "\(dynamicType) has no JSON form")
-        }
-    }
-
-    private static func writeDouble(_ number: Double, to out: inout [UInt8]) throws(NotJSON) {
-        guard number.isFinite else { throw NotJSON(description: "\(number) has no JSON form") }
-        if number == number.rounded(), abs(number) < 1e15 {
-            out.append(contentsOf: String(Int64(number)).utf8)
-        } else {
-            out.append(contentsOf: "\(number)".utf8)
-        }
-    }
+    /// The compact JSON bytes of a Foundation-style value, keys sorted (``JSONWriter/json(_:)``). The responses,
+    /// the webhook bodies and the idempotency fingerprints are all written by it.
+    public static func json(_ object: Any) throws(NotJSON) -> Data { try JSONWriter.json(object) }
 
     /// The `CardInfo` schema.
     public static func cardInfo(_ info: CardInfo) -> [String: Any] {

@@ -1,6 +1,7 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import OrchardJSON
 import OrchardHTTP
 
 extension GatewayAPI {
@@ -75,10 +76,8 @@ extension GatewayAPI {
     }
 
     /// The session-pay idempotency key without a header: the token's `transactionIdentifier`.
-    @Sendable static func transactionIdentifierKey(_ parsedBody: Any?) -> String? {
-        guard let object = parsedBody as? [String: Any],
-            let token = object["token"] as? [String: Any], let identifier = token["transactionIdentifier"] as? String
-        else { return nil }
+    @Sendable static func transactionIdentifierKey(_ parsedBody: JSONBody?) -> String? {
+        guard let identifier = parsedBody?.json["token"]?["transactionIdentifier"]?.string else { return nil }
         return GatewayService.transactionIdempotencyKey(identifier)
     }
 
@@ -157,11 +156,12 @@ extension GatewayAPI {
         }
         var metadata: [String: String] = [:]
         if let nested = try body.nested("metadata") {
-            guard nested.object.count <= FieldLimits.metadataEntries else {
+            guard nested.members.count <= FieldLimits.metadataEntries else {
                 throw body.invalid("metadata", "at most 20 keys")
             }
-            for (key, value) in nested.object {
-                guard let text = value as? String, FieldLimits.fits(key, FieldLimits.metadataKey),
+            for member in nested.members {
+                let key = member.key
+                guard case .string(let text) = member.value, FieldLimits.fits(key, FieldLimits.metadataKey),
                     FieldLimits.fits(text, FieldLimits.metadataValue)
                 else {
                     throw body.invalid("metadata", "string values of at most 500 characters under keys of 1 to 40")
@@ -333,7 +333,7 @@ extension GatewayAPI {
 
     /// The body's `amount` in the currency of payment `paymentID`, or nil when the body has none (or null).
     private func optionalAmount(_ body: RequestBody, _ call: Call, paymentID: String) throws -> Int64? {
-        guard body.object["amount"] != nil, !(body.object["amount"] is NSNull) else { return nil }
+        guard let amount = body.raw("amount"), amount != .null else { return nil }
         let payment = try gateway.payment(merchant: call.merchant, id: paymentID)
         return try body.amount("amount", currency: try Currency(code: payment.currency))
     }

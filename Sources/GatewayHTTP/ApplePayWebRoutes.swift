@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import OrchardJSON
 import OrchardHTTP
 
 /// The routes of Apple Pay on the Web: merchant validation, the merchant identity, the domains and the domain
@@ -91,10 +92,9 @@ extension GatewayAPI {
 
     func putDomains(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call, required: true)
-        guard let list = body.object["domains"] else { throw body.missing("domains") }
-        guard let items = list as? [Any], let domains = items as? [String] else {
-            throw body.invalid("domains", "an array of host names")
-        }
+        guard let list = body.raw("domains") else { throw body.missing("domains") }
+        guard case .array(let items) = list, case let domains = items.compactMap(\.string), domains.count == items.count
+        else { throw body.invalid("domains", "an array of host names") }
         guard domains.allSatisfy({ FieldLimits.fits($0, FieldLimits.domainNameBytes.upperBound) }) else {
             throw body.invalid("domains", "host names of at most 253 characters")
         }

@@ -21,12 +21,11 @@ extension GatewayAPI {
             ranges = try gateway.merchants.loadCoBrandTable(merchantID: call.merchant.id, csv: csv)
         } else {
             let body = try RequestBody(call, required: true)
-            guard let list = body.object["ranges"] else { throw body.missing("ranges") }
-            guard let items = list as? [Any] else { throw body.invalid("ranges", "an array of ranges") }
+            guard let list = body.raw("ranges") else { throw body.missing("ranges") }
+            guard case .array(let items) = list else { throw body.invalid("ranges", "an array of ranges") }
             // A row that is not an object, or whose fields are not strings, is reported by its position.
             let rows = items.map { item -> CoBrandRow in
-                let object = item as? [String: Any] ?? [:]
-                func field(_ name: String) -> String { object[name] as? String ?? "" }
+                func field(_ name: String) -> String { item[name]?.string ?? "" }
                 return CoBrandRow(
                     binLow: field("bin_low"), binHigh: field("bin_high"), affiliateCode: field("affiliate_code"))
             }

@@ -83,11 +83,11 @@ extension GatewayAPI {
         if case .limited(let retryAfter) = consoleSignInLimiter.peek(address) {
             throw HTTPAPIError.rateLimited(retryAfterSeconds: retryAfter)
         }
-        guard let object = Self.parse(request, context: context) as? [String: Any] else {
+        guard let object = Self.parse(request, context: context)?.json, object.members != nil else {
             throw HTTPAPIError.invalidJSON("the body must be a JSON object with secret_key")
         }
         guard let value = object["secret_key"] else { throw HTTPAPIError.parameterMissing("secret_key") }
-        guard let secretKey = value as? String, secretKey.utf8.count <= FieldLimits.secretKeyBytes else {
+        guard let secretKey = value.string, secretKey.utf8.count <= FieldLimits.secretKeyBytes else {
             throw HTTPAPIError.parameterInvalid("secret_key", message: "secret_key is a string of at most 100 bytes")
         }
         let signedIn: (session: ConsoleSession, token: String)

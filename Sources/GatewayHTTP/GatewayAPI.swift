@@ -4,6 +4,7 @@ import Gateway
 import GatewayAssembly
 import OrchardCrypto
 import OrchardHTTP
+import OrchardJSON
 
 extension RouteScope {
     /// Client routes: the app id and app key (`X-Orchard-App-Id`, `X-Orchard-App-Key`); CORS for web origins.
@@ -219,15 +220,15 @@ public final class GatewayAPI: Sendable {
         var idempotencyKey: String?
         /// The body parsed as JSON once for the whole request (fingerprint, derived key, fields); nil when the
         /// body is empty or not JSON.
-        var parsedBody: Any?
+        var parsedBody: JSONBody?
     }
 
     /// The body as JSON (any top-level value), or nil when it is empty or not JSON: the one parse that
     /// ``JSONLimitsMiddleware`` made, or (for a request that did not pass through it) a strict parse now.
-    static func parse(_ request: HTTPRequest, context: RequestContext) -> Any? {
-        if let parsed = context[ParsedJSONBodyKey.self] { return parsed.value }
+    static func parse(_ request: HTTPRequest, context: RequestContext) -> JSONBody? {
+        if let parsed = context[ParsedJSONBodyKey.self] { return parsed }
         guard !request.body.isEmpty else { return nil }
-        return try? JSONLimits().parse(request.body).value
+        return try? JSONLimits().parse(request.body)
     }
 
     /// Wraps an endpoint: merchant from the principal, `Idempotency-Key` validation, replay of a stored answer
@@ -236,7 +237,7 @@ public final class GatewayAPI: Sendable {
     /// (``StoredAnswerRecorder``), and sent as stored; otherwise (and for a result not rendered so) it is stored
     /// after the endpoint returns.
     func endpoint(
-        idempotent: Bool = false, key derive: (@Sendable (_ parsedBody: Any?) -> String?)? = nil,
+        idempotent: Bool = false, key derive: (@Sendable (_ parsedBody: JSONBody?) -> String?)? = nil,
         answer render: StoredAnswerRecorder.Render? = nil,
         _ body: @escaping @Sendable (Call) throws -> HTTPResponse
     ) -> HTTPHandler {
@@ -314,11 +315,12 @@ public final class GatewayAPI: Sendable {
         }
     }
 
-    /// What makes two requests the same for idempotency: method, path and the body (JSON bodies compared
-    /// after sorting their keys, so a retry that serializes its object differently is still a retry).
-    static func fingerprint(_ request: HTTPRequest, parsedBody: Any?) -> String {
+    /// What makes two requests the same for idempotency: method, path and the body (JSON bodies compared in
+    /// their canonical form, ``JSONWriter/canonical(_:)``, so a retry that serializes its object differently is
+    /// still a retry).
+    static func fingerprint(_ request: HTTPRequest, parsedBody: JSONBody?) -> String {
         var body = request.body
-        if let parsedBody, let canonical = try? WireFormat.json(parsedBody) { body = canonical }
+        if let parsedBody { body = JSONWriter.canonical(parsedBody.json) }
         return request.method.rawValue + " " + request.path + " " + Hex.encode(SHA256.hash(Array(body)))
     }
 

@@ -1,13 +1,16 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import OrchardJSON
 import OrchardHTTP
 
 /// A JSON object from a request body (or a nested object), with typed, bounded field access whose errors name
 /// the field as a JSON path (`cardholder.email`).
 struct RequestBody {
-    let object: [String: Any]
+    let members: [JSONMember]
     let path: String
+    /// The parsed body the members come from (their bytes, for ``json(_:required:)``).
+    let source: JSONBody?
 
     /// The body's object (parsed once per request, ``GatewayAPI/Call/parsedBody``); an empty body is `{}` unless
     /// `required`.
@@ -18,26 +21,34 @@ struct RequestBody {
                 throw GatewayAPIError.make(
                     .badRequest, .invalidRequest, "invalid_json", "a JSON object body is required")
             }
-            object = [:]
+            members = []
+            source = nil
             return
         }
-        guard let object = call.parsedBody as? [String: Any] else {
+        guard let parsed = call.parsedBody, let members = parsed.json.members else {
             throw GatewayAPIError.make(.badRequest, .invalidRequest, "invalid_json", "the body is not a JSON object")
         }
-        self.object = object
+        self.members = members
+        self.source = parsed
     }
 
-    init(object: [String: Any], path: String) {
-        self.object = object
+    init(members: [JSONMember], path: String, source: JSONBody?) {
+        self.members = members
         self.path = path
+        self.source = source
     }
 
     func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
-    private func present(_ key: String) -> Any? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
-        return value
+    private func member(_ key: String) -> JSONMember? {
+        guard let member = members.first(where: { $0.key == key }), member.value != .null else { return nil }
+        return member
     }
+
+    private func present(_ key: String) -> JSONValue? { member(key)?.value }
+
+    /// The value of `key` as it was sent, `null` included; nil when the body has no such member.
+    func raw(_ key: String) -> JSONValue? { members.first { $0.key == key }?.value }
 
     func missing(_ key: String) -> GatewayAPIError {
         GatewayAPIError.make(
@@ -56,7 +67,7 @@ struct RequestBody {
             if required { throw missing(key) }
             return nil
         }
-        guard let text = value as? String else { throw invalid(key, "must be a string") }
+        guard case .string(let text) = value else { throw invalid(key, "must be a string") }
         guard text.unicodeScalars.count <= max else {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "string_too_long", "\(name(key)) is longer than \(max) characters",
@@ -74,20 +85,17 @@ struct RequestBody {
     /// A whole-number field (a JSON integer, or a number with no fraction such as `2.0`).
     func integer(_ key: String) throws(GatewayAPIError) -> Int? {
         guard let value = present(key) else { return nil }
-        // The strict parse gives Int64 or Double; Foundation would also cast a Bool (or 0/1) to a number.
-        if let integer = value as? Int64, type(of: value) == Int64.self { return Int(integer) }
-        if let number = value as? Double, type(of: value) == Double.self, let integer = Int(exactly: number) {
-            return integer
-        }
+        // The number's exact text: an integer that fits 64 bits, or a double with no fraction (never a boolean).
+        guard case .number(let text) = value else { throw invalid(key, "must be a whole number") }
+        if let integer = Int64(text) { return Int(integer) }
+        if let number = Double(text), let integer = Int(exactly: number) { return integer }
         throw invalid(key, "must be a whole number")
     }
 
     /// A boolean field: JSON `true` or `false` only (never 0 or 1).
     func boolean(_ key: String) throws(GatewayAPIError) -> Bool? {
         guard let value = present(key) else { return nil }
-        guard type(of: value) == Bool.self, let flag = value as? Bool else {
-            throw invalid(key, "must be true or false")
-        }
+        guard case .bool(let flag) = value else { throw invalid(key, "must be true or false") }
         return flag
     }
 
@@ -97,14 +105,15 @@ struct RequestBody {
             if required { throw missing(key) }
             return nil
         }
-        guard let nested = value as? [String: Any] else { throw invalid(key, "must be an object") }
-        return RequestBody(object: nested, path: name(key))
+        guard case .object(let nested) = value else { throw invalid(key, "must be an object") }
+        return RequestBody(members: nested, path: name(key), source: source)
     }
 
-    /// The raw JSON of a nested object (a token, a payment request), re-encoded.
+    /// The JSON of a nested object (a token, a payment request) exactly as its bytes came in the body: never
+    /// re-serialized, so what is verified is what was sent.
     func json(_ key: String, required: Bool = false) throws(GatewayAPIError) -> Data? {
-        guard let nested = try nested(key, required: required) else { return nil }
-        guard let data = try? WireFormat.json(nested.object) else { throw invalid(key, "must be a JSON object") }
+        guard try nested(key, required: required) != nil, let member = member(key) else { return nil }
+        guard let data = source?.bytes(of: member) else { throw invalid(key, "must be a JSON object") }
         return data
     }
 
@@ -127,7 +136,7 @@ struct RequestBody {
             if required { throw missing(key) }
             return nil
         }
-        guard let text = value as? String else {
+        guard case .string(let text) = value else {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "invalid_amount", "\(name(key)) must be a decimal string like \"100.00\"",
                 param: name(key))

@@ -5,6 +5,7 @@ import Foundation
 import Gateway
 import GatewayAssembly
 import OrchardHTTP
+import OrchardJSON
 
 extension GatewayAPI {
     /// The sandbox-only routes, mounted only when the API has a ``sandboxWallet`` (the gateway runs in the
@@ -82,11 +83,12 @@ extension GatewayAPI {
             context.record(apiError, cause: error)
             return apiError.response(requestID: context.requestID)
         }
-        let payment = (try? JSONSerialization.jsonObject(with: paid.body)) as? [String: Any] ?? [:]
-        let paymentID = payment["id"] as? String
+        let payment = (try? JSONValue.parse(paid.body)).flatMap { $0.members == nil ? nil : $0 } ?? .object([])
+        let paymentID = payment["id"]?.string
         let events = try gateway.events(merchant: merchant, limit: 100).reversed().compactMap { event -> Any? in
-            let body = (try? JSONSerialization.jsonObject(with: event.payload)) as? [String: Any]
-            guard let data = body?["data"] as? [String: Any], data["id"] as? String == paymentID else { return nil }
+            guard let body = try? JSONValue.parse(event.payload), body.members != nil, let data = body["data"],
+                data.members != nil, data["id"]?.string == paymentID
+            else { return nil }
             return body
         }
         return Wire.response(["payment": payment, "events": events])
@@ -105,7 +107,7 @@ extension GatewayAPI {
         }
         let data = try wallet.mintToken(
             merchant: call.merchant, amount: amount, currency: currency, card: card, at: gateway.now)
-        guard let token = try? JSONSerialization.jsonObject(with: data) else { throw HTTPAPIError.internalError() }
+        guard let token = try? JSONValue.parse(data) else { throw HTTPAPIError.internalError() }
         return Wire.response(["token": token])
     }
 }

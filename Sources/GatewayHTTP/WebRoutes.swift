@@ -1,6 +1,7 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import OrchardJSON
 import OrchardHTTP
 
 extension GatewayAPI {
@@ -43,7 +44,7 @@ extension GatewayAPI {
                 .unprocessableContent, .invalidRequest, "payment_request_invalid", "not a payment request: \(error)",
                 param: "payment_request")
         }
-        var answer = (try? JSONSerialization.jsonObject(with: validation.report.serialized())) as? [String: Any] ?? [:]
+        var answer = validation.report.objectForWriting ?? [:]
         answer["format"] = validation.format.rawValue
         answer["client_ip"] = call.request.remoteAddress ?? ""
         if validation.isValid, var request = validation.request {
@@ -51,7 +52,7 @@ extension GatewayAPI {
                 request.merchantCapabilities = [.supports3DS]
             }
             for (key, shape) in [("apple_pay_request", PaymentRequestFormat.applePayJS), ("w3c_request", .w3c)] {
-                answer[key] = try? JSONSerialization.jsonObject(with: PaymentRequestCoder.encode(request, as: shape))
+                answer[key] = PaymentRequestCoder.jsonValue(request, as: shape)
             }
             answer["currency_exponent"] = request.total.amount.currency.minorUnitExponent
             answer["amount_for_apple"] = validation.amountForApple?.decimalString

@@ -1,6 +1,7 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import OrchardJSON
 import OrchardHTTP
 
 /// HTTP responses in the wire shapes of `openapi.yaml`; the shapes themselves are the domain's ``WireFormat``,
@@ -28,7 +29,7 @@ enum Wire {
 
     /// An event as `GET /v1/events` shows it: the stored webhook body, unchanged, plus its delivery state.
     static func event(_ record: EventRecord) -> [String: Any] {
-        var object = (try? JSONSerialization.jsonObject(with: record.event.payload)) as? [String: Any] ?? [:]
+        var object = (try? JSONValue.parse(record.event.payload))?.objectForWriting ?? [:]
         object["delivery"] =
             [
                 "state": record.delivery.state.rawValue, "attempts": record.delivery.attempts,

@@ -42,6 +42,7 @@ public final class PostgresStore: Store, Sendable {
     private let counters = Locked((retries: 0, changingCommits: 0))
     let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
+        // Stored format: the JSON columns of the store's rows, read back by `decoder`.
         encoder.dateEncodingStrategy = .millisecondsSince1970
         encoder.outputFormatting = [.sortedKeys]
         return encoder

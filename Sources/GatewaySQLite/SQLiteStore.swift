@@ -25,6 +25,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// them, and how many of the transactions were the sandbox acquirer's books.
     private let counts = Locked((transactions: 0, batches: 0, acquirer: 0))
     private let busyTimeoutMilliseconds: Int32
+    // Stored format: the JSON columns of the store's rows, read back by `decoder`.
     let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .millisecondsSince1970

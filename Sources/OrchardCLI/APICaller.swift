@@ -13,6 +13,7 @@ struct APICaller: Sendable {
 
         /// The body as a JSON object; empty when it is not one.
         var json: [String: Any] {
+            // A client reading the gateway's answers, not the server parsing a request.
             ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:]
         }
 
@@ -76,6 +77,7 @@ struct APICaller: Sendable {
         var allHeaders = headers
         var body = Data()
         if let json {
+            // A client writing the body it sends, not the server.
             body = try JSONSerialization.data(withJSONObject: json, options: [.withoutEscapingSlashes])
             allHeaders.append(("Content-Type", "application/json"))
         }

@@ -334,6 +334,7 @@ enum BenchHTTPCommand {
                             failed("tokenize \(primeReply.summary)")
                             continue
                         }
+                        // The benchmark is an HTTP client: it writes the bodies it sends.
                         let payment = try JSONSerialization.data(withJSONObject: [
                             "prime": prime, "amount": amount, "currency": "TWD", "order_number": "bench-\(index)",
                             "capture": ["mode": "now"],

@@ -147,6 +147,7 @@ final class GatewayDemo {
     /// Mints a sandbox token for `amount` and returns it as JSON, with its transaction identifier.
     private func mint(_ amount: Money) throws -> (json: Any, transactionIdentifier: String, size: Int) {
         let data = try runtime.mintSandboxToken(amount: amount.minorUnits, currency: amount.currency)
+        // The demo is a client of the API: it reads the minted token to send it on.
         let object = try JSONSerialization.jsonObject(with: data)
         let identifier = (object as? [String: Any])?["transactionIdentifier"] as? String ?? ""
         return (object, identifier, data.count)
@@ -406,6 +407,7 @@ final class WebhookInbox: @unchecked Sendable {
         var body: Data
         var signature: String
 
+        // The demo's webhook receiver reads the bodies it was sent, as a merchant would.
         var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:] }
         var type: String { json["type"] as? String ?? "?" }
         var eventID: String { json["id"] as? String ?? "?" }

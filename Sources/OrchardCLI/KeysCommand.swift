@@ -1,6 +1,7 @@
 import ApplePayToken
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 
 /// `orchard keys csr|import|inspect`: merchant keys and Apple's certificates.
 enum KeysCommand {

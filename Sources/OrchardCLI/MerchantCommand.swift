@@ -360,6 +360,8 @@ enum MerchantCommand {
         }
     }
 
+    /// `object` as JSON text. The CLI's own output (`--json`), in the pretty-printed form of Foundation that
+    /// scripts already read: not request handling.
     static func json(_ object: Any, pretty: Bool = true) throws -> String {
         var options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
         if pretty { options.insert(.prettyPrinted) }

@@ -1,5 +1,6 @@
 import ApplePayModel
 import Foundation
+import OrchardJSON
 
 /// `orchard request validate|convert`: checks a payment request against Apple's and TapPay's rules,
 /// or rewrites it in another JSON shape.
@@ -70,7 +71,7 @@ public enum RequestCommand {
         if let target {
             return convert(validation, to: target, output: output)
         }
-        output.out(String(decoding: validation.report.serialized(), as: UTF8.self))
+        output.out(String(decoding: validation.report.sortedText(), as: UTF8.self))
         return validation.isValid ? 0 : 1
     }
 
@@ -91,7 +92,7 @@ public enum RequestCommand {
     ) -> Int32 {
         guard validation.isValid, var request = validation.request else {
             output.err("orchard request: the request is invalid; nothing converted")
-            output.err(String(decoding: validation.report.serialized(), as: UTF8.self))
+            output.err(String(decoding: validation.report.sortedText(), as: UTF8.self))
             return 1
         }
         if validation.format == .tapPayWeb, target != .tapPayWeb, request.merchantCapabilities.isEmpty {

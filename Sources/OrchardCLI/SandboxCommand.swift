@@ -4,6 +4,7 @@ import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 
 /// `orchard sandbox pki|merchant|mint`: the test Apple PKI and tokens minted with it.
 enum SandboxCommand {
@@ -163,4 +164,4 @@ extension Character {
 }
 
 /// This file prints JSON with the token library's ordered JSON value (ApplePayModel has its own).
-private typealias JSONValue = ApplePayToken.JSONValue
+private typealias JSONValue = OrchardJSON.JSONValue

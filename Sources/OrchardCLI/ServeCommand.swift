@@ -241,6 +241,7 @@ public enum ServeCommand {
     static func deliveryLine(_ record: WebhookDeliveryLogRecord) -> String {
         var object: [String: Any] = ["level": "info", "message": "webhook_attempt"]
         for (key, value) in record.fields { object[key] = value }
+        // A log line of the CLI, not a response.
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }

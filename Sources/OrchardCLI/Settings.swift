@@ -246,6 +246,7 @@ public struct SettingsRegistry: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError(.unreadableFile, "cannot read the config file \(path)")
         }
+        // The config file, read once at start-up: not request handling.
         guard let object = try? JSONSerialization.jsonObject(with: data), let fields = object as? [String: Any] else {
             throw ConfigurationError(.invalidFile, "the config file \(path) is not a JSON object")
         }

@@ -2,6 +2,7 @@ import OrchardBase
 import ApplePayToken
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 
 import enum OrchardBase.RFC3339
 

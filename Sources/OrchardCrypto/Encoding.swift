@@ -1,3 +1,5 @@
+import OrchardJSON
+
 /// Hexadecimal text.
 public enum Hex {
     /// Lowercase hex of `bytes`.
@@ -38,23 +40,5 @@ public enum Hex {
     }
 }
 
-/// JSON's escapes, shared by the token parser, the scanner that reads secret fields straight into secure bytes,
-/// and the HTTP request body parser.
-package enum JSONEscape {
-    /// The byte a one-character escape (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`) stands for; nil for `u`
-    /// and anything else.
-    @inline(__always)
-    package static func single(_ escape: UInt8) -> UInt8? {
-        switch escape {
-        case UInt8(ascii: "\""): 0x22
-        case UInt8(ascii: "\\"): 0x5C
-        case UInt8(ascii: "/"): 0x2F
-        case UInt8(ascii: "b"): 0x08
-        case UInt8(ascii: "f"): 0x0C
-        case UInt8(ascii: "n"): 0x0A
-        case UInt8(ascii: "r"): 0x0D
-        case UInt8(ascii: "t"): 0x09
-        default: nil
-        }
-    }
-}
+/// JSON's escapes (OrchardJSON's), for the scanners that read secret fields straight into secure bytes.
+package typealias JSONEscape = OrchardJSON.JSONEscape

@@ -1,4 +1,5 @@
 import Foundation
+import OrchardJSON
 
 /// An HTTP request method (`GET`, `POST` …), compared by its upper-case token.
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
@@ -287,11 +288,10 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Data(text.utf8))
     }
 
-    /// An `application/json` response encoding `value` with `encoder` (default ``JSONCoding/encoder``).
-    public static func json<T: Encodable>(
-        _ value: T, status: HTTPStatus = .ok, encoder: JSONEncoder = JSONCoding.encoder
-    ) throws -> HTTPResponse {
-        let body = try encoder.encode(value)
+    /// An `application/json` response from a JSON-compatible object (dictionaries, arrays, strings, numbers,
+    /// booleans, `NSNull`), keys sorted (``JSONWriter/json(_:)``).
+    public static func jsonObject(_ object: Any, status: HTTPStatus = .ok) throws -> HTTPResponse {
+        let body = try JSONWriter.json(object)
         return HTTPResponse(status: status, headers: ["Content-Type": JSONCoding.contentType], body: body)
     }
 }
@@ -300,69 +300,4 @@ public struct HTTPResponse: Sendable {
 public enum JSONCoding {
     /// `application/json; charset=utf-8`
     public static let contentType = "application/json; charset=utf-8"
-
-    /// The default encoder: sorted keys, slashes unescaped, dates as ISO 8601.
-    public static var encoder: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }
-
-    /// The default decoder: dates as ISO 8601.
-    public static var decoder: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }
-}
-
-extension HTTPRequest {
-    /// Decodes the body as JSON into `T`.
-    ///
-    /// Errors are API errors: an empty or malformed body is `invalid_json`; a missing field is
-    /// `parameter_missing` and a field of the wrong type or value is `parameter_invalid`, each with `param` set to
-    /// the field's dotted path (`card_info.last_four`).
-    public func decodeJSON<T: Decodable>(
-        _ type: T.Type, decoder: JSONDecoder = JSONCoding.decoder
-    ) throws(HTTPAPIError)
-        -> T
-    {
-        guard !body.isEmpty else { throw .invalidJSON("the request body is empty; a JSON object is expected") }
-        do {
-            return try decoder.decode(T.self, from: body)
-        } catch let error as DecodingError {
-            throw HTTPAPIError(decodingError: error)
-        } catch {
-            throw .invalidJSON("the request body is not valid JSON")
-        }
-    }
-}
-
-extension HTTPAPIError {
-    /// The API error for a `DecodingError`: names the field, never echoes the value.
-    init(decodingError error: DecodingError) {
-        func path(_ codingPath: [any CodingKey], adding key: (any CodingKey)? = nil) -> String? {
-            let keys = codingPath + (key.map { [$0] } ?? [])
-            guard !keys.isEmpty else { return nil }
-            return keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            let param = path(context.codingPath, adding: key) ?? key.stringValue
-            self = .parameterMissing(param)
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            let param = path(context.codingPath)
-            self = .parameterInvalid(param, message: "\(param ?? "the body") has the wrong type")
-        case .dataCorrupted(let context):
-            if context.codingPath.isEmpty {
-                self = .invalidJSON("the request body is not valid JSON")
-            } else {
-                let param = path(context.codingPath)
-                self = .parameterInvalid(param, message: "\(param ?? "the body") is invalid")
-            }
-        @unknown default:
-            self = .invalidJSON("the request body could not be decoded")
-        }
-    }
 }

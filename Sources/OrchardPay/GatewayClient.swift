@@ -191,6 +191,7 @@ public final class GatewayClient: Sendable {
         guard let token = answer.json["token"] as? [String: Any], let data = token["paymentData"] as? [String: Any],
             let method = token["paymentMethod"] as? [String: Any],
             let identifier = token["transactionIdentifier"] as? String,
+            // The client SDK reads the gateway's answers with Foundation, as an app does.
             let paymentData = try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys])
         else { throw Self.unreadable("/v1/sandbox/wallet/tokens") }
         return PaymentToken(
@@ -223,6 +224,7 @@ public final class GatewayClient: Sendable {
         var request = URLRequest(url: configuration.gatewayURL.appendingPathComponent(String(path.dropFirst())))
         request.httpMethod = method
         if let body {
+            // The client SDK writes the bodies it sends with Foundation, as an app does.
             guard let payload = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]) else {
                 throw CheckoutError(code: "invalid_token", message: "the request body cannot be written as JSON")
             }
@@ -243,6 +245,7 @@ public final class GatewayClient: Sendable {
                 let elapsed = ContinuousClock.now - started
                 OrchardPay.log(
                     "\(method) \(Self.redactedPath(path)) → \(response.statusCode) in \(Self.milliseconds(elapsed)) ms")
+                // The client SDK reads the gateway's answers with Foundation, as an app does.
                 let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
                 if response.statusCode == 409, let error = json?["error"] as? [String: Any],
                     error["code"] as? String == "idempotency_in_flight", attempt <= configuration.retryLimit
@@ -287,6 +290,7 @@ public final class GatewayClient: Sendable {
     }
 
     private func jsonObject(_ data: Data, what: String) throws(CheckoutError) -> Any {
+        // The client SDK reads the gateway's answers with Foundation, as an app does.
         guard let object = try? JSONSerialization.jsonObject(with: data) else {
             throw CheckoutError(code: "invalid_token", message: "the \(what) is not JSON")
         }

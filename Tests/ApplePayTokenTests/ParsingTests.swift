@@ -1,4 +1,5 @@
 import Foundation
+import OrchardJSON
 import Testing
 
 @testable import ApplePayToken

@@ -46,7 +46,7 @@ struct ConsoleSessionTests {
     @Test("over TLS the cookie is also Secure")
     func secureOverTLS() throws {
         let files = try TLSFixture.write()
-        let h = try APIHarness(configure: {
+        let h = try APIHarness(transport: .loopback, configure: {
             $0.tlsCertificatePath = files.certificate
             $0.tlsKeyPath = files.key
         })

@@ -8,20 +8,23 @@ import OrchardHTTP
 import OrchardTestSupport
 import Testing
 
-/// The gateway over a real SQLite file in a temporary directory, served over loopback HTTP on a free port,
-/// with a manual clock and the sandbox merchant's credentials.
+/// The gateway over a real SQLite file in a temporary directory, with a manual clock and the sandbox merchant's
+/// credentials; its application answers in process (``APITransport/inProcess``, the default) or is served over
+/// loopback HTTP on a free port (``APITransport/loopback``, for what is about the server itself).
 final class APIHarness: @unchecked Sendable {
     let directory: URL
     let clock = Gateway.ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
     let runtime: GatewayRuntime
     let api: GatewayAPI
     let server: HTTPServer
+    let transport: APITransport
+    let inProcess: InProcessClient
     let credentials: MerchantCredentials
     let merchant: Merchant
     let logs = LineCollector()
 
     init(
-        configure: (inout ServerConfiguration) -> Void = { _ in },
+        transport: APITransport = .inProcess, configure: (inout ServerConfiguration) -> Void = { _ in },
         acquirer: (inout SandboxAcquirer.Configuration) -> Void = { _ in }
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-api-\(UUID().uuidString)")
@@ -40,8 +43,13 @@ final class APIHarness: @unchecked Sendable {
             gateway: runtime.gateway, readinessChecks: ["webhook_dispatcher": { true }],
             sandboxWallet: runtime.sandboxWallet)
         let logs = self.logs
-        server = api.server(configuration: configuration, accessLog: { logs.append($0) }, messages: { _ in })
-        try server.start()
+        let application = api.application(configuration: configuration) { logs.append($0) }
+        server = HTTPServer(
+            configuration: configuration, responder: application, bodyLimit: GatewayAPI.bodyLimit, messages: { _ in })
+        inProcess = InProcessClient(
+            responder: application, maxBodyBytes: configuration.maxBodyBytes, bodyLimit: GatewayAPI.bodyLimit)
+        self.transport = transport
+        if transport == .loopback { try server.start() }
     }
 
     deinit {
@@ -61,7 +69,11 @@ final class APIHarness: @unchecked Sendable {
     func call(
         _ method: String, _ path: String, headers: [String: String] = [:], json: Any? = nil, body: Data? = nil
     ) throws -> ClientResponse {
-        let response = try CurlClient().call(method, base, path, headers: headers, json: json, body: body)
+        let response =
+            switch transport {
+            case .inProcess: try inProcess.call(method, path, headers: headers, json: json, body: body)
+            case .loopback: try CurlClient().call(method, base, path, headers: headers, json: json, body: body)
+            }
         exchanges.withLock { $0.append((method, path, response)) }
         return response
     }

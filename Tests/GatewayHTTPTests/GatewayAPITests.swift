@@ -10,7 +10,7 @@ import OrchardHTTP
 import OrchardTestSupport
 import Testing
 
-@Suite("Gateway API over loopback HTTP with SQLite", .serialized)
+@Suite("Gateway API with SQLite, in process (over loopback where the server itself is tested)", .serialized)
 struct GatewayAPITests {
     @Test("the router mounts exactly the paths and methods of openapi.yaml")
     func routesMatchOpenAPI() throws {
@@ -263,7 +263,7 @@ struct GatewayAPITests {
 
     @Test("each error status: 400 402 404 409 413 415 422 and the server keeps serving")
     func errorStatuses() throws {
-        let h = try APIHarness()
+        let h = try APIHarness(transport: .loopback)
         let prime = try h.prime("100.00")
         func pay(_ body: [String: Any]) throws -> ClientResponse {
             try h.merchantServer("POST", "/v1/payments", json: body)
@@ -489,7 +489,7 @@ struct GatewayAPITests {
 
     @Test("graceful shutdown: a payment in flight finishes, new connections are refused")
     func gracefulShutdown() throws {
-        let h = try APIHarness(acquirer: { $0.slowDelay = 1.5 })
+        let h = try APIHarness(transport: .loopback, acquirer: { $0.slowDelay = 1.5 })
         let prime = try h.prime("100.99")
         let result = Locked<ClientResponse?>(nil)
         let done = DispatchSemaphore(value: 0)

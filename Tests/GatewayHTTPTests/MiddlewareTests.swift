@@ -1,5 +1,6 @@
 import Foundation
 import GatewayHTTP
+import OrchardJSON
 import OrchardHTTP
 import Testing
 
@@ -22,18 +23,24 @@ struct MiddlewareFixture {
         router.get("/healthz") { _, _ in .text("ok") }
         router.get("/metrics", handler: metrics.handler)
         router.post("/v1/tokens", scope: Self.clientScope) { request, context in
-            try .json(["principal": context.principal?.credentialID ?? "", "bytes": String(request.body.count)])
+            try .jsonObject(["principal": context.principal?.credentialID ?? "", "bytes": String(request.body.count)])
         }
         router.get("/v1/payments/{id}", scope: Self.serverScope) { _, context in
-            try .json(["id": context.parameter("id"), "principal": context.principal?.credentialID ?? ""])
+            try .jsonObject(["id": context.parameter("id"), "principal": context.principal?.credentialID ?? ""])
         }
-        router.post("/v1/payments", scope: Self.serverScope) { request, _ in
-            struct Body: Decodable {
-                var amount: String
-                var currency: String
+        router.post("/v1/payments", scope: Self.serverScope) { _, context in
+            // The fields read from the one parse the JSON limits middleware made.
+            let body = context[ParsedJSONBodyKey.self]?.json
+            func field(_ name: String) throws(HTTPAPIError) -> String {
+                guard let value = body?[name] else { throw .parameterMissing(name) }
+                guard let text = value.string else {
+                    throw .parameterInvalid(name, message: "\(name) has the wrong type")
+                }
+                return text
             }
-            let body = try request.decodeJSON(Body.self)
-            return try .json(["amount": body.amount, "currency": body.currency], status: .created)
+            let amount = try field("amount")
+            let currency = try field("currency")
+            return try .jsonObject(["amount": amount, "currency": currency], status: .created)
         }
         router.put("/v1/bin-table", scope: Self.serverScope, accepts: ["text/csv"]) { request, _ in
             .text("rows \(request.body.split(separator: UInt8(ascii: "\n")).count)")

@@ -41,7 +41,7 @@ struct OpenAPIConformanceTests {
 
     @Test("every answer of the end-to-end flows matches its documented status and schema")
     func flows() throws {
-        let h = try APIHarness()
+        let h = try APIHarness(transport: .loopback)
         // Prime flow.
         _ = try h.client("POST", "/v1/tokens", json: ["token": try h.token("100.00")])
         let captured = try h.pay("100.00")

@@ -8,13 +8,13 @@ func sampleRouter() -> Router {
     var router = Router()
     router.get("/healthz") { _, _ in .text("ok") }
     router.get("/v1/payments/{id}") { request, context in
-        try .json(["id": context.parameter("id"), "expand": request.query("expand") ?? ""])
+        try .jsonObject(["id": context.parameter("id"), "expand": request.query("expand") ?? ""])
     }
     router.post("/v1/payments/{id}/capture") { request, context in
-        try .json(["captured": context.parameter("id"), "bytes": String(request.body.count)], status: .created)
+        try .jsonObject(["captured": context.parameter("id"), "bytes": String(request.body.count)], status: .created)
     }
     router.get("/v1/payments/search") { request, _ in
-        try .json(["search": request.query("q") ?? "", "items": String(request.queryItems.count)])
+        try .jsonObject(["search": request.query("q") ?? "", "items": String(request.queryItems.count)])
     }
     router.post("/v1/echo") { request, _ in
         HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: request.body)

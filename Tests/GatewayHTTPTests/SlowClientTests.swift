@@ -172,7 +172,7 @@ struct SlowClientTests {
     /// The harness for an attack: production's connection limits (1,000 connections, 64 per address), with the
     /// deadlines shortened so the attack is short.
     static func harness() throws -> APIHarness {
-        try APIHarness { configuration in
+        try APIHarness(transport: .loopback) { configuration in
             configuration.connectionLimit = 1_000
             configuration.perIPConnectionLimit = 64
             configuration.connectionTimeoutSeconds = 30

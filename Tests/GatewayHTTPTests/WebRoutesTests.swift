@@ -139,7 +139,7 @@ struct WebRoutesTests {
 
     @Test("a page of the gateway's own origin may call client routes without being listed; others may not")
     func sameOrigin() throws {
-        let h = try APIHarness()
+        let h = try APIHarness(transport: .loopback)
         let body: [String: Any] = ["amount": "1.00", "currency": "TWD"]
         let own = try h.client(
             "POST", "/v1/sandbox/wallet/tokens", json: body, headers: ["Origin": "http://127.0.0.1:\(h.server.port)"])

@@ -1,4 +1,5 @@
 import Foundation
+import OrchardJSON
 
 /// The JSON body of a webhook delivery (``WebhookEvent/payload``), `openapi.yaml`'s `WebhookPayload`:
 ///
@@ -30,11 +31,12 @@ public struct WebhookEventEnvelope: Sendable, Hashable {
 
     /// The envelope of a stored body; nil when `payload` is not one.
     public init?(payload: Data) {
-        guard let object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any],
-            let id = object["id"] as? String, let type = object["type"] as? String,
-            let created = object["created_at"] as? String, let createdAt = try? Date(created, strategy: .iso8601),
-            let data = object["data"] as? [String: Any], let bytes = try? WireFormat.json(data)
+        guard let object = try? JSONValue.parse(payload), object.members != nil,
+            let id = object["id"]?.string, let type = object["type"]?.string,
+            let created = object["created_at"]?.string, let createdAt = try? Date(created, strategy: .iso8601),
+            let data = object["data"], data.members != nil
         else { return nil }
+        let bytes = JSONWriter.canonical(data)
         self.id = id
         self.type = type
         self.createdAt = createdAt

@@ -29,6 +29,7 @@ package struct WebhookSecretRing: Sendable, Hashable, Codable {
     /// The ring in the sealed plaintext; an older plain array of secrets reads as secrets in force.
     package init(plaintext: [UInt8]) throws {
         let data = Data(plaintext)
+        // Stored format (the sealed secret ring), written by Codable.
         if let entries = try? JSONDecoder().decode([Entry].self, from: data) {
             self.entries = entries
         } else {
@@ -36,7 +37,7 @@ package struct WebhookSecretRing: Sendable, Hashable, Codable {
         }
     }
 
-    /// The plaintext to seal.
+    /// The plaintext to seal (a stored format, read back by Codable).
     package func plaintext() throws -> [UInt8] { Array(try JSONEncoder().encode(entries)) }
 
     /// The signing secrets in force at `now` in a merchant's sealed ring: the one place a ring is opened (the
