@@ -142,77 +142,14 @@ extension PostgresStore {
     }
 }
 
-// MARK: - Events, deliveries and counts (read in the domain's transactions)
+// MARK: - The statements shared with the SQLite store (Gateway/StoreQueries.swift)
 
-extension PostgresTransaction {
-    func eventPage(
-        merchantID: String, type: String?, objectID: String?, after cursor: EventCursor?, limit: Int
-    ) throws
-        -> [EventRecord]
-    {
-        var sql = "SELECT \(EventRecord.storeColumns) FROM webhook_events e WHERE e.merchant_id = $1"
-        var values: [PGValue] = [.text(merchantID)]
-        if let type {
-            values.append(.text(type))
-            sql += " AND e.type = $\(values.count)"
-        }
-        if let objectID {
-            values.append(.text(objectID))
-            sql += " AND e.object_id = $\(values.count)"
-        }
-        if let cursor {
-            values += [.timestamptz(cursor.createdAt), .text(cursor.id)]
-            let at = values.count - 1
-            sql += " AND (e.created_at < $\(at) OR (e.created_at = $\(at) AND e.id < $\(at + 1)))"
-        }
-        values.append(PGValue(limit))
-        sql += " ORDER BY e.created_at DESC, e.id DESC LIMIT $\(values.count)"
-        return try db.query(sql, values) { EventRecord(row: $0) }
+extension PostgresTransaction: StoreStatements {
+    func query<T>(shared sql: String, _ values: [StoreValue], _ map: (any StoreRow) throws -> T) throws -> [T] {
+        try db.query(numberedParameters(sql), values.map(PGValue.init)) { try map($0) }
     }
 
-    func eventRecord(id: String) throws -> EventRecord? {
-        try db.query("SELECT \(EventRecord.storeColumns) FROM webhook_events e WHERE e.id = $1", [.text(id)]) {
-            EventRecord(row: $0)
-        }.first
-    }
-
-    func webhookAttempts(eventID: String) throws -> [WebhookAttempt] {
-        try db.query(
-            "SELECT \(WebhookAttempt.storeColumns) FROM webhook_attempts WHERE event_id = $1 ORDER BY seq",
-            [.text(eventID)]
-        ) { WebhookAttempt(row: $0, eventID: eventID) }
-    }
-
-    func webhookState(eventID: String) throws -> (state: WebhookDeliveryState, attempts: Int)? {
-        try db.query("SELECT state, attempts FROM webhook_events WHERE id = $1", [.text(eventID)]) {
-            (WebhookDeliveryState(rawValue: $0.text(0)) ?? .pending, Int($0.int(1)))
-        }.first
-    }
-
-    func pendingWebhookCount() throws -> Int {
-        try db.query("SELECT COUNT(*) FROM webhook_events WHERE state = 'pending'") { Int($0.int(0)) }.first ?? 0
-    }
-
-    func paymentCountsByStatus() throws -> [PaymentStatus: Int] {
-        let rows = try db.query("SELECT status, COUNT(*) FROM payments GROUP BY status") {
-            ($0.text(0), Int($0.int(1)))
-        }
-        return PaymentStatus.counts(rows)
-    }
-
-    func eventDeliveryURL(eventID: String) throws -> String? {
-        try db.query(
-            """
-            SELECT COALESCE(e.delivery_url, m.webhook_url) FROM webhook_events e
-            JOIN merchants m ON m.id = e.merchant_id WHERE e.id = $1
-            """, [.text(eventID)]
-        ) { $0.optionalText(0) }.first ?? nil
-    }
-
-    func rescheduleEvent(id: String, at now: Date) throws -> Bool {
-        try db.change(
-            "UPDATE webhook_events SET state = 'pending', next_attempt_at = $1 WHERE id = $2",
-            [.timestamptz(now), .text(id)]
-        ) == 1
+    func change(shared sql: String, _ values: [StoreValue]) throws -> Int {
+        try db.change(numberedParameters(sql), values.map(PGValue.init))
     }
 }

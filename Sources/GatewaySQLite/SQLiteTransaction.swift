@@ -629,3 +629,15 @@ extension SQLValue {
         }
     }
 }
+
+// MARK: - The statements shared with the PostgreSQL store (Gateway/StoreQueries.swift)
+
+extension SQLiteTransaction: StoreStatements {
+    func query<T>(shared sql: String, _ values: [StoreValue], _ map: (any StoreRow) throws -> T) throws -> [T] {
+        try db.query(sql, values.map(SQLValue.init)) { try map($0) }
+    }
+
+    func change(shared sql: String, _ values: [StoreValue]) throws -> Int {
+        try db.run(sql, values.map(SQLValue.init))
+    }
+}
