@@ -159,7 +159,9 @@ extension GatewayService {
     /// One page of the merchant's audit log, newest first (creation time, then id), strictly after the
     /// `startingAfter` cursor (a ``ListingCursor`` text), at most `limit` (1 to 100) entries.
     public func auditLog(merchant: Merchant, limit: Int, startingAfter: String?) throws(GatewayError) -> AuditPage {
-        guard FieldLimits.pageSize.contains(limit) else { throw .invalid("limit", "1 to 100") }
+        guard FieldLimits.pageSize.contains(limit) else {
+            throw .invalid("limit", FieldLimits.text(FieldLimits.pageSize))
+        }
         let after = try AuditCursor.parse(startingAfter, param: "starting_after")
         let rows = try read { try $0.auditEntries(merchantID: merchant.id, after: after, limit: limit + 1) }
         let page = AuditCursor.page(rows, limit: limit) { ($0.createdAt, $0.id) }

@@ -48,7 +48,9 @@ extension GatewayService {
     ) throws(GatewayError) -> (
         events: [EventRecord], nextCursor: String?
     ) {
-        guard FieldLimits.pageSize.contains(limit) else { throw .invalid("limit", "1 to 100") }
+        guard FieldLimits.pageSize.contains(limit) else {
+            throw .invalid("limit", FieldLimits.text(FieldLimits.pageSize))
+        }
         let after = try EventCursor.parse(cursor, param: "cursor")
         let rows = try read { tx in
             try tx.eventPage(merchantID: merchant.id, type: type, objectID: objectID, after: after, limit: limit + 1)

@@ -13,6 +13,9 @@ public enum FieldLimits {
     /// Whether `text` is at most `limit` long.
     public static func fits(_ text: String, _ limit: Int) -> Bool { length(text) <= limit }
 
+    /// `range` as the error messages say it ("1 to 100").
+    public static func text(_ range: ClosedRange<Int>) -> String { "\(range.lowerBound) to \(range.upperBound)" }
+
     /// Whether the length of `text` is in `range`.
     public static func fits(_ text: String, _ range: ClosedRange<Int>) -> Bool { range.contains(length(text)) }
 

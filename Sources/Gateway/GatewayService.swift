@@ -301,7 +301,7 @@ public final class GatewayService: Sendable {
         throws(GatewayError) -> Payment
     {
         try validateAmount(request.amount, currency: request.currency, merchant: merchant)
-        guard request.prime.hasPrefix("prm_"), request.prime.count <= 100 else {
+        guard request.prime.hasPrefix("prm_"), FieldLimits.fits(request.prime, FieldLimits.prime) else {
             throw GatewayError(.primeNotFound, "no such prime", param: "prime")
         }
         if let details = request.details, !FieldLimits.fits(details, FieldLimits.details) {
@@ -408,10 +408,15 @@ public final class GatewayService: Sendable {
     }
 
     func validate(metadata: [String: String]) throws(GatewayError) {
-        guard metadata.count <= FieldLimits.metadataEntries else { throw .invalid("metadata", "at most 20 keys") }
+        guard metadata.count <= FieldLimits.metadataEntries else {
+            throw .invalid("metadata", "at most \(FieldLimits.metadataEntries) keys")
+        }
         for (key, value) in metadata
         where !FieldLimits.fits(key, FieldLimits.metadataKey) || !FieldLimits.fits(value, FieldLimits.metadataValue) {
-            throw .invalid("metadata", "keys of 1 to 40 characters, values of at most 500")
+            throw .invalid(
+                "metadata",
+                "keys of \(FieldLimits.text(FieldLimits.metadataKey)) characters, "
+                    + "values of at most \(FieldLimits.metadataValue)")
         }
     }
 
@@ -424,17 +429,18 @@ public final class GatewayService: Sendable {
         throws(GatewayError) -> OrderSession
     {
         guard FieldLimits.fits(request.outTradeNo, FieldLimits.outTradeNo) else {
-            throw .invalid("out_trade_no", "1 to 64 characters")
+            throw .invalid(
+                "out_trade_no", "\(FieldLimits.text(FieldLimits.outTradeNo)) characters")
         }
         try validateAmount(request.amount, currency: request.currency, merchant: merchant)
         guard request.country.count == 2, request.country.allSatisfy({ $0.isASCII && $0.isLetter }) else {
             throw .invalid("country", "ISO 3166 alpha-2")
         }
         if let subject = request.subject, !FieldLimits.fits(subject, FieldLimits.subject.upperBound) {
-            throw .invalid("subject", "at most 256 characters")
+            throw .invalid("subject", "at most \(FieldLimits.subject.upperBound) characters")
         }
         if let user = request.userID, !FieldLimits.fits(user, FieldLimits.userID.upperBound) {
-            throw .invalid("user_id", "at most 64 characters")
+            throw .invalid("user_id", "at most \(FieldLimits.userID.upperBound) characters")
         }
         if let url = request.notifyURL {
             guard FieldLimits.fits(url, FieldLimits.url), let parsed = URL(string: url),
@@ -577,7 +583,9 @@ public final class GatewayService: Sendable {
 
     /// The record query: filters, newest first, cursor pagination.
     public func payments(merchant: Merchant, query: PaymentQuery) throws(GatewayError) -> PaymentPage {
-        guard FieldLimits.pageSize.contains(query.limit) else { throw .invalid("limit", "1 to 100") }
+        guard FieldLimits.pageSize.contains(query.limit) else {
+            throw .invalid("limit", FieldLimits.text(FieldLimits.pageSize))
+        }
         if let number = query.orderNumber, !FieldLimits.fits(number, FieldLimits.orderNumber) {
             throw .invalid("order_number", "at most \(FieldLimits.orderNumber) characters")
         }
@@ -599,7 +607,9 @@ public final class GatewayService: Sendable {
 
     /// The merchant's webhook events, newest first.
     public func events(merchant: Merchant, limit: Int = 50) throws(GatewayError) -> [WebhookEvent] {
-        guard FieldLimits.pageSize.contains(limit) else { throw .invalid("limit", "1 to 100") }
+        guard FieldLimits.pageSize.contains(limit) else {
+            throw .invalid("limit", FieldLimits.text(FieldLimits.pageSize))
+        }
         return try read { try $0.events(merchantID: merchant.id, limit: limit) }
     }
 

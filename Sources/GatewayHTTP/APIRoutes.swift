@@ -1,8 +1,8 @@
 import ApplePayModel
 import Foundation
 import Gateway
-import OrchardJSON
 import OrchardHTTP
+import OrchardJSON
 
 extension GatewayAPI {
     /// Every route of `openapi.yaml`.
@@ -157,14 +157,17 @@ extension GatewayAPI {
         var metadata: [String: String] = [:]
         if let nested = try body.nested("metadata") {
             guard nested.members.count <= FieldLimits.metadataEntries else {
-                throw body.invalid("metadata", "at most 20 keys")
+                throw body.invalid("metadata", "at most \(FieldLimits.metadataEntries) keys")
             }
             for member in nested.members {
                 let key = member.key
                 guard case .string(let text) = member.value, FieldLimits.fits(key, FieldLimits.metadataKey),
                     FieldLimits.fits(text, FieldLimits.metadataValue)
                 else {
-                    throw body.invalid("metadata", "string values of at most 500 characters under keys of 1 to 40")
+                    throw body.invalid(
+                        "metadata",
+                        "string values of at most \(FieldLimits.metadataValue) characters under keys of "
+                            + "\(FieldLimits.text(FieldLimits.metadataKey))")
                 }
                 metadata[key] = text
             }
@@ -213,7 +216,9 @@ extension GatewayAPI {
         }
         let lifetime = try body.integer("expires_in_seconds")
         if let lifetime, !FieldLimits.sessionLifetimeSeconds.contains(lifetime) {
-            throw body.invalid("expires_in_seconds", "60 to 86400")
+            throw body.invalid(
+                "expires_in_seconds",
+                "\(FieldLimits.text(FieldLimits.sessionLifetimeSeconds))")
         }
         let session = try gateway.createSession(
             merchant: call.merchant,
@@ -266,7 +271,8 @@ extension GatewayAPI {
         guard let text = request.query("limit") else { return FieldLimits.defaultPageSize }
         guard let limit = Int(text), FieldLimits.pageSize.contains(limit) else {
             throw GatewayAPIError.make(
-                .badRequest, .invalidRequest, "parameter_invalid", "limit is 1 to 100", param: "limit")
+                .badRequest, .invalidRequest, "parameter_invalid", "limit is \(FieldLimits.text(FieldLimits.pageSize))",
+                param: "limit")
         }
         return limit
     }
@@ -372,7 +378,8 @@ extension GatewayAPI {
         let objectID = call.request.query("object_id")
         if let objectID, !FieldLimits.fits(objectID, FieldLimits.identifier) {
             throw GatewayAPIError.make(
-                .badRequest, .invalidRequest, "parameter_invalid", "object_id is an id of 1 to 64 characters",
+                .badRequest, .invalidRequest, "parameter_invalid",
+                "object_id is an id of \(FieldLimits.text(FieldLimits.identifier)) characters",
                 param: "object_id")
         }
         let page = try gateway.eventPage(

@@ -96,7 +96,7 @@ extension GatewayAPI {
         guard case .array(let items) = list, case let domains = items.compactMap(\.string), domains.count == items.count
         else { throw body.invalid("domains", "an array of host names") }
         guard domains.allSatisfy({ FieldLimits.fits($0, FieldLimits.domainNameBytes.upperBound) }) else {
-            throw body.invalid("domains", "host names of at most 253 characters")
+            throw body.invalid("domains", "host names of at most \(FieldLimits.domainNameBytes.upperBound) characters")
         }
         let stored = try gateway.merchants.setApplePayDomains(merchantID: call.merchant.id, domains: domains)
         return Wire.response(["domains": stored])

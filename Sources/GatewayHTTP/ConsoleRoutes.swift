@@ -1,7 +1,7 @@
-import OrchardHTTP
 import Foundation
 import Gateway
 import OrchardCrypto
+import OrchardHTTP
 
 /// Whether the request reached the gateway over TLS (the console's cookie is then `Secure`).
 struct ServedOverTLSKey: RequestContextKey {
@@ -88,7 +88,8 @@ extension GatewayAPI {
         }
         guard let value = object["secret_key"] else { throw HTTPAPIError.parameterMissing("secret_key") }
         guard let secretKey = value.string, secretKey.utf8.count <= FieldLimits.secretKeyBytes else {
-            throw HTTPAPIError.parameterInvalid("secret_key", message: "secret_key is a string of at most 100 bytes")
+            throw HTTPAPIError.parameterInvalid(
+                "secret_key", message: "secret_key is a string of at most \(FieldLimits.secretKeyBytes) bytes")
         }
         let signedIn: (session: ConsoleSession, token: String)
         do {
