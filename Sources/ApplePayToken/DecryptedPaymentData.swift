@@ -89,7 +89,7 @@ public final class DecryptedPaymentData: Sendable, CustomStringConvertible, Cust
     }
 
     private func root() -> JSONValue {
-        bytes.withUnsafeBytes { buffer in (try? JSONValue.parse(buffer, maximumDepth: 16)) ?? .object([]) }
+        bytes.withUnsafeBytes { buffer in (try? JSONValue.parse(buffer, limits: Self.jsonLimits)) ?? .object([]) }
     }
 
     /// Apple's payment data nests a few levels; its numbers are short.

@@ -361,17 +361,10 @@ public final class MerchantRegistry: Sendable {
         }
     }
 
-    /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web.
-    public func setIdentity(merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes) throws(GatewayError)
-    {
-        try setIdentity(
-            merchantID: merchantID, certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM, keyID: nil)
-    }
-
-    /// ``setIdentity(merchantID:certificatePEM:privateKeyPEM:)``, recording the generated key's id (`mk_…`) as the
-    /// audit entry's target when there is one.
-    func setIdentity(
-        merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes, keyID: String?
+    /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web, recording
+    /// the generated key's id (`mk_…`) as the audit entry's target when there is one.
+    public func setIdentity(
+        merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes, keyID: String? = nil
     ) throws(GatewayError) {
         let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.identityKey(merchantID: merchantID))
         try auditedWrite(merchantID, AuditLog.Action.identityCertificate, target: keyID) { tx in

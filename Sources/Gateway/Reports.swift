@@ -29,10 +29,12 @@ public struct PaymentFigures: Sendable, Hashable {
     mutating func add(_ row: PaymentTallyRow) {
         count += row.count
         let isApproved = PaymentFigures.approvedStatuses.contains(row.status)
-        switch row.status {
-        case .failed: declined += row.count
-        case .processing, .unknown: pending += row.count
-        default: approved += row.count
+        if isApproved {
+            approved += row.count
+        } else if row.status == .failed {
+            declined += row.count
+        } else {
+            pending += row.count
         }
         var entry: CurrencyFigures
         let index = currencies.firstIndex { $0.currency == row.currency }
