@@ -9,7 +9,7 @@ import Testing
 struct ConsoleAPITests {
     @Test("last_four, object_id and /v1/events/{id}/attempts answer as documented, with the cookie or the key")
     func routes() throws {
-        let h = try APIHarness()
+        let h = try APIHarness(transport: .loopback)  // the sign-in records the socket's address
         let paid = try h.pay("100.00")
         let id = try #require(paid.json["id"] as? String)
         _ = try h.pay("50.00")
