@@ -112,7 +112,7 @@ enum BenchHTTPCommand {
         if (options.url == nil) != (options.database == nil) {
             throw UsageError("--url and --database go together (the server's database, for keys and tokens)")
         }
-        options.masterKey = parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
+        options.masterKey = parsed.masterKeyHex
         options.record = parsed.value("record")
         options.check = parsed.value("check")
         if options.check != nil, options.url == nil {

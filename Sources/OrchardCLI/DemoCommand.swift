@@ -56,7 +56,7 @@ enum DemoCommand {
             }
             let path = GatewayDatabase.display(options)
             options.masterKeyHex =
-                parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
+                parsed.masterKeyHex
             do {
                 let runtime = try GatewayRuntime(options)
                 flowOK = GatewayDemo(baseURL: url, runtime: runtime, io: io).run(

@@ -62,3 +62,9 @@ extension Store {
     /// The store's durable commits since it opened, for a store that counts them (both of Orchard's do).
     package var durableCommitCount: Int { (self as? any DurableCommitCounting)?.durableCommitCount ?? 0 }
 }
+
+extension Arguments {
+    /// The master key's hex as every command that opens a database takes it: `--master-key`, else
+    /// `ORCHARD_MASTER_KEY`.
+    var masterKeyHex: String? { value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"] }
+}

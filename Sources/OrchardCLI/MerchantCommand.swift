@@ -156,7 +156,7 @@ enum MerchantCommand {
     /// The database's runtime options from the command line.
     static func options(_ parsed: Arguments) throws -> GatewayRuntime.Options {
         var options = try GatewayDatabase.options(parsed.value("database") ?? "sqlite:./orchard.db")
-        options.masterKeyHex = parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
+        options.masterKeyHex = parsed.masterKeyHex
         options.masterKeyFile = parsed.value("master-key-file")
         return options
     }

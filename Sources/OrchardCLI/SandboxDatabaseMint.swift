@@ -33,7 +33,7 @@ enum SandboxDatabaseMint {
             let currency = try Currency(code: parsed.value("currency") ?? "TWD")
             let amount = try Money(parsed.value("amount") ?? "100", currency: currency).minorUnits
             options.masterKeyHex =
-                parsed.value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"]
+                parsed.masterKeyHex
             let runtime = try GatewayRuntime(options)
             let token = try mint(
                 runtime: runtime, amount: amount, currency: currency, pan: parsed.value("pan"),
