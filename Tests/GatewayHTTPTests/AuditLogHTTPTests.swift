@@ -78,5 +78,8 @@ struct AuditLogHTTPTests {
         // A webhook host longer than an audit value still changes the endpoint (its entry holds the host cut).
         let host = (0..<20).map { _ in String(repeating: "a", count: 60) }.joined(separator: ".")
         #expect(try h.merchantServer("PUT", "/v1/webhook-endpoint", json: ["url": "https://\(host)/x"]).status == 200)
+        let newest = try h.merchantServer("GET", "/v1/audit-log?limit=5").json["data"] as? [[String: Any]] ?? []
+        let update = try #require(newest.first { $0["action"] as? String == "webhook_endpoint.update" })
+        #expect((update["detail"] as? [String: String])?["host"] == String(host.prefix(AuditLog.maximumFieldLength)))
     }
 }
