@@ -149,6 +149,33 @@ extension Payment {
     /// and `capture_at`, set only while the payment is authorized), with the values of ``storeValues``.
     package static let storeWriteColumns = storeColumns + ["pending_operation", "capture_at"]
 
+    /// The columns fixed when a payment is made: its identity, order, cardholder, card and capture mode. An
+    /// update writes only the others (``storeUpdateColumns``), so it leaves the listing index and the foreign
+    /// keys, which read only fixed columns, untouched.
+    package static let storeCreationColumns: Set<String> = [
+        "id", "merchant_id", "environment", "amount", "currency", "order_number", "out_trade_no", "session_id",
+        "details", "cardholder", "cardholder_name", "cardholder_email", "cardholder_phone_number",
+        "cardholder_zip_code", "cardholder_address", "cardholder_national_id", "metadata", "card_bin_code",
+        "card_last_four", "card_type", "card_funding", "card_network", "card_issuer", "card_bank_id", "card_level",
+        "card_country", "card_country_code", "card_issuer_zh_tw", "capture_mode", "capture_delay_days",
+        "created_at",
+    ]
+
+    /// The positions in ``storeWriteColumns`` of the columns an update writes: every column but the
+    /// ``storeCreationColumns``.
+    private static let storeUpdatePositions = storeWriteColumns.indices.filter {
+        !storeCreationColumns.contains(storeWriteColumns[$0])
+    }
+
+    /// The columns an update writes, in the order of ``storeUpdateValues``.
+    package static let storeUpdateColumns = storeUpdatePositions.map { storeWriteColumns[$0] }
+
+    /// The values of ``storeUpdateColumns``, in order.
+    package var storeUpdateValues: [StoreValue] {
+        let values = storeValues
+        return Self.storeUpdatePositions.map { values[$0] }
+    }
+
     /// The values of ``storeWriteColumns``, in order.
     package var storeValues: [StoreValue] {
         let card = cardInfo

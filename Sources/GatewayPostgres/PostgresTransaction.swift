@@ -282,10 +282,11 @@ struct PostgresTransaction: StoreTransaction {
     private static let insertPaymentSQL =
         "INSERT INTO payments (\(Payment.storeWriteColumns.joined(separator: ", "))) VALUES ("
         + placeholders(Payment.storeWriteColumns.count, from: 1) + ")"
-    /// Every column but `id` (first, so `$1` in the WHERE clause).
+    /// `id` (`$1`, for the WHERE clause), then the columns a payment's change writes
+    /// (``Payment/storeUpdateColumns``).
     private static let updatePaymentSQL =
         "UPDATE payments SET "
-        + Payment.storeWriteColumns.enumerated().dropFirst().map { "\($1) = $\($0 + 1)" }.joined(separator: ", ")
+        + Payment.storeUpdateColumns.enumerated().map { "\($1) = $\($0 + 2)" }.joined(separator: ", ")
         + " WHERE id = $1"
 
     func insertPayment(_ p: Payment) throws {
@@ -293,7 +294,7 @@ struct PostgresTransaction: StoreTransaction {
     }
 
     func updatePayment(_ p: Payment) throws {
-        try db.run(Self.updatePaymentSQL, p.storeValues.map(PGValue.init))
+        try db.run(Self.updatePaymentSQL, [.text(p.id)] + p.storeUpdateValues.map(PGValue.init))
     }
 
     func payment(id: String) throws -> Payment? {

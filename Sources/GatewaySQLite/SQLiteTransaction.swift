@@ -273,9 +273,9 @@ struct SQLiteTransaction: StoreTransaction {
     private static let insertPaymentSQL =
         "INSERT INTO payments (\(Payment.storeWriteColumns.joined(separator: ", "))) VALUES ("
         + Array(repeating: "?", count: Payment.storeWriteColumns.count).joined(separator: ", ") + ")"
-    /// Every column but `id` (first), then `id` for the WHERE clause.
+    /// The columns a payment's change writes (``Payment/storeUpdateColumns``), then `id` for the WHERE clause.
     private static let updatePaymentSQL =
-        "UPDATE payments SET " + Payment.storeWriteColumns.dropFirst().map { "\($0) = ?" }.joined(separator: ", ")
+        "UPDATE payments SET " + Payment.storeUpdateColumns.map { "\($0) = ?" }.joined(separator: ", ")
         + " WHERE id = ?"
 
     func insertPayment(_ p: Payment) throws {
@@ -283,8 +283,7 @@ struct SQLiteTransaction: StoreTransaction {
     }
 
     func updatePayment(_ p: Payment) throws {
-        let values = p.storeValues.map(SQLValue.init)
-        try db.run(Self.updatePaymentSQL, Array(values.dropFirst()) + [values[0]])
+        try db.run(Self.updatePaymentSQL, p.storeUpdateValues.map(SQLValue.init) + [.text(p.id)])
     }
 
     func payment(id: String) throws -> Payment? {

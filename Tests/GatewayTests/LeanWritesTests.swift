@@ -1,0 +1,49 @@
+import Foundation
+import Gateway
+import Testing
+
+@Suite("Lean writes")
+struct LeanWritesTests {
+    @Test("an update writes what a payment's life changes and leaves what it was made with")
+    func updateColumns() {
+        let written = Set(Payment.storeWriteColumns)
+        #expect(Payment.storeCreationColumns.isSubset(of: written))
+        #expect(Set(Payment.storeUpdateColumns) == written.subtracting(Payment.storeCreationColumns))
+        // The listing index and the foreign keys read only creation columns.
+        for fixed in ["id", "merchant_id", "environment", "created_at", "session_id"] {
+            #expect(!Payment.storeUpdateColumns.contains(fixed))
+        }
+        for changing in ["status", "captured_amount", "refunded_amount", "updated_at", "capture_at", "pending_kind"] {
+            #expect(Payment.storeUpdateColumns.contains(changing))
+        }
+    }
+
+    @Test("a payment's change reads back whole; its creation facts stay as made", arguments: StoreBackend.all)
+    func updateRoundTrip(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        let payment = try h.pay()
+        var changed = payment
+        changed.status = .refunded
+        changed.refundedAmount = payment.capturedAmount
+        changed.updatedAt = payment.updatedAt.addingTimeInterval(5)
+        changed.failureCode = "test_code"
+        changed.authCode = "123456"
+        try h.store.write { try $0.updatePayment(changed) }
+        let read = try #require(try h.store.read { try $0.payment(id: payment.id) })
+        #expect(read.status == .refunded)
+        #expect(read.refundedAmount == payment.capturedAmount)
+        #expect(read.failureCode == "test_code")
+        #expect(read.authCode == "123456")
+        #expect(read.updatedAt == changed.updatedAt)
+        // A creation fact changed in memory is not written: the row keeps what the payment was made with.
+        var rewritten = read
+        rewritten.orderNumber = "changed-order"
+        rewritten.amount = payment.amount + 1
+        try h.store.write { try $0.updatePayment(rewritten) }
+        let again = try #require(try h.store.read { try $0.payment(id: payment.id) })
+        #expect(again.orderNumber == payment.orderNumber)
+        #expect(again.amount == payment.amount)
+        #expect(again.merchantID == payment.merchantID)
+        #expect(again.createdAt == payment.createdAt)
+    }
+}
