@@ -138,7 +138,7 @@ public final class GatewayService: Sendable {
         _ type: String, object: [String: Any], objectID: String, merchantID: String, deliveryURL: String?, at now: Date
     ) throws -> PreparedEvent {
         let envelope = try WebhookEventEnvelope(
-            id: try Identifiers.make("evt_", 24), type: type, createdAt: now, data: object)
+            id: try Identifiers.ordered("evt_", at: now), type: type, createdAt: now, data: object)
         return PreparedEvent(
             event: envelope.event(merchantID: merchantID), objectID: objectID, deliveryURL: deliveryURL)
     }
@@ -327,7 +327,7 @@ public final class GatewayService: Sendable {
         ) { scope throws(GatewayError) in
             if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID, scope: scope) }
             let now = clock.now()
-            let paymentID = try Identifiers.make("pay_", 24)
+            let paymentID = try Identifiers.ordered("pay_", at: now)
             // One transaction before the processor call: the prime claimed (its card data dropped), the payment
             // created already marked as sent (its card data kept only in memory) and the recovery point set. A
             // crash after it is settled by querying the processor, never by authorizing again.
@@ -536,7 +536,7 @@ public final class GatewayService: Sendable {
             throw GatewayError(.amountMismatch, "the token's amount differs from the session's", param: "token")
         }
         let cardInfo = try self.cardInfo(merchant: merchant, opened: opened)
-        let paymentID = try Identifiers.make("pay_", 24)
+        let paymentID = try Identifiers.ordered("pay_", at: now)
         var card = CardSecret.pack(opened)
         defer { SecureBytes.zero(&card) }
         let sealed = try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: paymentID))

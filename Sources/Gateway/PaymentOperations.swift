@@ -377,7 +377,7 @@ extension GatewayService {
                 refundID = resumed
             } else {
                 let now = clock.now()
-                refundID = try Identifiers.make("re_", 24)
+                refundID = try Identifiers.ordered("re_", at: now)
                 try write { tx in
                     guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
                     payment.refunds = try tx.refunds(paymentID: paymentID)

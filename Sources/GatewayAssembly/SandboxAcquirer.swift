@@ -1,7 +1,7 @@
-import OrchardBase
 import ApplePaySandbox
 import Foundation
 import Gateway
+import OrchardBase
 import OrchardCrypto
 
 /// A deterministic acquirer for the sandbox, tests and load tests. Its scenarios (also in docs/gateway.md):
@@ -84,7 +84,7 @@ public final class SandboxAcquirer: Processor, Sendable {
             }
         }
         let authorization = SandboxAuthorization(
-            reference: "acq_" + ((try? SecureRandom.alphanumeric(20)) ?? UUID().uuidString),
+            reference: (try? Identifiers.ordered("acq_", 20, at: now)) ?? "acq_" + UUID().uuidString,
             merchantReference: request.merchantReference, merchantID: request.merchantID, amount: request.amount,
             currency: request.currency, lastFour: lastFour,
             status: decline != nil ? .declined : pending ? .pending : .approved, declineCode: decline,

@@ -4,6 +4,24 @@ import Testing
 
 @Suite("Lean writes")
 struct LeanWritesTests {
+    @Test("ordered identifiers keep the opaque format and sort by their time")
+    func orderedIdentifiers() throws {
+        let start = Date(timeIntervalSince1970: 1_796_009_005)
+        let times = [0, 0.001, 0.999, 1, 60, 86_400, 365 * 86_400].map { start.addingTimeInterval($0) }
+        let ids = try times.map { try Identifiers.ordered("pay_", at: $0) }
+        for id in ids {
+            #expect(id.hasPrefix("pay_"))
+            #expect(id.dropFirst(4).count == 24)
+            #expect(id.dropFirst(4).allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) })
+        }
+        // Sorted as SQLite and PostgreSQL (C collation) sort text: by bytes.
+        #expect(ids.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) } == ids)
+        // The same millisecond: still two identifiers.
+        #expect(try Identifiers.ordered("pay_", at: start) != Identifiers.ordered("pay_", at: start))
+        // A shorter count keeps the time digits and the prefix.
+        #expect(try Identifiers.ordered("acq_", 20, at: start).count == 24)
+    }
+
     @Test("an update writes what a payment's life changes and leaves what it was made with")
     func updateColumns() {
         let written = Set(Payment.storeWriteColumns)
