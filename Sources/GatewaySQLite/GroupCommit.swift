@@ -1,6 +1,6 @@
-import OrchardBase
 import CSQLite
 import Foundation
+import OrchardBase
 
 /// Group commit on one SQLite writer connection. Callers queue their write bodies; one of them (the leader)
 /// takes the queue, opens one `BEGIN IMMEDIATE` transaction, runs each body in its own `SAVEPOINT` (a body
@@ -9,7 +9,8 @@ import Foundation
 ///
 /// A caller returns only after the `COMMIT` holding its body succeeded (durable under `synchronous=FULL`); a
 /// failed `COMMIT` fails every body of the batch (nothing of it was written). A write started from inside a
-/// body (same thread) runs inline in a nested savepoint.
+/// body (same thread) runs inline in a nested savepoint. The transaction-control statements are prepared once,
+/// in the connection's statement cache.
 // Unchecked: the queued requests (not Sendable) are handed between threads under `state`, and each is read by its caller only once woken.
 final class GroupCommit: @unchecked Sendable {
     /// What a write did: its value, whether its savepoint changed rows, and whether it was the one to report
@@ -105,14 +106,15 @@ final class GroupCommit: @unchecked Sendable {
             if next == nil { state.leading = false }
             return next
         }
-        for member in batch where member !== request { member.wake.signal() }
+        // The next leader first: its batch starts while this one's callers wake.
         next?.wake.signal()
+        for member in batch where member !== request { member.wake.signal() }
     }
 
     private func commit(_ batch: [Request]) {
         let db = connection
         do {
-            try db.execute("BEGIN IMMEDIATE")
+            try db.run("BEGIN IMMEDIATE")
         } catch {
             for request in batch { request.result = .failure(error) }
             return
@@ -122,23 +124,23 @@ final class GroupCommit: @unchecked Sendable {
             if sqlite3_get_autocommit(db.handle) != 0 {
                 // An earlier statement ended the transaction (SQLite rolls back on some errors, e.g. a full
                 // disk): open a new one for the rest; the bodies before it already failed with that error.
-                do { try db.execute("BEGIN IMMEDIATE") } catch {
+                do { try db.run("BEGIN IMMEDIATE") } catch {
                     request.result = .failure(error)
                     continue
                 }
             }
             let before = sqlite3_total_changes64(db.handle)
             do {
-                try db.execute("SAVEPOINT write")
+                try db.run("SAVEPOINT write")
                 request.result = .success(try request.body!(db))
-                try db.execute("RELEASE write")
+                try db.run("RELEASE write")
                 request.changed = sqlite3_total_changes64(db.handle) != before
                 anyChange = anyChange || request.changed
             } catch {
                 request.result = .failure(error)
                 if sqlite3_get_autocommit(db.handle) == 0 {
-                    try? db.execute("ROLLBACK TO write")
-                    try? db.execute("RELEASE write")
+                    try? db.run("ROLLBACK TO write")
+                    try? db.run("RELEASE write")
                 } else {
                     // The whole transaction is gone: so are the earlier bodies' changes.
                     failEarlier(batch, before: request, with: error)
@@ -148,9 +150,9 @@ final class GroupCommit: @unchecked Sendable {
         }
         guard sqlite3_get_autocommit(db.handle) == 0 else { return }
         do {
-            try db.execute("COMMIT")
+            try db.run("COMMIT")
         } catch {
-            try? db.execute("ROLLBACK")
+            try? db.run("ROLLBACK")
             for request in batch {
                 if case .success = request.result { request.result = .failure(error) }
                 request.changed = false
@@ -178,15 +180,15 @@ final class GroupCommit: @unchecked Sendable {
     private func nested<T>(_ request: Request) throws -> Outcome<T> {
         let db = connection
         defer { request.body = nil }
-        try db.execute("SAVEPOINT nested")
+        try db.run("SAVEPOINT nested")
         do {
             let value = try request.body!(db) as! T
-            try db.execute("RELEASE nested")
+            try db.run("RELEASE nested")
             return Outcome(value: value, changed: false, batchChanged: false)
         } catch {
             if sqlite3_get_autocommit(db.handle) == 0 {
-                try? db.execute("ROLLBACK TO nested")
-                try? db.execute("RELEASE nested")
+                try? db.run("ROLLBACK TO nested")
+                try? db.run("RELEASE nested")
             }
             throw error
         }

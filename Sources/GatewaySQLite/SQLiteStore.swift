@@ -52,7 +52,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         connection = try SQLiteConnection(path: path)
         sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds)
         _ = try connection.query("PRAGMA journal_mode=WAL") { $0.text(0) }
-        try connection.execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+        // temp_store=MEMORY: a batch's savepoints journal the pages their bodies change; in memory, not in a
+        // temporary file (SQLite spills one to disk past 64 KiB, which a batch of payments passes).
+        try connection.execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;")
         try Self.migrate(connection)
         batches = GroupCommit(connection: connection, maximumBatch: Self.maximumBatch)
         let first = try openReader()
