@@ -110,7 +110,7 @@ let package = Package(
             name: "GatewayHTTPTests",
             dependencies: [
                 "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
-                "OrchardCLI", "OrchardTestSupport", "OrchardJSON",
+                "OrchardCLI", "OrchardTestSupport", "OrchardJSON", "OrchardBase",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres"]),
         // The client SDK against a real gateway served in-process on loopback.

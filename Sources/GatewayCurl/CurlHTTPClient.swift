@@ -472,7 +472,7 @@ final class CurlTransfer {
 
     /// Parses one header line; a status line starts a new response (after `100 Continue` or a 1xx).
     func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
-        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let line = String(decoding: bytes, as: UTF8.self).trimmingHTTPWhitespace()
         if line.hasPrefix("HTTP/") {
             headers = []
             headerBytes = 0
@@ -481,7 +481,7 @@ final class CurlTransfer {
             headers.append(
                 (
                     String(line[..<colon]),
-                    String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+                    line[line.index(after: colon)...].trimmingHTTPWhitespace()
                 ))
         }
         return bytes.count

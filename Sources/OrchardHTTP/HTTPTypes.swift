@@ -1,4 +1,5 @@
 import Foundation
+import OrchardBase
 import OrchardJSON
 
 /// An HTTP request method (`GET`, `POST` …), compared by its upper-case token.
@@ -114,13 +115,13 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The first value for `name` (case-insensitive); setting replaces every field of that name, `nil` removes them.
     public subscript(name: String) -> String? {
-        get { fields.first { $0.name.caseInsensitiveEquals(name) }?.value }
+        get { fields.first { $0.name.equalsIgnoringASCIICase(name) }?.value }
         set {
-            if let index = fields.firstIndex(where: { $0.name.caseInsensitiveEquals(name) }), let newValue {
+            if let index = fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase(name) }), let newValue {
                 fields[index].value = newValue
                 var seen = false
                 fields.removeAll { field in
-                    guard field.name.caseInsensitiveEquals(name) else { return false }
+                    guard field.name.equalsIgnoringASCIICase(name) else { return false }
                     defer { seen = true }
                     return seen
                 }
@@ -133,17 +134,17 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// Every value for `name` (case-insensitive), in order.
     public func values(for name: String) -> [String] {
-        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+        fields.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
     }
 
     /// Whether a field named `name` is present.
-    public func contains(_ name: String) -> Bool { fields.contains { $0.name.caseInsensitiveEquals(name) } }
+    public func contains(_ name: String) -> Bool { fields.contains { $0.name.equalsIgnoringASCIICase(name) } }
 
     /// Appends a field, keeping any others of the same name.
     public mutating func add(name: String, value: String) { fields.append(Field(name: name, value: value)) }
 
     /// Removes every field named `name`.
-    public mutating func remove(_ name: String) { fields.removeAll { $0.name.caseInsensitiveEquals(name) } }
+    public mutating func remove(_ name: String) { fields.removeAll { $0.name.equalsIgnoringASCIICase(name) } }
 
     /// The number of fields.
     public var count: Int { fields.count }
@@ -155,8 +156,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     public var bearerToken: String? {
         guard let value = self["Authorization"] else { return nil }
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        guard parts.count == 2, parts[0].equalsIgnoringASCIICase("bearer") else { return nil }
+        let token = parts[1].trimmingHTTPWhitespace()
         return token.isEmpty ? nil : token
     }
 
@@ -164,13 +165,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     public var mediaType: String? {
         guard let value = self["Content-Type"] else { return nil }
         let type = value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? value
-        return type.trimmingCharacters(in: .whitespaces).lowercased()
-    }
-}
-
-extension String {
-    func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        return type.trimmingHTTPWhitespace().lowercased()
     }
 }
 

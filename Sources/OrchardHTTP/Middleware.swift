@@ -195,7 +195,7 @@ extension HTTPHeaders {
         let existing = values(for: "Vary").flatMap { $0.split(separator: ",") }.map {
             $0.trimmingCharacters(in: .whitespaces)
         }
-        guard !existing.contains(where: { $0.caseInsensitiveEquals(name) }) else { return }
+        guard !existing.contains(where: { $0.equalsIgnoringASCIICase(name) }) else { return }
         self["Vary"] = (existing + [name]).joined(separator: ", ")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import OrchardBase
 import Testing
 
 @testable import GatewayHTTP
@@ -169,6 +170,31 @@ struct RouterUnitTests {
         headers["X-A"] = nil
         #expect(!headers.contains("x-a"))
         #expect(headers.count == 2)
+    }
+
+    @Test("HTTP text: field names compare by ASCII case only; values lose spaces, tabs and line ends")
+    func httpText() {
+        #expect("Content-Type".equalsIgnoringASCIICase("content-TYPE"))
+        #expect("Idempotency-Key".equalsIgnoringASCIICase("IDEMPOTENCY-KEY"))
+        #expect(!"Content-Type".equalsIgnoringASCIICase("Content-Typ"))
+        // Only letters fold: "@" and "`" differ from "[" and "{" by the same bit, yet are other characters.
+        #expect(!"a@".equalsIgnoringASCIICase("a`"))
+        #expect(!"x[".equalsIgnoringASCIICase("x{"))
+        // Non-ASCII letters are compared as bytes (HTTP field names are ASCII tokens).
+        #expect(!"é".equalsIgnoringASCIICase("É"))
+        #expect(" \t value one \r\n".trimmingHTTPWhitespace() == "value one")
+        #expect("\r\n".trimmingHTTPWhitespace() == "")
+        #expect("".trimmingHTTPWhitespace() == "")
+        #expect("x".trimmingHTTPWhitespace() == "x")
+        // A no-break space is a value's content, not HTTP whitespace.
+        #expect("\u{00A0}v\u{00A0}".trimmingHTTPWhitespace() == "\u{00A0}v\u{00A0}")
+        let headers: HTTPHeaders = [
+            "Content-Type": "\tApplication/JSON ; charset=utf-8", "Authorization": "BEARER\tsk_2",
+        ]
+        #expect(headers.mediaType == "application/json")
+        #expect(headers.bearerToken == nil)  // The scheme and the token are split by a space.
+        let spaced: HTTPHeaders = ["Authorization": "bearer sk_2\t"]
+        #expect(spaced.bearerToken == "sk_2")
     }
 
     @Test("query items are decoded; + is a space; %2B a plus")
