@@ -25,6 +25,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// them, and how many of the transactions were the sandbox acquirer's books.
     private let counts = Locked((transactions: 0, batches: 0, acquirer: 0))
     private let busyTimeoutMilliseconds: Int32
+    /// Merchant records by the stored text they were decoded from. Every request reads its merchant, and the
+    /// same text always decodes to the same record, so a changed row (new text) is simply decoded anew.
+    private let decodedMerchants = Locked<[String: MerchantRecord]>([:])
+    /// The most records ``decodedMerchants`` keeps before it starts over.
+    static let decodedMerchantLimit = 256
     // Stored format: the JSON columns of the store's rows, read back by `decoder`.
     let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -174,6 +179,17 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
     func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         try decoder.decode(type, from: Data(text.utf8))
+    }
+
+    /// The merchant record stored as `text`, decoded once per distinct text (``decodedMerchants``).
+    func merchantRecord(_ text: String) throws -> MerchantRecord {
+        if let known = decodedMerchants.withLock({ $0[text] }) { return known }
+        let record = try decode(MerchantRecord.self, text)
+        decodedMerchants.withLock { known in
+            if known.count >= Self.decodedMerchantLimit { known.removeAll() }
+            known[text] = record
+        }
+        return record
     }
 }
 

@@ -55,7 +55,7 @@ struct SQLiteTransaction: StoreTransaction {
 
     private func merchants(where clause: String, _ values: [SQLValue]) throws -> [MerchantRecord] {
         try db.query("SELECT body FROM merchants WHERE \(clause) ORDER BY created_at, id", values) {
-            try store.decode(MerchantRecord.self, $0.text(0))
+            try store.merchantRecord($0.text(0))
         }
     }
 

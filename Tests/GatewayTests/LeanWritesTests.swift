@@ -65,3 +65,28 @@ struct LeanWritesTests {
         #expect(again.createdAt == payment.createdAt)
     }
 }
+
+@Suite("Merchant records read per request")
+struct MerchantRecordReadTests {
+    @Test(
+        "a merchant read after its change is the changed record, by id and by app id",
+        arguments: StoreBackend.all)
+    func changeIsReadBack(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        let id = h.merchant.id
+        let before = try #require(try h.store.read { try $0.merchant(id: id) })
+        // Read it many times (the SQLite store decodes each distinct stored text once), then change it.
+        for _ in 0..<3 { _ = try h.store.read { try $0.merchant(id: id) } }
+        var renamed = before
+        renamed.name = before.name + " (renamed)"
+        renamed.allowedCurrencies = ["TWD", "USD"]
+        try h.store.write { try $0.updateMerchant(renamed) }
+        let byID = try #require(try h.store.read { try $0.merchant(id: id) })
+        let byApp = try #require(try h.store.read { try $0.merchant(appID: before.appID) })
+        #expect(byID == renamed)
+        #expect(byApp == renamed)
+        // And back: the first text again gives the first record.
+        try h.store.write { try $0.updateMerchant(before) }
+        #expect(try h.store.read { try $0.merchant(id: id) } == before)
+    }
+}
