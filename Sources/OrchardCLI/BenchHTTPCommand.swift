@@ -1,4 +1,3 @@
-import OrchardBase
 import ApplePayModel
 import ApplePaySandbox
 import Foundation
@@ -6,6 +5,8 @@ import Gateway
 import GatewayAssembly
 import GatewayCurl
 import GatewaySQLite
+import OrchardBase
+import OrchardJSON
 
 /// `orchard bench http`: N concurrent clients each running tokenize + pay-by-prime in a loop against the live
 /// server and its SQLite database; throughput and the pair's p50/p99 latency, next to this machine's crypto bound
@@ -334,8 +335,8 @@ enum BenchHTTPCommand {
                             failed("tokenize \(primeReply.summary)")
                             continue
                         }
-                        // The benchmark is an HTTP client: it writes the bodies it sends.
-                        let payment = try JSONSerialization.data(withJSONObject: [
+                        // The benchmark is an HTTP client: it writes the bodies it sends (the one writer).
+                        let payment = try JSONWriter.json([
                             "prime": prime, "amount": amount, "currency": "TWD", "order_number": "bench-\(index)",
                             "capture": ["mode": "now"],
                         ])
