@@ -139,8 +139,8 @@ final class GroupCommit: @unchecked Sendable {
             } catch {
                 request.result = .failure(error)
                 if sqlite3_get_autocommit(db.handle) == 0 {
-                    try? db.run("ROLLBACK TO write")
-                    try? db.run("RELEASE write")
+                    _ = try? db.run("ROLLBACK TO write")
+                    _ = try? db.run("RELEASE write")
                 } else {
                     // The whole transaction is gone: so are the earlier bodies' changes.
                     failEarlier(batch, before: request, with: error)
@@ -152,7 +152,7 @@ final class GroupCommit: @unchecked Sendable {
         do {
             try db.run("COMMIT")
         } catch {
-            try? db.run("ROLLBACK")
+            _ = try? db.run("ROLLBACK")
             for request in batch {
                 if case .success = request.result { request.result = .failure(error) }
                 request.changed = false
@@ -187,8 +187,8 @@ final class GroupCommit: @unchecked Sendable {
             return Outcome(value: value, changed: false, batchChanged: false)
         } catch {
             if sqlite3_get_autocommit(db.handle) == 0 {
-                try? db.run("ROLLBACK TO nested")
-                try? db.run("RELEASE nested")
+                _ = try? db.run("ROLLBACK TO nested")
+                _ = try? db.run("RELEASE nested")
             }
             throw error
         }
