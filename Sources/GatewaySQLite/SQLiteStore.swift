@@ -210,7 +210,7 @@ extension SQLiteStore {
             ) { row in
                 DueWebhookRow(
                     event: WebhookEvent(row: row), url: row.text(6),
-                    sealedSecrets: try decode(MerchantRecord.self, row.text(7)).webhookSecretsSealed,
+                    sealedSecrets: try merchantRecord(row.text(7)).webhookSecretsSealed,
                     attempts: Int(row.int(5)))
             }
         }
