@@ -111,14 +111,14 @@ package enum Identifiers {
         }
     }
 
-    /// The 62 digits of ``ordered(_:_:at:)``'s time, in ASCII order (the alphabet of
-    /// ``SecureRandom/alphanumeric(_:)``).
-    private static let timeDigits = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
-    /// How many digits the time takes: 62⁸ milliseconds is over 6,000 years.
-    private static let timeDigitCount = 8
+    /// The 36 digits of ``ordered(_:_:at:)``'s time: digits and lower-case letters, which sort alike by bytes
+    /// (SQLite) and under PostgreSQL's locale collations, which fold case.
+    private static let timeDigits = Array("0123456789abcdefghijklmnopqrstuvwxyz".utf8)
+    /// How many digits the time takes: 36⁹ milliseconds is over 3,000 years.
+    private static let timeDigitCount = 9
 
     /// An identifier of a record that guards nothing (a payment, a refund, an event): `prefix`, then `time` in
-    /// Unix milliseconds as 8 base-62 digits, then random alphanumerics up to `count`. Later times sort after
+    /// Unix milliseconds as 9 base-36 digits, then random alphanumerics up to `count`. Later times sort after
     /// earlier ones, so the rows a batch inserts land at the end of the indexes on these ids (a few pages
     /// written per commit, not one per row). Secrets and lookup keys stay ``make(_:_:)``: wholly random.
     package static func ordered(_ prefix: String, _ count: Int = 24, at time: Date) throws(GatewayError) -> String {
