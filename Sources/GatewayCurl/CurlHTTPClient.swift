@@ -148,7 +148,7 @@ public final class CurlHTTPClient: @unchecked Sendable {
 
         /// The first value of the header `name` (case-insensitive).
         public func header(_ name: String) -> String? {
-            headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+            headers.first { $0.0.equalsIgnoringASCIICase(name) }?.1
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCurl
+import OrchardBase
 import OrchardJSON
 
 /// A small JSON client of the gateway's HTTP API on libcurl, for `orchard demo` and `orchard bench http`.
@@ -11,6 +12,15 @@ struct APICaller: Sendable {
         var status: Int
         var headers: [(String, String)]
         var body: Data
+        /// The body read once by the one parser; nil when it is not JSON.
+        var document: JSONValue?
+
+        init(status: Int, headers: [(String, String)], body: Data) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            document = try? JSONValue.parse(body, maximumDepth: 64)
+        }
 
         /// The body as a JSON object; empty when it is not one.
         var json: [String: Any] {
@@ -18,20 +28,16 @@ struct APICaller: Sendable {
             ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:]
         }
 
-        /// The string at `key` of the body (or of a nested object, `"error.code"`), read by the one parser
-        /// (the benchmark reads two of these per request).
+        /// The string at `key` of the body (or of a nested object, `"error.code"`).
         func string(_ path: String) -> String? {
-            guard var value = try? JSONValue.parse(body, maximumDepth: 64) else { return nil }
-            for part in path.split(separator: ".") {
-                guard let next = value.members?.first(where: { $0.key == part })?.value else { return nil }
-                value = next
-            }
-            return value.string
+            var value = document
+            for part in path.split(separator: ".") { value = value?[String(part)] }
+            return value?.string
         }
 
         /// A response header's value (case-insensitive name).
         func header(_ name: String) -> String? {
-            headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+            headers.first { $0.0.equalsIgnoringASCIICase(name) }?.1
         }
 
         /// `"<status> <error.type>/<error.code>"` for an error answer, else the status alone.

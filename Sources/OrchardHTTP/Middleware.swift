@@ -192,9 +192,7 @@ public struct CORSMiddleware: HTTPMiddleware {
 extension HTTPHeaders {
     /// Adds `name` to `Vary` unless it is there already.
     package mutating func addVary(_ name: String) {
-        let existing = values(for: "Vary").flatMap { $0.split(separator: ",") }.map {
-            $0.trimmingCharacters(in: .whitespaces)
-        }
+        let existing = values(for: "Vary").flatMap { $0.split(separator: ",") }.map { $0.trimmingHTTPWhitespace() }
         guard !existing.contains(where: { $0.equalsIgnoringASCIICase(name) }) else { return }
         self["Vary"] = (existing + [name]).joined(separator: ", ")
     }
@@ -237,8 +235,8 @@ extension HTTPHeaders {
         guard let value = self["Content-Type"] else { return nil }
         for parameter in value.split(separator: ";").dropFirst() {
             let parts = parameter.split(separator: "=", maxSplits: 1)
-            if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" {
-                return parts[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: ["\""]).lowercased()
+            if parts.count == 2, parts[0].trimmingHTTPWhitespace().equalsIgnoringASCIICase("charset") {
+                return parts[1].trimmingHTTPWhitespace().trimmingCharacters(in: ["\""]).lowercased()
             }
         }
         return nil
