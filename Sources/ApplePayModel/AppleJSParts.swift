@@ -198,7 +198,7 @@ enum AppleJSWriter {
 
     static func dateRange(_ range: ShippingDateRange?) -> JSONValue? {
         guard let range else { return nil }
-        return .dictionary([
+        return .sortedObject([
             "startDateComponents": dateComponents(range.start), "endDateComponents": dateComponents(range.end),
         ])
     }

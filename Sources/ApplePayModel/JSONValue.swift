@@ -1,18 +1,8 @@
 import Foundation
 import OrchardJSON
 
-/// The payment-request shapes are read and written as ``OrchardJSON/JSONValue``: read field by field (so that
-/// every problem can be reported with its path) and written back key-sorted (``JSONValue/sortedText(pretty:)``).
-extension JSONValue {
-    /// An object from fields, its members ordered by name.
-    static func dictionary(_ fields: [String: JSONValue]) -> JSONValue { .sortedObject(fields) }
-
-    /// The fields of an object, or nil.
-    var objectValue: [String: JSONValue]? { fields }
-
-    /// The string value, or nil.
-    var stringValue: String? { string }
-}
+// The payment-request shapes are read and written as OrchardJSON's `JSONValue`: read field by field (so that
+// every problem can be reported with its path) and written back key-sorted (`JSONValue.sortedText(pretty:)`).
 
 /// Builds a JSON object, leaving out nil values.
 struct ObjectBuilder {

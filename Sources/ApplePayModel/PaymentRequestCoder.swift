@@ -115,7 +115,7 @@ public enum PaymentRequestCoder {
 
     static func detectFormat(of object: [String: JSONValue]) throws(PaymentRequestInputError) -> PaymentRequestFormat {
         if object["methodData"] != nil || object["details"] != nil
-            || object["supportedMethods"]?.stringValue == applePayMethod
+            || object["supportedMethods"]?.string == applePayMethod
         {
             return .w3c
         }
@@ -128,7 +128,7 @@ public enum PaymentRequestCoder {
         {
             return .applePayJS
         }
-        if let total = object["total"]?.objectValue {
+        if let total = object["total"]?.fields {
             if case .object = total["amount"] { return .tapPayWeb }
             if case .string = total["amount"] { return .applePayJS }
         }
@@ -317,7 +317,7 @@ public enum PaymentRequestCoder {
     ) -> PaymentRequest? {
         var data: [String: JSONValue]?
         if let methods = reader.objects(root, "methodData", "$") {
-            let apple = methods.first { $0.fields["supportedMethods"]?.stringValue == applePayMethod }
+            let apple = methods.first { $0.fields["supportedMethods"]?.string == applePayMethod }
             if let apple {
                 paths.data = apple.path + ".data"
                 data = reader.object(apple.fields, "data", apple.path, required: true)
@@ -328,7 +328,7 @@ public enum PaymentRequestCoder {
             }
         } else if root["supportedMethods"] != nil {
             paths.data = "$.data"
-            if root["supportedMethods"]?.stringValue != applePayMethod {
+            if root["supportedMethods"]?.string != applePayMethod {
                 reader.report(
                     "unsupported_method", "supportedMethods must be \"\(applePayMethod)\"", at: "$.supportedMethods")
             }
@@ -381,7 +381,7 @@ public enum PaymentRequestCoder {
         request.shippingType =
             reader.string(data_, "shippingType", dataPath).map(ShippingType.init(rawValue:)) ?? shippingType
         if let modifiers = reader.objects(details, "modifiers", "$.details"),
-            let apple = modifiers.first(where: { $0.fields["supportedMethods"]?.stringValue == applePayMethod }),
+            let apple = modifiers.first(where: { $0.fields["supportedMethods"]?.string == applePayMethod }),
             let modifierData = reader.object(apple.fields, "data", apple.path)
         {
             paths.modifierData = apple.path + ".data"
@@ -416,7 +416,7 @@ public enum PaymentRequestCoder {
     }
 
     private static func writeW3CAmount(_ money: Money) -> JSONValue {
-        .dictionary(["currency": .string(money.currency.code), "value": .string(money.decimalString)])
+        .sortedObject(["currency": .string(money.currency.code), "value": .string(money.decimalString)])
     }
 
     private static func writeW3CItem(_ item: SummaryItem, amount: Money? = nil) -> JSONValue {
@@ -516,10 +516,10 @@ public enum PaymentRequestCoder {
         if !special.fields.isEmpty {
             details.set(
                 "modifiers",
-                .array([.dictionary(["supportedMethods": .string(applePayMethod), "data": special.value])]))
+                .array([.sortedObject(["supportedMethods": .string(applePayMethod), "data": special.value])]))
         }
-        return .dictionary([
-            "methodData": .array([.dictionary(["supportedMethods": .string(applePayMethod), "data": data.value])]),
+        return .sortedObject([
+            "methodData": .array([.sortedObject(["supportedMethods": .string(applePayMethod), "data": data.value])]),
             "details": details.value,
             "options": options,
         ])
@@ -599,7 +599,7 @@ public enum PaymentRequestCoder {
                 "displayItems",
                 .array(
                     request.lineItems.map { item in
-                        .dictionary([
+                        .sortedObject([
                             "label": .string(item.label), "amount": writeW3CAmount(item.amount),
                             "isAmountPending": .bool(item.type == .pending),
                         ])
@@ -607,7 +607,7 @@ public enum PaymentRequestCoder {
         }
         object.set(
             "total",
-            .dictionary([
+            .sortedObject([
                 "label": .string(request.total.label), "amount": writeW3CAmount(request.total.amount),
                 "isAmountPending": .bool(request.isDeferred), "isShowTotalAmount": .bool(request.showsTotalAmount),
             ]))

@@ -430,18 +430,18 @@ extension PaymentRequestValidation {
     /// `primeLifetimeSeconds` null when the request is invalid.
     package var report: JSONValue {
         let errors = issues.map { issue in
-            JSONValue.dictionary([
+            JSONValue.sortedObject([
                 "code": .string(issue.code), "message": .string(issue.message), "path": .string(issue.path),
             ])
         }
         let total: JSONValue =
             self.total.map { total in
-                .dictionary([
+                .sortedObject([
                     "amount": .string(total.decimalString), "currency": .string(total.currency.code),
                     "display": .string(totalDisplay.rawValue),
                 ])
             } ?? .null
-        return .dictionary([
+        return .sortedObject([
             "valid": .bool(isValid),
             "errors": .array(errors),
             "total": total,

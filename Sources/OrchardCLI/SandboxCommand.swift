@@ -1,8 +1,8 @@
 import ApplePayModel
-import OrchardBase
 import ApplePaySandbox
 import ApplePayToken
 import Foundation
+import OrchardBase
 import OrchardCrypto
 import OrchardJSON
 
@@ -162,6 +162,3 @@ enum SandboxCommand {
 extension Character {
     var isASCIIDigit: Bool { isASCII && isNumber }
 }
-
-/// This file prints JSON with the token library's ordered JSON value (ApplePayModel has its own).
-private typealias JSONValue = OrchardJSON.JSONValue

@@ -64,10 +64,6 @@ public struct JSONBody: Sendable {
         self.bytes = bytes
     }
 
-    /// The parsed value as a Foundation-style tree (``JSONValue/foundationValue``: `[String: Any]`, `[Any]`,
-    /// `String`, `Int64` for integers, `Double` for other numbers, `Bool` and `NSNull`).
-    public var value: Any { json.foundationValue }
-
     /// The exact bytes of `member`'s value as they appeared in the body.
     public func bytes(of member: JSONMember) -> Data? {
         guard let range = member.valueRange, range.upperBound <= bytes.count else { return nil }

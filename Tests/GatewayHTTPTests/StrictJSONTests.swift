@@ -1,6 +1,7 @@
 import Foundation
 import GatewayHTTP
 import OrchardHTTP
+import OrchardJSON
 import Testing
 
 @Suite("Strict JSON request bodies")
@@ -11,7 +12,7 @@ struct StrictJSONTests {
     func types() throws {
         let body = try JSONLimits().parse(
             Data(#"{"i": 1, "z": 0, "d": 2.5, "t": true, "f": false, "n": null, "a": [1]}"#.utf8))
-        let object = try #require(body.value as? [String: Any])
+        let object = try #require(body.json.foundationValue as? [String: Any])
         #expect(type(of: object["i"]!) == Int64.self)
         #expect(type(of: object["z"]!) == Int64.self)
         #expect(type(of: object["d"]!) == Double.self)
@@ -45,7 +46,7 @@ struct StrictJSONTests {
     func decoding() throws {
         let body = try JSONLimits().parse(
             Data(#"{"s": "a\"\\\/\n\u00e9\ud83c\udf75", "big": 123456789012345678901234}"#.utf8))
-        let object = try #require(body.value as? [String: Any])
+        let object = try #require(body.json.foundationValue as? [String: Any])
         #expect(object["s"] as? String == "a\"\\/\né🍵")
         #expect(type(of: object["big"]!) == Double.self)
     }
