@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "ApplePayModel", dependencies: ["OrchardBase", "OrchardJSON"]),
         // OpenSSL wrappers shared by the token library and the gateway: owned pointers,
         // secure bytes, digests, HMAC, AES-GCM, randomness, the OpenSSL error queue.
-        .target(name: "OrchardCrypto", dependencies: ["COpenSSL", "OrchardJSON"]),
+        .target(name: "OrchardCrypto", dependencies: ["COpenSSL", "OrchardBase"]),
         .target(name: "ApplePayToken", dependencies: ["COpenSSL", "OrchardCrypto", "OrchardBase", "OrchardJSON"]),
         .target(name: "ApplePaySandbox", dependencies: ["ApplePayToken", "OrchardCrypto", "COpenSSL", "OrchardJSON"]),
         // The payment domain: services over ports (Store, Processor, PaymentTokenOpener, Clock, WebhookSender).

@@ -1,4 +1,4 @@
-import OrchardJSON
+import OrchardBase
 
 /// Hexadecimal text.
 public enum Hex {
@@ -28,17 +28,7 @@ public enum Hex {
         return out
     }
 
-    /// The value of one hex digit (either case), or nil when `c` is not one.
-    @inlinable
-    public static func digit(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
+    /// The value of one hex digit (either case), or nil when `c` is not one (JSON's `\u` escapes read the same
+    /// digits).
+    public static func digit(_ c: UInt8) -> UInt8? { JSONEscape.hexDigit(c) }
 }
-
-/// JSON's escapes (OrchardJSON's), for the scanners that read secret fields straight into secure bytes.
-package typealias JSONEscape = OrchardJSON.JSONEscape

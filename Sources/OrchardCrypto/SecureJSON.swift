@@ -1,4 +1,5 @@
 import Foundation
+import OrchardBase
 
 /// Secret string fields of JSON held in ``SecureBytes``, read and written without a `String` of the secret.
 package enum SecureJSON {
@@ -166,7 +167,7 @@ package struct SecureJSONScanner {
                 guard index + 6 <= range.upperBound else { return false }
                 var scalar: UInt32 = 0
                 for offset in 2..<6 {
-                    guard let digit = Hex.digit(bytes[index + offset]) else { return false }
+                    guard let digit = JSONEscape.hexDigit(bytes[index + offset]) else { return false }
                     scalar = scalar << 4 | UInt32(digit)
                 }
                 // Secret fields are ASCII (digits, base64); other escapes are not expected there.

@@ -1,3 +1,5 @@
+import OrchardBase
+
 /// Bounds a parse holds a document to.
 public struct JSONLimitSet: Sendable, Equatable {
     /// The deepest nesting of objects and arrays allowed (a top-level object is depth 1).
@@ -349,34 +351,5 @@ struct JSONParser {
             throw invalid("a number out of range (beyond a 64-bit integer or a double)", at: start)
         }
         return text
-    }
-}
-
-/// JSON's escapes, shared by the parser and the token library's scanner that reads secret fields straight into
-/// secure bytes.
-package enum JSONEscape {
-    /// The byte a one-character escape (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`) stands for; nil for `u`
-    /// and anything else.
-    @inline(__always)
-    package static func single(_ escape: UInt8) -> UInt8? {
-        switch escape {
-        case UInt8(ascii: "\""): 0x22
-        case UInt8(ascii: "\\"): 0x5C
-        case UInt8(ascii: "/"): 0x2F
-        case UInt8(ascii: "b"): 0x08
-        case UInt8(ascii: "f"): 0x0C
-        case UInt8(ascii: "n"): 0x0A
-        case UInt8(ascii: "r"): 0x0D
-        case UInt8(ascii: "t"): 0x09
-        default: nil
-        }
-    }
-
-    /// The value of an ASCII hex digit (either case), or nil.
-    @inline(__always)
-    package static func hexDigit(_ byte: UInt8) -> UInt8? {
-        if (0x30...0x39).contains(byte) { return byte - 0x30 }
-        let lower = byte | 0x20  // 'A'...'F' become 'a'...'f'; no other byte lands in that range
-        return (0x61...0x66).contains(lower) ? lower - 0x61 + 10 : nil
     }
 }
