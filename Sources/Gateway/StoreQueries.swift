@@ -52,6 +52,12 @@ extension StoreStatements {
         return try query(shared: sql, values) { EventRecord(row: $0) }
     }
 
+    package func event(id: String) throws -> WebhookEvent? {
+        try query(
+            shared: "SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE id = ?", [.text(id)]
+        ) { WebhookEvent(row: $0) }.first
+    }
+
     package func eventRecord(id: String) throws -> EventRecord? {
         try query(shared: "SELECT \(EventRecord.storeColumns) FROM webhook_events e WHERE e.id = ?", [.text(id)]) {
             EventRecord(row: $0)

@@ -478,12 +478,6 @@ struct PostgresTransaction: StoreTransaction {
         ) { WebhookEvent(row: $0) }
     }
 
-    func event(id: String) throws -> WebhookEvent? {
-        try db.query(
-            "SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE id = $1", [.text(id)]
-        ) { WebhookEvent(row: $0) }.first
-    }
-
     // MARK: Idempotency
 
     func claimIdempotencyKey(_ r: IdempotencyRecord) throws -> Bool {

@@ -484,12 +484,6 @@ struct SQLiteTransaction: StoreTransaction {
         ) { WebhookEvent(row: $0) }
     }
 
-    func event(id: String) throws -> WebhookEvent? {
-        try db.query(
-            "SELECT id, merchant_id, type, payload, created_at FROM webhook_events WHERE id = ?", [.text(id)]
-        ) { WebhookEvent(row: $0) }.first
-    }
-
     // MARK: Idempotency
 
     func claimIdempotencyKey(_ r: IdempotencyRecord) throws -> Bool {
