@@ -1,8 +1,8 @@
 import ApplePayModel
 import Foundation
 import Gateway
-import OrchardJSON
 import OrchardHTTP
+import OrchardJSON
 
 /// A JSON object from a request body (or a nested object), with typed, bounded field access whose errors name
 /// the field as a JSON path (`cardholder.email`).
@@ -68,7 +68,7 @@ struct RequestBody {
             return nil
         }
         guard case .string(let text) = value else { throw invalid(key, "must be a string") }
-        guard text.unicodeScalars.count <= max else {
+        guard FieldLimits.fits(text, max) else {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "string_too_long", "\(name(key)) is longer than \(max) characters",
                 param: name(key))

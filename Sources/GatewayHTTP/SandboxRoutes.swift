@@ -1,9 +1,9 @@
 import ApplePayModel
-import OrchardBase
 import ApplePaySandbox
 import Foundation
 import Gateway
 import GatewayAssembly
+import OrchardBase
 import OrchardHTTP
 import OrchardJSON
 
@@ -85,9 +85,10 @@ extension GatewayAPI {
         }
         let payment = (try? JSONValue.parse(paid.body)).flatMap { $0.members == nil ? nil : $0 } ?? .object([])
         let paymentID = payment["id"]?.string
+        // The subscripts answer nil for anything but an object: a payload without `data.id` is not about it.
         let events = try gateway.events(merchant: merchant, limit: 100).reversed().compactMap { event -> Any? in
-            guard let body = try? JSONValue.parse(event.payload), body.members != nil, let data = body["data"],
-                data.members != nil, data["id"]?.string == paymentID
+            guard let paymentID, let body = try? JSONValue.parse(event.payload),
+                body["data"]?["id"]?.string == paymentID
             else { return nil }
             return body
         }
