@@ -23,15 +23,15 @@
   function editorRow(body, range) {
     var id = 'cb' + (++rowSerial);
     function field(name, text, value, size) {
-      return el('td', { 'data-label': text },
+      return C.cell(text, [
         el('label', { for: id + '-' + name, class: 'visually-hidden' }, text),
         el('input', { id: id + '-' + name, name: name, value: value || '', inputmode: name === 'affiliate_code' ? null : 'numeric',
-          maxlength: size, autocomplete: 'off', spellcheck: 'false' }));
+          maxlength: size, autocomplete: 'off', spellcheck: 'false' })]);
     }
     var row = el('tr', null,
       field('bin_low', 'First BIN', range.bin_low, 8), field('bin_high', 'Last BIN', range.bin_high, 8),
       field('affiliate_code', 'Affiliate code', range.affiliate_code, 20),
-      el('td', { 'data-label': 'Row' }, el('button', { type: 'button', class: 'secondary', onclick: function () {
+      C.cell('Row', el('button', { type: 'button', class: 'secondary', onclick: function () {
         row.remove();
         number(body);
       } }, 'Remove')));
