@@ -384,6 +384,10 @@ extension ServerConfiguration {
     public init(settings: ResolvedSettings) throws(ConfigurationError) {
         self.init()
         for entry in ServerSetting.all { try entry.apply(&self, settings) }
+        // Checks across settings, once all are applied.
+        if (tlsCertificatePath == nil) != (tlsKeyPath == nil) {
+            throw ConfigurationError(.invalidValue, "--tls-cert and --tls-key go together")
+        }
     }
 }
 
@@ -411,15 +415,13 @@ private struct ServerSetting {
         }
     }
 
-    /// A path without a default, stored at `keyPath`; `check` runs once it is stored.
+    /// A path without a default, stored at `keyPath`.
     static func path(
-        _ name: String, _ keyPath: WritableKeyPath<ServerConfiguration, String?>, _ summary: String,
-        check: @escaping (ServerConfiguration) throws(ConfigurationError) -> Void = { _ in }
+        _ name: String, _ keyPath: WritableKeyPath<ServerConfiguration, String?>, _ summary: String
     ) -> ServerSetting {
         ServerSetting(name: name, kind: .path, summary: summary, defaultValue: { _ in nil }) {
-            (configuration: inout ServerConfiguration, settings: ResolvedSettings) throws(ConfigurationError) in
+            (configuration: inout ServerConfiguration, settings: ResolvedSettings) in
             configuration[keyPath: keyPath] = settings.string(name)
-            try check(configuration)
         }
     }
 
@@ -471,12 +473,7 @@ private struct ServerSetting {
             .integer(
                 "rate-limit-burst", \.rateLimitBurst, in: 1...1_000_000, "requests a credential may make at once"),
             .path("tls-cert", \.tlsCertificatePath, "PEM certificate chain: serve HTTPS (with --tls-key)"),
-            .path("tls-key", \.tlsKeyPath, "PEM private key for --tls-cert") {
-                (configuration: ServerConfiguration) throws(ConfigurationError) in
-                if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
-                    throw ConfigurationError(.invalidValue, "--tls-cert and --tls-key go together")
-                }
-            },
+            .path("tls-key", \.tlsKeyPath, "PEM private key for --tls-cert"),
             .integer(
                 "shutdown-timeout", \.shutdownTimeoutSeconds, in: 0...3_600,
                 "seconds to let requests in flight finish on shutdown"),

@@ -35,6 +35,20 @@ struct SettingsTests {
         #expect(settings.string("tls-cert") == nil)
     }
 
+    @Test("--tls-cert and --tls-key go together, from any layer")
+    func tlsPair() throws {
+        for arguments in [["--tls-cert", "/c.pem"], ["--tls-key", "/k.pem"]] {
+            let settings = try Self.registry.resolve(arguments: arguments, environment: [:])
+            #expect(throws: ConfigurationError(.invalidValue, "--tls-cert and --tls-key go together")) {
+                try ServerConfiguration(settings: settings)
+            }
+        }
+        let split = try Self.registry.resolve(
+            arguments: ["--tls-key", "/k.pem"], environment: ["ORCHARD_TLS_CERT": "/c.pem"])
+        let configuration = try ServerConfiguration(settings: split)
+        #expect(configuration.tlsCertificatePath == "/c.pem" && configuration.tlsKeyPath == "/k.pem")
+    }
+
     @Test(
         "each layer overrides the one below: file < environment < flag",
         arguments: [
