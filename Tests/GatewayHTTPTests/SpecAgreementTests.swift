@@ -57,6 +57,11 @@ struct SpecAgreementTests {
     /// `name`, or its position; `properties` and `schema` left out, so `CreatePaymentRequest.prime.maxLength`).
     static func limits(in node: YAMLNode, at path: [String] = []) -> [String: String] {
         var found: [String: String] = [:]
+        // Two different bounds at one place would hide a disagreement: the place names must keep them apart.
+        func keepFirst(_ first: String, _ second: String) -> String {
+            if first != second { Issue.record("two bounds at one place of the spec: \(first) and \(second)") }
+            return first
+        }
         switch node {
         case .map(let pairs):
             for (key, value) in pairs {
@@ -64,12 +69,13 @@ struct SpecAgreementTests {
                     found[(path + [key]).joined(separator: ".")] = text
                 } else {
                     let step = key == "properties" || key == "schema" ? path : path + [key]
-                    found.merge(limits(in: value, at: step)) { first, _ in first }
+                    found.merge(limits(in: value, at: step), uniquingKeysWith: keepFirst)
                 }
             }
         case .list(let items):
             for (index, item) in items.enumerated() {
-                found.merge(limits(in: item, at: path + [item["name"]?.string ?? String(index)])) { first, _ in first }
+                found.merge(
+                    limits(in: item, at: path + [item["name"]?.string ?? String(index)]), uniquingKeysWith: keepFirst)
             }
         case .scalar:
             break

@@ -19,6 +19,22 @@ struct ProcessingKeyOpeningTests {
         }
     }
 
+    @Test(
+        "reading the active keys unseals none of them: only asking a key for its PEM does", arguments: StoreBackend.all)
+    func readStaysSealed(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        // A registry on the same store whose master key opens nothing the store holds.
+        let stranger = MerchantRegistry(
+            store: h.store, cipher: EnvelopeCipher(masterKey: try MasterKey(hex: String(repeating: "7", count: 64))),
+            clock: h.clock)
+        let keys = try stranger.activeProcessingKeys(merchantID: h.merchant.id)
+        #expect(keys.map(\.id) == [h.keyID])
+        #expect(throws: GatewayError.self) { try keys[0].privateKeyPEM() }
+        // The gateway's own registry opens it.
+        let own = try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id)
+        #expect(try own[0].privateKeyPEM().count > 0)
+    }
+
     @Test("a loaded key id is not unsealed again; a new one is unsealed once", arguments: StoreBackend.all)
     func openedOnMiss(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
