@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // Orchard: Apple Pay, end to end, that a merchant runs on their own machines.
 
 import PackageDescription
@@ -73,8 +73,10 @@ let package = Package(
                 "OrchardHTTP", "OrchardBase", "Gateway", "GatewayAssembly", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
                 "OrchardJSON",
             ],
-            // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
-            resources: [.copy("Web")]),
+            // The browser files it serves (orchard.js, the demo store, the console: docs/web.md), compiled into the
+            // module by the EmbedWebAssets build step, so a copied binary serves them.
+            exclude: ["Web"],
+            plugins: ["EmbedWebAssets"]),
         // The client SDK for apps: OrchardBase, ApplePayModel and Foundation only (it ships inside iOS apps).
         .target(name: "OrchardPay", dependencies: ["OrchardBase", "ApplePayModel"]),
         .target(
@@ -82,10 +84,19 @@ let package = Package(
             dependencies: [
                 "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewayAssembly", "GatewaySQLite",
                 "GatewayPostgres", "GatewayCurl", "OrchardHTTP", "GatewayHTTP", "OrchardJSON",
-            ]),
+            ],
+            // `orchard --version` names the commit it was built from.
+            plugins: ["BuildInfo"]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
         // libFuzzer target over token handling (docs/tokens.md); built normally it replays inputs.
         .executableTarget(name: "TokenFuzzer", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
+
+        // MARK: Build steps
+        // Turns a target's Web folder into a generated Swift file (the build tool of EmbedWebAssets).
+        .executableTarget(name: "WebAssetEmbedder"),
+        .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["WebAssetEmbedder"]),
+        // Records the commit a build is made from (BuildInfo.commit).
+        .plugin(name: "BuildInfo", capability: .buildTool()),
 
         // MARK: Tests (Swift Testing)
         // Helpers the tests of several modules share: package paths, a seeded generator.

@@ -48,7 +48,7 @@ extension GatewayAPI {
     /// meant for web pages) filled in.
     func demoPage(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let asset = WebAssets.shared.assets["demo.html"] else {
-            throw HTTPAPIError.notFound("the gateway was built without its web files (demo.html)")
+            throw HTTPAPIError.notFound("the gateway has no web file demo.html")
         }
         let merchant = try demoMerchant()
         let credentials = try gateway.merchants.credentials(merchantID: merchant.id)

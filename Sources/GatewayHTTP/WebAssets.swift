@@ -3,7 +3,8 @@ import OrchardCrypto
 import OrchardHTTP
 
 /// The browser files the gateway serves (`orchard.js`, the demo store's page, the console under `console/`):
-/// plain files in `Sources/GatewayHTTP/Web`, copied as this module's SwiftPM resources next to the built executable.
+/// plain files in `Sources/GatewayHTTP/Web`, compiled into the module by the EmbedWebAssets build step
+/// (`EmbeddedWebFiles`), so the executable carries them wherever it is copied.
 struct WebAssets: Sendable {
     /// A file, with its validator.
     struct Asset: Sendable {
@@ -13,58 +14,33 @@ struct WebAssets: Sendable {
         var etag: String
     }
 
-    /// The files by name, loaded once.
-    static let shared = WebAssets(directory: locate())
+    /// The files by name (`orchard.js`, `console/console.js` …), decoded once.
+    static let shared = WebAssets(files: EmbeddedWebFiles.files)
+
+    /// The content types served, by file extension; a file of another type is not served.
+    static let contentTypes = [
+        "js": "text/javascript; charset=utf-8", "html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8",
+    ]
 
     let assets: [String: Asset]
 
-    /// The files of `directory` (none when it is nil).
-    init(directory: URL?) {
+    /// The files given as their path below `Web/` and their bytes in base64.
+    init(files: [(path: String, base64: String)]) {
         var assets: [String: Asset] = [:]
-        let types = [
-            "js": "text/javascript; charset=utf-8", "html": "text/html; charset=utf-8",
-            "css": "text/css; charset=utf-8",
-        ]
-        // The top level and the console's folder (its files are named `console/<file>`).
-        for folder in ["", "console/"] {
-            guard let directory,
-                let names = try? FileManager.default.contentsOfDirectory(
-                    atPath: directory.appendingPathComponent(folder).path)
+        for (path, base64) in files {
+            guard let type = Self.contentTypes[(path as NSString).pathExtension],
+                let body = Data(base64Encoded: base64)
             else { continue }
-            for name in names {
-                guard let type = types[(name as NSString).pathExtension],
-                    let body = try? Data(contentsOf: directory.appendingPathComponent(folder + name))
-                else { continue }
-                let digest = Hex.encode(Array(SHA256.hash(Array(body)).prefix(16)))
-                assets[folder + name] = Asset(body: body, contentType: type, etag: "\"\(digest)\"")
-            }
+            let digest = Hex.encode(Array(SHA256.hash(Array(body)).prefix(16)))
+            assets[path] = Asset(body: body, contentType: type, etag: "\"\(digest)\"")
         }
         self.assets = assets
-    }
-
-    /// The `Web` directory of the resource bundle, looked up next to the running executable (where
-    /// `swift build` puts it), without the generated accessor's crash when it is missing.
-    static func locate() -> URL? {
-        let names = ["Orchard_GatewayHTTP.resources", "Orchard_GatewayHTTP.bundle"]
-        var bases = [Bundle.main.bundleURL]
-        if let executable = Bundle.main.executableURL { bases.append(executable.deletingLastPathComponent()) }
-        for base in bases {
-            for name in names {
-                for inner in ["Web", "Contents/Resources/Web"] {
-                    let candidate = base.appendingPathComponent(name).appendingPathComponent(inner)
-                    if FileManager.default.fileExists(atPath: candidate.appendingPathComponent("orchard.js").path) {
-                        return candidate
-                    }
-                }
-            }
-        }
-        return nil
     }
 
     /// A cacheable answer for asset `name`: `ETag`, `Cache-Control`, and 304 when `If-None-Match` names the ETag.
     func response(_ name: String, for request: HTTPRequest) throws -> HTTPResponse {
         guard let asset = assets[name] else {
-            throw HTTPAPIError.notFound("the gateway was built without its web files (\(name))")
+            throw HTTPAPIError.notFound("the gateway has no web file \(name)")
         }
         var headers = HTTPHeaders()
         headers["ETag"] = asset.etag

@@ -21,8 +21,8 @@ public enum CLI {
 
     /// Every subcommand, in the order `orchard help` lists them.
     static let commands: [Command] = [
-        Command(name: "version", summary: "print Orchard's version") { _, io in
-            io.out("orchard \(orchardVersion)")
+        Command(name: "version", summary: "print Orchard's version and the commit it was built from") { _, io in
+            io.out(versionLine)
             return 0
         },
         RequestCommand.command,
@@ -38,11 +38,12 @@ public enum CLI {
         SandboxCommand.command,
     ]
 
-    /// Orchard's version.
-    public static let orchardVersion = "0.1.0"
+    /// `orchard <version> (commit <commit>)`: what `orchard version` and `orchard --version` print.
+    static var versionLine: String { "orchard \(OrchardVersion.number) (commit \(BuildInfo.commit))" }
 
     /// Runs `orchard` with `arguments` (without the program name) and returns the exit status.
     public static func run(_ arguments: [String], output: CLIOutput = .standard) -> Int32 {
+        if arguments.first == "--version" { return run(["version"] + arguments.dropFirst(), output: output) }
         guard let name = arguments.first, !["help", "--help", "-h"].contains(name) else {
             output.out(usage)
             return arguments.isEmpty ? 2 : 0

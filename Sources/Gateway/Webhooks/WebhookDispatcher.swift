@@ -180,10 +180,8 @@ public final class WebhookDispatcher: @unchecked Sendable {
         public init() {}
     }
 
-    /// The version sent in `User-Agent`.
-    package static let orchardVersion = "0.1.0"
     /// `Orchard/<version>`.
-    public static let defaultUserAgent = "Orchard/\(orchardVersion)"
+    public static let defaultUserAgent = "Orchard/\(OrchardVersion.number)"
 
     private let outbox: any WebhookOutbox
     private let sender: any WebhookSender
