@@ -31,6 +31,7 @@ public enum CLI {
         MigrateCommand.command,
         GatewayWorkerCommand.command,
         ServeCommand.command,
+        ConfigCommand.command,
         MerchantCommand.command,
         BenchCommand.command,
         TokenCommand.command,

@@ -7,7 +7,7 @@ import OrchardHTTP
 ///
 /// | where              | form                         | example                  |
 /// |--------------------|------------------------------|--------------------------|
-/// | config file (JSON) | key `name` (or `snake_case`) | `"max-body-bytes": 65536`|
+/// | config file        | `name = value` line, or JSON key `name` (or `snake_case`) | `max-body-bytes = 65536` |
 /// | environment        | `ORCHARD_` + upper snake     | `ORCHARD_MAX_BODY_BYTES` |
 /// | command line       | `--name VALUE`, `--name=VALUE` | `--max-body-bytes 65536` |
 ///
@@ -145,7 +145,8 @@ public struct SettingsRegistry: Sendable {
 
     /// The `config` setting: the JSON config file to read (`--config`, `ORCHARD_CONFIG`).
     public static let configFile = Setting(
-        name: "config", kind: .path, summary: "a JSON config file of settings (keys as below)")
+        name: "config", kind: .path,
+        summary: "a config file of settings: `name = value` lines (orchard.conf) or a JSON object (keys as below)")
 
     /// A registry holding only ``configFile``.
     public init() {
@@ -246,23 +247,91 @@ public struct SettingsRegistry: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError(.unreadableFile, "cannot read the config file \(path)")
         }
+        let pairs: [(key: String, value: String)]
+        if data.first(where: { !Self.isSpace($0) }) == UInt8(ascii: "{") {
+            pairs = try Self.jsonPairs(data, path: path)
+        } else {
+            pairs = try Self.linePairs(data, path: path)
+        }
+        var values: [String: String] = [:]
+        for (key, value) in pairs {
+            guard let setting = settings.first(where: { $0.fileKeys.contains(key) }), setting.name != "config" else {
+                throw ConfigurationError(.unknownKey, "unknown key \"\(key)\" in the config file \(path)")
+            }
+            guard values[setting.name] == nil else {
+                throw ConfigurationError(.invalidFile, "setting \(setting.name) is set twice in the config file \(path)")
+            }
+            values[setting.name] = value
+        }
+        return values
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+
+    /// A JSON object of settings.
+    private static func jsonPairs(_ data: Data, path: String) throws(ConfigurationError) -> [(key: String, value: String)] {
         // The config file, read once at start-up: not request handling.
         guard let object = try? JSONSerialization.jsonObject(with: data), let fields = object as? [String: Any] else {
             throw ConfigurationError(.invalidFile, "the config file \(path) is not a JSON object")
         }
-        var values: [String: String] = [:]
+        var pairs: [(key: String, value: String)] = []
         for (key, value) in fields {
-            guard let setting = settings.first(where: { $0.fileKeys.contains(key) }), setting.name != "config" else {
-                throw ConfigurationError(.unknownKey, "unknown key \"\(key)\" in the config file \(path)")
-            }
-            guard let text = Self.text(of: value) else {
+            guard let text = text(of: value) else {
                 throw ConfigurationError(
                     .invalidValue, "key \"\(key)\" in the config file \(path) must be a string, number, boolean or list"
                 )
             }
-            values[setting.name] = text
+            pairs.append((key, text))
         }
-        return values
+        return pairs
+    }
+
+    /// The line form (`orchard.conf`): one `name = value` a line, `#` starts a comment line, blank lines are
+    /// skipped; a value may be put in double quotes (kept as written inside them), a list is comma-separated.
+    private static func linePairs(_ data: Data, path: String) throws(ConfigurationError) -> [(key: String, value: String)] {
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError(.invalidFile, "the config file \(path) is not UTF-8 text")
+        }
+        var pairs: [(key: String, value: String)] = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw ConfigurationError(
+                    .invalidFile, "line \(index + 1) of the config file \(path) is not `name = value`")
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            guard !key.isEmpty else {
+                throw ConfigurationError(.invalidFile, "line \(index + 1) of the config file \(path) has no name")
+            }
+            pairs.append((key, value))
+        }
+        return pairs
+    }
+
+    /// A config file in the line form naming every setting, each with its summary, environment variable and
+    /// default, commented out, except those given in `active` (written as set): what `orchard config template`
+    /// prints and the package installs as `/etc/orchard/orchard.conf`. Secrets are never given a value here.
+    public func configTemplate(active: [(name: String, value: String)] = []) -> String {
+        var lines = [
+            "# orchard serve's settings, one `name = value` a line; `#` starts a comment.",
+            "# A command-line flag beats an ORCHARD_… environment variable, which beats this file, which beats the",
+            "# default. Lists are comma-separated. `orchard serve --help` describes every setting.",
+        ]
+        for setting in settings where setting.name != Self.configFile.name {
+            lines.append("")
+            var note = "[\(setting.environmentVariable)"
+            if let value = setting.defaultValue { note += ", default \(setting.isSecret ? "(set)" : value)" }
+            lines.append("# \(setting.name): \(setting.summary) \(note)]")
+            if let given = active.last(where: { $0.name == setting.name }) {
+                lines.append("\(setting.name) = \(given.value)")
+            } else {
+                lines.append("#\(setting.name) = \(setting.isSecret ? "" : setting.defaultValue ?? "")")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     private static func text(of value: Any) -> String? {

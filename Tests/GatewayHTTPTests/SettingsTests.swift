@@ -122,6 +122,82 @@ struct SettingsTests {
         #expect(error?.description.isEmpty == false)
     }
 
+    @Test("the line form (orchard.conf): comments, blank lines, quotes, lists and an = inside a value")
+    func lineForm() throws {
+        let path = try writeConfig(
+            """
+            # a comment
+              port = 9002
+
+            host=0.0.0.0
+            database = "postgres://u@h/db?sslmode=require"
+            webhook_retry_schedule = 1m, 5m
+            master-key = \(String(repeating: "ab", count: 32))
+            sandbox = off
+            """)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let settings = try Self.registry.resolve(arguments: ["--config", path], environment: [:])
+        #expect(try settings.integer("port") == 9002)
+        #expect(settings.string("host") == "0.0.0.0")
+        #expect(settings.string("database") == "postgres://u@h/db?sslmode=require")
+        #expect(settings.list("webhook-retry-schedule") == ["1m", "5m"])
+        #expect(try settings.boolean("sandbox") == false)
+        #expect(settings.source("port") == .file(path))
+        #expect(settings.summaryLines.contains("master-key = (set) (config file \(path))"))
+    }
+
+    @Test(
+        "the line form's errors: no `=`, no name, an unknown name, a setting twice",
+        arguments: [
+            ("port 9000", ConfigurationError.Code.invalidFile), ("= 1", .invalidFile), ("prot = 1", .unknownKey),
+            ("port = 1\nport = 2", .invalidFile), ("port = 1\nport_x = 2", .unknownKey),
+            ("max-body-bytes = 1\nmax_body_bytes = 2", .invalidFile),
+        ])
+    func lineFormErrors(file: String, code: ConfigurationError.Code) throws {
+        let path = try writeConfig(file)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = #expect(throws: ConfigurationError.self) {
+            try Self.registry.resolve(arguments: ["--config", path], environment: [:])
+        }
+        #expect(error?.code == code, "\(file)")
+        #expect(error?.reason.contains(path) == true)
+    }
+
+    @Test("orchard config template names every serve setting, commented; read back it sets only the given ones")
+    func template() throws {
+        let registry = ServeCommand.registry()
+        let plain = registry.configTemplate()
+        for setting in registry.settings where setting.name != "config" {
+            #expect(plain.contains("\n#\(setting.name) = "), "\(setting.name)")
+            #expect(plain.contains(setting.environmentVariable), "\(setting.name)")
+        }
+        let untouched = try writeConfig(plain)
+        defer { try? FileManager.default.removeItem(atPath: untouched) }
+        let defaults = try registry.resolve(arguments: ["--config", untouched], environment: [:])
+        #expect(registry.settings.allSatisfy { defaults.source($0.name).map { $0 != .file(untouched) } ?? true })
+
+        let captured = CapturedOutput()
+        #expect(
+            CLI.run(["config", "template", "port=9100", "environment=production"], output: captured.output) == 0)
+        let active = try writeConfig(captured.stdout)
+        defer { try? FileManager.default.removeItem(atPath: active) }
+        let resolved = try registry.resolve(arguments: ["--config", active], environment: [:])
+        #expect(try resolved.integer("port") == 9100)
+        #expect(resolved.string("environment") == "production")
+        #expect(resolved.source("host") == .defaultValue)
+        let check = CapturedOutput()
+        #expect(CLI.run(["config", "check", active], output: check.output) == 0)
+        #expect(check.stdout.contains("port = 9100 (config file \(active))"))
+        #expect(!check.stdout.contains("(default)"))
+
+        // A secret is never written into a template; a bad file is bad usage (2).
+        #expect(CLI.run(["config", "template", "master-key=00"], output: CapturedOutput().output) == 2)
+        #expect(CLI.run(["config", "template", "no-such=1"], output: CapturedOutput().output) == 2)
+        let bad = try writeConfig("port = eighty\nprot = 1")
+        defer { try? FileManager.default.removeItem(atPath: bad) }
+        #expect(CLI.run(["config", "check", bad], output: CapturedOutput().output) == 2)
+    }
+
     @Test("an unreadable config file is reported with its path")
     func unreadableFile() {
         let error = #expect(throws: ConfigurationError.self) {
