@@ -50,6 +50,9 @@ public enum ServeCommand {
                 name: "log-level", kind: .string, default: "info",
                 summary: "info (every request), error (5xx only) or off"),
             Setting(
+                name: "access-log", kind: .path,
+                summary: "append the request lines to this file instead of standard output (reopened on SIGHUP)"),
+            Setting(
                 name: "apple-pay-extra-validation-host", kind: .string,
                 summary: "sandbox only: a HOST:PORT accepted as a merchant validation host (a local stand-in for Apple)"
             ),
@@ -83,18 +86,24 @@ public enum ServeCommand {
         let reconciler: PeriodicTask?
         /// The exclusive lock on a SQLite database, held while the instance runs.
         let databaseLock: SQLiteServeLock?
+        /// The access log file (`--access-log`), when the request lines go to one.
+        let accessLog: AccessLogFile?
 
         init(
             runtime: GatewayRuntime, api: GatewayAPI, server: HTTPServer, dispatcher: WebhookDispatcher,
-            reconciler: PeriodicTask?, databaseLock: SQLiteServeLock? = nil
+            reconciler: PeriodicTask?, databaseLock: SQLiteServeLock? = nil, accessLog: AccessLogFile? = nil
         ) {
             self.databaseLock = databaseLock
+            self.accessLog = accessLog
             self.runtime = runtime
             self.api = api
             self.server = server
             self.dispatcher = dispatcher
             self.reconciler = reconciler
         }
+
+        /// Reopens the access log file (what SIGHUP does, for logrotate); nothing without one.
+        public func reopenLogs() throws { try accessLog?.reopen() }
 
         /// Stops accepting, finishes requests in flight, then stops the dispatcher and the reconciliation.
         public func stop() {
@@ -174,10 +183,17 @@ public enum ServeCommand {
                 merchants: runtime.gateway.merchants,
                 transport: CurlMerchantSessionTransport(caBundlePath: validation.caFile),
                 configuration: validation.configuration))
+        let accessLog = try settings.string("access-log").map { try AccessLogFile(path: $0) }
+        let write: @Sendable (String) -> Void
+        if let accessLog {
+            write = { accessLog.write($0) }
+        } else {
+            write = { io.out($0) }
+        }
         let server = api.server(configuration: configuration) { line in
             switch logLevel {
-            case "info": io.out(line)
-            case "error" where line.contains("\"level\":\"error\""): io.out(line)
+            case "info": write(line)
+            case "error" where line.contains("\"level\":\"error\""): write(line)
             default: break
             }
         }
@@ -204,7 +220,7 @@ public enum ServeCommand {
         }
         return Running(
             runtime: runtime, api: api, server: server, dispatcher: dispatcher, reconciler: reconciler,
-            databaseLock: databaseLock)
+            databaseLock: databaseLock, accessLog: accessLog)
     }
 
     /// The merchant validation settings (`apple-pay-extra-validation-host`, `apple-pay-ca-file`) for
@@ -265,6 +281,12 @@ public enum ServeCommand {
             return io.report(error, of: "orchard serve")
         }
         io.out("Orchard gateway listening on \(running.server.baseURL) (GET /healthz; stop with Ctrl-C)")
+        // SIGHUP reopens the access log (logrotate's postrotate); it no longer ends the process.
+        let hangUp = ShutdownSignalHandler(signals: [SIGHUP], queue: DispatchQueue(label: "orchard.sighup"), repeats: true) {
+            _ in
+            do { try running.reopenLogs() } catch { io.err("orchard serve: \(error)") }
+        }
+        defer { hangUp.cancel() }
         let signal = running.server.runUntilShutdownSignal { _ in running.api.beginDraining() }
         running.stop()
         io.out("Orchard gateway stopped (signal \(signal))")

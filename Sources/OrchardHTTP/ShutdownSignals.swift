@@ -13,17 +13,19 @@ import Foundation
 /// restored by ``cancel()``.
 ///
 /// The closure runs once, on a Dispatch queue, for the first signal received; typically it calls
-/// ``HTTPServer/stop()`` and then lets the main thread exit.
+/// ``HTTPServer/stop()`` and then lets the main thread exit. With `repeats`, it runs for every signal instead
+/// (SIGHUP: reopen the log file).
 // Unchecked: its dispatch sources and the saved C signal handlers are set in init and only read after.
 public final class ShutdownSignalHandler: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
     private let fired = Locked(false)
     private let previous: [(Int32, sighandler_t?)]
 
-    /// Installs the handler for `signals`; `onSignal` receives the signal number.
+    /// Installs the handler for `signals`; `onSignal` receives the signal number, for the first signal only
+    /// unless `repeats`.
     public init(
         signals: [Int32] = [SIGTERM, SIGINT], queue: DispatchQueue = DispatchQueue(label: "orchard.shutdown-signals"),
-        onSignal: @escaping @Sendable (Int32) -> Void
+        repeats: Bool = false, onSignal: @escaping @Sendable (Int32) -> Void
     ) {
         let fired = self.fired
         var previous: [(Int32, sighandler_t?)] = []
@@ -35,7 +37,7 @@ public final class ShutdownSignalHandler: @unchecked Sendable {
                     defer { fired = true }
                     return !fired
                 }
-                if first { onSignal(number) }
+                if first || repeats { onSignal(number) }
             }
             source.resume()
             return source
