@@ -35,9 +35,10 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
 
-    init(path: String) throws {
+    /// Opens `path`, creating the file when `create` (else a missing file is an error).
+    init(path: String, create: Bool = true) throws {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"

@@ -29,6 +29,7 @@ public enum CLI {
         DemoCommand.command,
         AuditCommand.command,
         MigrateCommand.command,
+        BackupCommand.command,
         GatewayWorkerCommand.command,
         ServeCommand.command,
         ConfigCommand.command,
