@@ -123,7 +123,7 @@ let package = Package(
                 "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
                 "OrchardCLI", "OrchardTestSupport", "OrchardJSON", "OrchardBase",
             ]),
-        .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres"]),
+        .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres", "OrchardBase"]),
         // The client SDK against a real gateway served in-process on loopback.
         .testTarget(
             name: "OrchardPayTests",

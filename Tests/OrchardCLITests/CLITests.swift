@@ -1,3 +1,4 @@
+import OrchardBase
 import Testing
 
 @testable import OrchardCLI
@@ -9,6 +10,21 @@ struct CLITests {
         let captured = CapturedOutput()
         #expect(CLI.run(["no-such-command"], output: captured.output) == 2)
         #expect(captured.stderr.contains("usage: orchard"))
+    }
+
+    @Test("orchard --version and orchard version print the version and the commit the build is made from")
+    func version() throws {
+        for words in [["--version"], ["version"]] {
+            let captured = CapturedOutput()
+            #expect(CLI.run(words, output: captured.output) == 0)
+            let line = captured.stdout.trimmingCharacters(in: .newlines)
+            let prefix = "orchard \(OrchardVersion.number) (commit "
+            #expect(line.hasPrefix(prefix) && line.hasSuffix(")"))
+            let commit = line.dropFirst(prefix.count).dropLast()
+            // 12 hex digits (with -dirty when tracked files differed), or `unknown` outside a checkout.
+            let digits = commit.hasSuffix("-dirty") ? commit.dropLast(6) : commit
+            #expect(commit == "unknown" || (digits.count == 12 && digits.allSatisfy(\.isHexDigit)), "\(line)")
+        }
     }
 
     @Test("arguments: options, repeated options, flags, positionals and errors")
