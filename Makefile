@@ -1,13 +1,18 @@
 # Orchard's two everyday commands:
 #   make run    the main job: orchard serve in the background, then orchard demo against it (scripts/run.sh)
 #   make stop   stops the server make run left running
-#   make test   every test (scripts/test.sh: Swift tests, PostgreSQL, browser and API-fuzz stages)
+#   make test   every test (scripts/test.sh: Swift tests, PostgreSQL, browser, API-fuzz and packaging stages)
 # Both install the Debian packages they need when missing.
+#   make release   the release binary, with the Swift runtime linked in (it runs wherever it is copied)
+#   make install   installs it as a service: PREFIX=/usr/local DESTDIR=… (scripts/install.sh lists the paths)
+#   make deb       orchard_<version>_<arch>.deb (scripts/build-deb.sh)
 
 SWIFT ?= swift
 BIN := .build/debug/orchard
+RELEASE_BIN := .build/release/orchard
+PREFIX ?= /usr/local
 
-.PHONY: run stop test deps build release format lint clean
+.PHONY: run stop test deps build release install deb format lint clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -16,7 +21,13 @@ build: deps
 	$(SWIFT) build --product orchard
 
 release: deps
-	$(SWIFT) build -c release --product orchard
+	$(SWIFT) build -c release --static-swift-stdlib --product orchard
+
+install: release
+	@ORCHARD_BIN=$(RELEASE_BIN) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) ./scripts/install.sh
+
+deb: release
+	@ORCHARD_BIN=$(RELEASE_BIN) ./scripts/build-deb.sh
 
 run: build
 	@ORCHARD_BIN=$(BIN) ./scripts/run.sh

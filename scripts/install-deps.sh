@@ -2,12 +2,13 @@
 # Installs the C libraries Orchard builds on, when they are missing.
 #   scripts/install-deps.sh          what `make run` needs
 #   scripts/install-deps.sh --test   and what the tests need: a PostgreSQL 15 server, headless Chromium
-#                                    with its driver, and the Python packages selenium and schemathesis
+#                                    with its driver, lintian and systemd-analyze for the package, and the
+#                                    Python packages selenium and schemathesis
 # Idempotent: does nothing when every package is present. Uses sudo only when not root.
 set -euo pipefail
 
 DEBIAN_PACKAGES=(pkg-config libssl-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev libmicrohttpd-dev)
-TEST_DEBIAN_PACKAGES=(postgresql-15 chromium chromium-driver python3 python3-pip openssl)
+TEST_DEBIAN_PACKAGES=(postgresql-15 chromium chromium-driver python3 python3-pip openssl lintian systemd adduser)
 TEST_PYTHON_PACKAGES=(selenium schemathesis pytest)
 # The Python module each of TEST_PYTHON_PACKAGES installs.
 TEST_PYTHON_MODULES=(selenium schemathesis pytest)

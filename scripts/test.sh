@@ -5,7 +5,9 @@
 #      superuser URL as ORCHARD_TEST_POSTGRES_URL for the PostgreSQL tests;
 #   3. builds and runs the Swift tests;
 #   4. runs the browser tests (Tests/Browser, pytest + selenium + headless Chromium) against the built
-#      `orchard`, and the API fuzz against openapi.yaml (scripts/schemathesis.sh), when present.
+#      `orchard`, and the API fuzz against openapi.yaml (scripts/schemathesis.sh), when present;
+#   5. builds the release binary and runs the packaging tests (scripts/test-package.sh): the binary copied
+#      alone serves every page, and the Debian package lints, installs, serves and purges (root only).
 # Locally a missing service or tool skips its tests with a message; with CI=true it is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,4 +48,9 @@ fi
 if [[ -x scripts/schemathesis.sh ]]; then
     "$SWIFT" build --product orchard
     ORCHARD_BIN=${ORCHARD_BIN:-$PWD/.build/debug/orchard} ./scripts/schemathesis.sh
+fi
+
+if [[ -x scripts/test-package.sh ]]; then
+    "$SWIFT" build -c release --static-swift-stdlib --product orchard
+    ORCHARD_RELEASE_BIN=$PWD/.build/release/orchard ./scripts/test-package.sh
 fi
