@@ -49,10 +49,15 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// starts empty, so about as many as there are concurrent requests are kept).
     static let idleReaders = 64
 
+    /// The single-instance lock on the file, when the store was given one: held for the store's lifetime.
+    private let instanceLock: SQLiteInstanceLock?
+
     /// Opens (creating and migrating when needed) the database at `path`. The store keeps sealed data sealed:
-    /// it opens nothing.
-    public init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws {
+    /// it opens nothing. With `instanceLock` (taken on `path` before, by the one `orchard serve` on the file), the
+    /// store holds the lock until ``releaseInstanceLock()`` or until it goes.
+    public init(path: String, busyTimeoutMilliseconds: Int32 = 5000, instanceLock: SQLiteInstanceLock? = nil) throws {
         self.path = path
+        self.instanceLock = instanceLock
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         connection = try SQLiteConnection(path: path)
         sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds)
@@ -65,6 +70,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         let first = try openReader()
         idleReaderConnections.withLock { $0.append(first) }
     }
+
+    deinit { instanceLock?.release() }
+
+    /// Lets another instance start on the file (this one has stopped serving): gives the single-instance lock up.
+    public func releaseInstanceLock() { instanceLock?.release() }
 
     private func openReader() throws -> SQLiteConnection {
         let reader = try SQLiteConnection(path: path)
