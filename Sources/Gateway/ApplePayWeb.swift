@@ -316,6 +316,8 @@ public final class MerchantValidationService: Sendable {
         guard FieldLimits.fits(title, FieldLimits.displayName) else {
             throw .invalid("display_name", "1 to \(FieldLimits.displayName.upperBound) characters")
         }
+        // Apple shows it on the payment sheet: one line, read as it is stored.
+        try FieldLimits.checkCharacters(title, param: "display_name")
         guard let identity = try merchants.identity(merchantID: merchant.id) else {
             throw GatewayError(
                 .merchantIdentityMissing,

@@ -159,6 +159,7 @@ public final class MerchantRegistry: Sendable {
     /// Creates a merchant with fresh credentials, returned once.
     public func create(_ spec: MerchantSpec) throws(GatewayError) -> (Merchant, MerchantCredentials) {
         guard !spec.name.isEmpty, spec.name.count <= 100 else { throw .invalid("name", "1 to 100 characters") }
+        try FieldLimits.checkCharacters(spec.name, param: "name")
         guard spec.countryCode.count == 2 else { throw .invalid("country_code", "ISO 3166 alpha-2") }
         guard !spec.merchantIdentifiers.isEmpty, spec.merchantIdentifiers.count <= 20,
             spec.merchantIdentifiers.allSatisfy({ FieldLimits.fits($0, FieldLimits.merchantIdentifier) })
@@ -343,7 +344,7 @@ public final class MerchantRegistry: Sendable {
         url: String, secret: String
     ) {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-            parsed.host != nil, FieldLimits.fits(url, FieldLimits.url)
+            parsed.host != nil, FieldLimits.fits(url, FieldLimits.url), FieldLimits.isPlain(url)
         else { throw .invalid("url", "an http(s) URL of at most 2048 characters") }
         let secret = try WebhookSecretRing.newSecret()
         let now = clock.now()
@@ -450,6 +451,9 @@ public final class MerchantRegistry: Sendable {
                 let value = row[index].trimmingCharacters(in: .whitespaces)
                 if let limit = Self.binTableColumnLimits[name], value.count > limit {
                     messages.append("\(name) is longer than \(limit) characters")
+                }
+                if let scalar = FieldLimits.forbiddenCharacter(in: value) {
+                    messages.append(String(format: "\(name) holds U+%04X (a control character or bidi override)", scalar.value))
                 }
                 return value.isEmpty ? nil : value
             }

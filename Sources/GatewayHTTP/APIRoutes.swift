@@ -376,10 +376,10 @@ extension GatewayAPI {
                 .badRequest, .invalidRequest, "parameter_invalid", "unknown event type", param: "type")
         }
         let objectID = call.request.query("object_id")
-        if let objectID, !FieldLimits.fits(objectID, FieldLimits.identifier) {
+        if let objectID, !FieldLimits.isIdentifier(objectID) {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "parameter_invalid",
-                "object_id is an id of \(FieldLimits.text(FieldLimits.identifier)) characters",
+                "object_id is an id of \(FieldLimits.text(FieldLimits.identifier)) letters, digits or _",
                 param: "object_id")
         }
         let page = try gateway.eventPage(
