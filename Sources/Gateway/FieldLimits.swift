@@ -138,8 +138,9 @@ public enum FieldLimits {
     public static let idempotencyKeyBytes: ClosedRange<Int> = 1...255
     /// A merchant identifier (`merchant.com.example`).
     public static let merchantIdentifier: ClosedRange<Int> = 1...255
-    /// A secret key as the console's sign-in takes it, in bytes.
-    public static let secretKeyBytes = 100
+    /// A secret key as the console's sign-in takes it (characters, as the spec's `maxLength` counts them: a key is
+    /// ASCII, so anything else is a wrong key, not a bad field).
+    public static let secretKey = 100
 
     // MARK: Apple Pay on the Web
 

@@ -87,9 +87,9 @@ extension GatewayAPI {
             throw HTTPAPIError.invalidJSON("the body must be a JSON object with secret_key")
         }
         guard let value = object["secret_key"] else { throw HTTPAPIError.parameterMissing("secret_key") }
-        guard let secretKey = value.string, secretKey.utf8.count <= FieldLimits.secretKeyBytes else {
+        guard let secretKey = value.string, FieldLimits.fits(secretKey, FieldLimits.secretKey) else {
             throw HTTPAPIError.parameterInvalid(
-                "secret_key", message: "secret_key is a string of at most \(FieldLimits.secretKeyBytes) bytes")
+                "secret_key", message: "secret_key is a string of at most \(FieldLimits.secretKey) characters")
         }
         let signedIn: (session: ConsoleSession, token: String)
         do {

@@ -136,7 +136,7 @@ struct SpecAgreementTests {
             "components.schemas.CoBrandTable.ranges.maxItems": FieldLimits.coBrandRanges,
             "components.schemas.ValidatePaymentRequest.merchant_identifier.maxLength":
                 FieldLimits.merchantIdentifier.upperBound,
-            "components.schemas.ConsoleSignIn.secret_key.maxLength": FieldLimits.secretKeyBytes,
+            "components.schemas.ConsoleSignIn.secret_key.maxLength": FieldLimits.secretKey,
         ]
         for (name, limit) in FieldLimits.cardholder { table["components.schemas.Cardholder.\(name).maxLength"] = limit }
         for media in ["text/plain", "application/octet-stream"] {
