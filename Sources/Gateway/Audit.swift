@@ -113,6 +113,9 @@ public enum AuditLog {
         public static let paymentRefund = "payment.refund"
         public static let consoleSignIn = "console.sign_in"
         public static let consoleSignOut = "console.sign_out"
+        /// Every console session of the merchant ended at once (`reason`: sign out everywhere, an app key rotation
+        /// or a disable; `sessions`: how many).
+        public static let consoleSessionsEnd = "console.sessions_end"
     }
 
     /// The most keys a detail holds.

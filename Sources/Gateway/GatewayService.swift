@@ -20,6 +20,9 @@ public struct GatewayConfiguration: Sendable {
     public var authorizationTimeout: TimeInterval = 30
     /// The longest capture delay `afterDays` accepts.
     public var maxCaptureDelayDays = 30
+    /// How long a console session lasts after its sign-in however it is used (on top of the 8-hour idle timeout,
+    /// ``ConsoleSessionRules/idleTimeout``); within ``ConsoleSessionRules/lifetimeRange``. Default 24 hours.
+    public var consoleSessionLifetime: TimeInterval = ConsoleSessionRules.defaultLifetime
 
     public init() {}
 }

@@ -222,26 +222,24 @@ public final class MerchantRegistry: Sendable {
 
     /// The merchant whose secret key this is (server routes).
     public func authenticateServer(secretKey: String) throws(GatewayError) -> Merchant {
+        Merchant(try authenticatedSecretKey(secretKey).record)
+    }
+
+    /// The enabled merchant's record whose secret key this is, with the key's id: its current key, or the key
+    /// the last rotation replaced, within its overlap. `invalid_credentials` for any other string,
+    /// `merchant_disabled` for the right key of a disabled merchant.
+    func authenticatedSecretKey(_ secretKey: String) throws(GatewayError) -> (record: MerchantRecord, keyID: String) {
         let utf8 = Array(secretKey.utf8)
         guard utf8.count == 52, secretKey.hasPrefix("sk_test_") || secretKey.hasPrefix("sk_live_") else {
             throw GatewayError(.invalidCredentials, "malformed secret key")
         }
         let keyID = String(decoding: utf8[8..<Self.secretKeyPublicLength], as: UTF8.self)
         let record = try gatewayThrowing { try store.read { try $0.merchant(secretKeyID: keyID) } }
-        guard let record else { throw GatewayError(.invalidCredentials, "unknown secret key") }
-        var hash: String?
-        if keyID == record.secretKeyID {
-            hash = record.secretKeyHash
-        } else if keyID == record.previousSecretKeyID, let until = record.previousSecretKeyExpiresAt,
-            clock.now() < until
-        {
-            // A rotated key, within its overlap.
-            hash = record.previousSecretKeyHash
-        }
-        guard let hash, Identifiers.matches(secretKey, hashHex: hash) else {
-            throw GatewayError(.invalidCredentials, "unknown secret key")
-        }
-        return try Self.enabled(record)
+        guard let record, let key = record.workingSecretKey(keyID, at: clock.now()),
+            Identifiers.matches(secretKey, hashHex: key.hash)
+        else { throw GatewayError(.invalidCredentials, "unknown secret key") }
+        _ = try Self.enabled(record)
+        return (record, keyID)
     }
 
     /// The merchant of `record`, unless it is disabled (`merchant_disabled`).

@@ -173,6 +173,8 @@ public protocol StoreTransaction {
     func consoleSession(tokenHash: String) throws -> ConsoleSessionRecord?
     /// Writes the session's last use and end.
     func updateConsoleSession(_ session: ConsoleSessionRecord) throws
+    /// Ends every session of the merchant not ended yet, at `at`; returns how many.
+    func endConsoleSessions(merchantID: String, at: Date) throws -> Int
     /// Deletes the sessions last used before `lastSeenBefore` (ended or expired by then); returns how many.
     func purgeConsoleSessions(lastSeenBefore: Date) throws -> Int
 }
@@ -252,6 +254,19 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
         self.identityCertificatePEM = identityCertificatePEM
         self.identityKeySealed = identityKeySealed
         self.createdAt = createdAt
+    }
+}
+
+extension MerchantRecord {
+    /// The secret key named by `keyID` when it works at `now` — the current key (no end), or the key the last
+    /// rotation replaced, until its overlap ends — with its hash and that end; nil for any other key. Everything
+    /// bound to a key (an API request, a console session) ends with it, derived from these fields alone.
+    func workingSecretKey(_ keyID: String, at now: Date) -> (hash: String, until: Date?)? {
+        if keyID == secretKeyID { return (secretKeyHash, nil) }
+        guard keyID == previousSecretKeyID, let until = previousSecretKeyExpiresAt, now < until,
+            let hash = previousSecretKeyHash
+        else { return nil }
+        return (hash, until)
     }
 }
 

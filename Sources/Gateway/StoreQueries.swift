@@ -104,3 +104,40 @@ extension StoreStatements {
             [.date(now), .text(id)]) == 1
     }
 }
+
+// MARK: - Console sessions
+
+extension StoreStatements {
+    package func insertConsoleSession(_ session: ConsoleSessionRecord) throws {
+        _ = try change(
+            shared: "INSERT INTO console_sessions (\(ConsoleSessionRecord.storeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                .text(session.id), .text(session.tokenHash), .text(session.merchantID), .date(session.createdAt),
+                .date(session.lastSeenAt), .date(session.endedAt), .text(session.secretKeyID),
+            ])
+    }
+
+    package func consoleSession(tokenHash: String) throws -> ConsoleSessionRecord? {
+        try query(
+            shared: "SELECT \(ConsoleSessionRecord.storeColumns) FROM console_sessions WHERE token_hash = ?",
+            [.text(tokenHash)]
+        ) { ConsoleSessionRecord(row: $0) }.first
+    }
+
+    package func updateConsoleSession(_ session: ConsoleSessionRecord) throws {
+        _ = try change(
+            shared: "UPDATE console_sessions SET last_seen_at = ?, ended_at = ? WHERE id = ?",
+            [.date(session.lastSeenAt), .date(session.endedAt), .text(session.id)])
+    }
+
+    package func endConsoleSessions(merchantID: String, at now: Date) throws -> Int {
+        try change(
+            shared: "UPDATE console_sessions SET ended_at = ? WHERE merchant_id = ? AND ended_at IS NULL",
+            [.date(now), .text(merchantID)])
+    }
+
+    package func purgeConsoleSessions(lastSeenBefore: Date) throws -> Int {
+        try change(shared: "DELETE FROM console_sessions WHERE last_seen_at < ?", [.date(lastSeenBefore)])
+    }
+}
+

@@ -45,6 +45,10 @@ public enum ServeCommand {
                 name: "reconcile-interval", kind: .integer, default: "60",
                 summary: "seconds between reconciliation runs for unknown payments (0: off)"),
             Setting(
+                name: "console-session-lifetime", kind: .integer, default: "86400",
+                summary: "seconds a console session lasts after its sign-in however it is used (300 to 2592000; "
+                    + "on top of the 8-hour idle timeout)"),
+            Setting(
                 name: "web-origins", kind: .list,
                 summary: "web origins the sandbox merchant allows for CORS (https://shop.example,…)"),
             Setting(
@@ -127,6 +131,10 @@ public enum ServeCommand {
         var dispatcherConfiguration = WebhookDispatcher.Configuration()
         dispatcherConfiguration.retrySchedule = try WebhookRetrySchedule(
             parsing: settings.string("webhook-retry-schedule") ?? "1m,5m,30m,2h,6h,12h,24h")
+        let lifetime = ConsoleSessionRules.lifetimeRange
+        options.configuration.consoleSessionLifetime = TimeInterval(
+            try settings.integer("console-session-lifetime", in: Int(lifetime.lowerBound)...Int(lifetime.upperBound))
+                ?? Int(ConsoleSessionRules.defaultLifetime))
         let logLevel = settings.string("log-level") ?? "info"
         guard ["info", "error", "off"].contains(logLevel) else { throw UsageError("--log-level is info, error or off") }
         let configuration = try ServerConfiguration(settings: settings)
