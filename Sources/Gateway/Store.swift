@@ -32,6 +32,8 @@ public protocol StoreTransaction {
     // MARK: Settings (the sealed sandbox PKI …)
     func setting(_ name: String) throws -> Data?
     func setSetting(_ name: String, value: Data) throws
+    /// Adds the setting unless one of that name exists (names are unique); false when it existed.
+    func insertSetting(_ name: String, value: Data) throws -> Bool
     /// The names of the settings that start with `prefix`, in order.
     func settingNames(prefix: String) throws -> [String]
 

@@ -29,6 +29,14 @@ struct PostgresTransaction: StoreTransaction {
             [.text(name), .bytea(value)])
     }
 
+    func insertSetting(_ name: String, value: Data) throws -> Bool {
+        // In a SERIALIZABLE transaction a row another transaction inserted and has not shown this one is a
+        // serialization failure here (run again by the store), not a silent "exists".
+        try db.change(
+            "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+            [.text(name), .bytea(value)]) == 1
+    }
+
     // MARK: Merchants
 
     /// The merchant's document without its sealed secrets, which go in their own `bytea` columns.

@@ -25,6 +25,12 @@ struct SQLiteTransaction: StoreTransaction {
             [.text(name), .blob(value)])
     }
 
+    func insertSetting(_ name: String, value: Data) throws -> Bool {
+        try db.run(
+            "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", [.text(name), .blob(value)])
+            == 1
+    }
+
     // MARK: Merchants
 
     func insertMerchant(_ m: MerchantRecord) throws {
