@@ -447,10 +447,18 @@ public struct AuditRow: Sendable, Hashable {
     public var processorAuthorizations: Int
     /// How many captures the processor recorded as succeeded for it.
     public var processorCaptures: Int
+    /// What the sandbox acquirer's books hold as captured and as refunded for it (0 without an authorization
+    /// there: another processor's payment).
+    public var processorCapturedAmount: Int64
+    public var processorRefundedAmount: Int64
+    /// Whether a capture, void or refund of it is still in flight (its outcome left to reconciliation), so the
+    /// books may be ahead of the gateway for now.
+    public var hasPendingOperation: Bool
 
     public init(
         paymentID: String, status: PaymentStatus, capturedAmount: Int64, refundedAmount: Int64,
-        eventTypes: Set<String>, processorAuthorizations: Int, processorCaptures: Int
+        eventTypes: Set<String>, processorAuthorizations: Int, processorCaptures: Int,
+        processorCapturedAmount: Int64 = 0, processorRefundedAmount: Int64 = 0, hasPendingOperation: Bool = false
     ) {
         self.paymentID = paymentID
         self.status = status
@@ -459,5 +467,8 @@ public struct AuditRow: Sendable, Hashable {
         self.eventTypes = eventTypes
         self.processorAuthorizations = processorAuthorizations
         self.processorCaptures = processorCaptures
+        self.processorCapturedAmount = processorCapturedAmount
+        self.processorRefundedAmount = processorRefundedAmount
+        self.hasPendingOperation = hasPendingOperation
     }
 }
