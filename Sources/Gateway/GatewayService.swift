@@ -23,6 +23,10 @@ public struct GatewayConfiguration: Sendable {
     /// How long a console session lasts after its sign-in however it is used (on top of the 8-hour idle timeout,
     /// ``ConsoleSessionRules/idleTimeout``); within ``ConsoleSessionRules/lifetimeRange``. Default 24 hours.
     public var consoleSessionLifetime: TimeInterval = ConsoleSessionRules.defaultLifetime
+    /// Host names no merchant may register as Apple Pay domains, each with the names below it: Apple's own
+    /// (``MerchantRegistry/appleOwnedDomains``) and the gateway's own host names, which the operator adds
+    /// (`orchard serve --apple-pay-denied-domains`).
+    public var deniedApplePayDomains: [String] = MerchantRegistry.appleOwnedDomains
 
     public init() {}
 }
@@ -80,7 +84,8 @@ public final class GatewayService: Sendable {
         self.paymentRequests = paymentRequests
         self.cipher = cipher
         self.clock = clock
-        self.merchants = MerchantRegistry(store: store, cipher: cipher, clock: clock)
+        self.merchants = MerchantRegistry(
+            store: store, cipher: cipher, clock: clock, deniedApplePayDomains: configuration.deniedApplePayDomains)
     }
 
     // MARK: - Helpers

@@ -145,15 +145,25 @@ public final class MerchantRegistry: Sendable {
     let store: any Store
     let cipher: EnvelopeCipher
     let clock: any GatewayClock
+    /// Names (lower-case) refused as Apple Pay domains with the names below them
+    /// (``GatewayConfiguration/deniedApplePayDomains``).
+    let deniedApplePayDomains: [String]
+
+    /// Apple's own domains: no merchant registers them, or a name below them, as its Apple Pay domain.
+    public static let appleOwnedDomains = ["apple.com", "icloud.com", "me.com", "mac.com", "apple.com.cn", "icloud.com.cn"]
 
     /// How many characters of a secret key are public: its prefix (`sk_live_`, `sk_test_`) and its 12-character
     /// key id, which finds the merchant and names the key in the audit log.
     public static let secretKeyPublicLength = 20
 
-    public init(store: any Store, cipher: EnvelopeCipher, clock: any GatewayClock) {
+    public init(
+        store: any Store, cipher: EnvelopeCipher, clock: any GatewayClock,
+        deniedApplePayDomains: [String] = MerchantRegistry.appleOwnedDomains
+    ) {
         self.store = store
         self.cipher = cipher
         self.clock = clock
+        self.deniedApplePayDomains = deniedApplePayDomains.compactMap(ApplePayDomain.normalized)
     }
 
     /// Creates a merchant with fresh credentials, returned once.

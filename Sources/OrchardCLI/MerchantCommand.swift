@@ -4,13 +4,15 @@ import Foundation
 import Gateway
 import OrchardCrypto
 
-/// `orchard merchant create|list|show|rotate-secret-key|rotate-app-key|disable|enable|end-console-sessions`: the
-/// gateway's merchants from the command line, on the database `serve` runs on. Each change is recorded in the audit
-/// log under the command's name (`orchard merchant disable`).
+/// `orchard merchant create|list|show|rotate-secret-key|rotate-app-key|disable|enable|end-console-sessions|
+/// release-domain`: the gateway's merchants from the command line, on the database `serve` runs on. Each change is
+/// recorded in the audit log under the command's name (`orchard merchant disable`).
 enum MerchantCommand {
     static let command = CLI.Command(
         name: "merchant",
-        summary: "merchants: create, list, show, rotate-secret-key, rotate-app-key, disable, enable, end-console-sessions",
+        summary:
+            "merchants: create, list, show, rotate-secret-key, rotate-app-key, disable, enable, end-console-sessions, "
+            + "release-domain",
         run: run)
 
     /// The options every subcommand takes.
@@ -30,6 +32,7 @@ enum MerchantCommand {
                orchard merchant disable --merchant-id ID
                orchard merchant enable --merchant-id ID
                orchard merchant end-console-sessions --merchant-id ID
+               orchard merchant release-domain --domain D
 
           create             a merchant with fresh credentials: prints merchant_id, app_id, app_key and
                              secret_key once (production keeps only their hashes)
@@ -46,6 +49,8 @@ enum MerchantCommand {
           enable             undoes disable
           end-console-sessions
                              signs the merchant out of the console everywhere: every session ends at once
+          release-domain     frees an Apple Pay domain from the merchant that registered it (a conflict the
+                             operator settles), so its owner can register it
 
         \(databaseUsage)
         """
@@ -157,6 +162,20 @@ enum MerchantCommand {
 
                 \(databaseUsage)
                 """, run: endConsoleSessions),
+        "release-domain": Action(
+            options: ["domain"],
+            usage: """
+                usage: orchard merchant release-domain --domain D [--database DB] [--json]
+
+                Removes the Apple Pay domain D from the merchant that registered it and prints that merchant_id
+                and the domain; recorded in that merchant's audit log as apple_pay_domain.release. A domain is
+                registered by one merchant of the gateway, so another merchant asking for it gets
+                409 domain_already_registered: once you have checked who owns the domain (its DNS, or Apple's
+                verification of the domain association file on it), release it here and let its owner register
+                it (PUT /v1/apple-pay/domains). Exit 1 when no merchant has it.
+
+                \(databaseUsage)
+                """, run: releaseDomain),
     ]
 
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
@@ -339,6 +358,16 @@ enum MerchantCommand {
         let id = try parsed.required("merchant-id")
         let ended = try registry(parsed).endConsoleSessions(merchantID: id, reason: .signOutEverywhere)
         try emit([("merchant_id", id), ("ended_sessions", ended)], parsed, io)
+        return 0
+    }
+
+    static func releaseDomain(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+        let text = try parsed.required("domain")
+        guard let domain = ApplePayDomain.normalized(text) else {
+            throw UsageError("--domain is a host name such as shop.example (no scheme, port or path), not \(text)")
+        }
+        let merchantID = try registry(parsed).releaseApplePayDomain(domain)
+        try emit([("merchant_id", merchantID), ("domain", domain)], parsed, io)
         return 0
     }
 

@@ -52,6 +52,10 @@ public enum ServeCommand {
                 name: "web-origins", kind: .list,
                 summary: "web origins the sandbox merchant allows for CORS (https://shop.example,…)"),
             Setting(
+                name: "apple-pay-denied-domains", kind: .list,
+                summary: "host names no merchant may register as Apple Pay domains, with the names below them, "
+                    + "besides Apple's own: the gateway's own host names (pay.example,…)"),
+            Setting(
                 name: "log-level", kind: .string, default: "info",
                 summary: "info (every request), error (5xx only) or off"),
             Setting(
@@ -131,6 +135,13 @@ public enum ServeCommand {
         var dispatcherConfiguration = WebhookDispatcher.Configuration()
         dispatcherConfiguration.retrySchedule = try WebhookRetrySchedule(
             parsing: settings.string("webhook-retry-schedule") ?? "1m,5m,30m,2h,6h,12h,24h")
+        for name in settings.list("apple-pay-denied-domains") ?? [] {
+            guard ApplePayDomain.normalized(name) != nil else {
+                throw ConfigurationError(
+                    .invalidValue, "setting apple-pay-denied-domains lists host names (pay.example,…), not \(name)")
+            }
+            options.configuration.deniedApplePayDomains.append(name)
+        }
         let lifetime = ConsoleSessionRules.lifetimeRange
         options.configuration.consoleSessionLifetime = TimeInterval(
             try settings.integer("console-session-lifetime", in: Int(lifetime.lowerBound)...Int(lifetime.upperBound))
