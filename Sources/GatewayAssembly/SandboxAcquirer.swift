@@ -1,7 +1,6 @@
 import ApplePaySandbox
 import Foundation
 import Gateway
-import OrchardBase
 import OrchardCrypto
 
 /// A deterministic acquirer for the sandbox, tests and load tests. Its scenarios (also in docs/gateway.md):
