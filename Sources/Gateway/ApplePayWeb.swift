@@ -137,6 +137,33 @@ package enum ApplePayDomain {
         return name
     }
 
+    /// Why `text` cannot be a merchant's Apple Pay domain, or nil when it can: not a host name; an IP literal
+    /// (v4 or v6: a domain is proven by a name the merchant owns, and no one owns an address that way); a single
+    /// label (`com`, `shop`); `localhost` or a name below it; or a name on `denied` or below one of them (Apple's
+    /// own domains, the gateway's own host names).
+    package static func refusal(_ text: String, denied: [String]) -> String? {
+        let trimmed = text.hasSuffix(".") ? String(text.dropLast()) : text
+        if trimmed.contains(":") || trimmed.hasPrefix("[") {
+            return "\(text) is an IP address; an Apple Pay domain is a host name the merchant owns"
+        }
+        guard let name = normalized(text) else {
+            return "\(text) is not a host name such as shop.example (no scheme, port or path)"
+        }
+        let labels = name.split(separator: ".")
+        if let last = labels.last, last.allSatisfy(\.isNumber) {
+            return "\(text) is an IP address; an Apple Pay domain is a host name the merchant owns"
+        }
+        if name == "localhost" || name.hasSuffix(".localhost") {
+            return "\(text) is a localhost name, this machine's; an Apple Pay domain is a public host name"
+        }
+        if labels.count < 2 { return "\(text) is a single label; an Apple Pay domain is a name such as shop.example" }
+        if let entry = denied.first(where: { name == $0 || name.hasSuffix("." + $0) }) {
+            return "\(text) is denied: \(entry) and the names below it are not a merchant's (Apple's own domains and "
+                + "the gateway's own host names are on the deny list)"
+        }
+        return nil
+    }
+
     /// The host of a `Host` header value (`shop.example:8443` → `shop.example`), normalized.
     package static func host(ofHeader value: String) -> String? {
         var host = Substring(value.trimmingCharacters(in: .whitespaces))
@@ -155,7 +182,9 @@ extension MerchantRegistry {
     static func identityKeySetting(_ merchantID: String) -> String { "merchant_identity_key:\(merchantID)" }
 
     /// Replaces the merchant's Apple Pay domains (host names, stored lower-case, duplicates dropped); returns them.
-    /// A domain another merchant registered is refused (`domain_already_registered`).
+    /// Only names a merchant can own are taken (``ApplePayDomain/refusal(_:denied:)``, with the deny list
+    /// ``deniedApplePayDomains``); a domain another merchant registered is refused (`domain_already_registered`:
+    /// the gateway's operator settles it with ``releaseApplePayDomain(_:)``).
     @discardableResult
     public func setApplePayDomains(merchantID: String, domains: [String]) throws(GatewayError) -> [String] {
         guard domains.count <= FieldLimits.applePayDomains else {
@@ -163,9 +192,10 @@ extension MerchantRegistry {
         }
         var normalized: [String] = []
         for (index, domain) in domains.enumerated() {
-            guard let name = ApplePayDomain.normalized(domain) else {
-                throw .invalid("domains[\(index)]", "a host name such as shop.example (no scheme, port or path)")
+            if let refusal = ApplePayDomain.refusal(domain, denied: deniedApplePayDomains) {
+                throw .invalid("domains[\(index)]", refusal)
             }
+            guard let name = ApplePayDomain.normalized(domain) else { continue }
             if !normalized.contains(name) { normalized.append(name) }
         }
         try gatewayThrowing {
@@ -175,7 +205,9 @@ extension MerchantRegistry {
                     for other in try tx.merchants(environment: environment) where other.id != merchantID {
                         if let taken = normalized.first(where: { (other.applePayDomains ?? []).contains($0) }) {
                             throw GatewayError(
-                                .domainAlreadyRegistered, "\(taken) is registered by another merchant",
+                                .domainAlreadyRegistered,
+                                "\(taken) is registered by another merchant; if the domain is yours, the gateway's "
+                                    + "operator can release it (orchard merchant release-domain --domain \(taken))",
                                 param: "domains")
                         }
                     }
@@ -188,6 +220,33 @@ extension MerchantRegistry {
             }
         }
         return normalized
+    }
+
+    /// Releases `domain` from the merchant that registered it (the operator settling a conflict, after checking
+    /// who owns the domain): removed from its Apple Pay domains, with the audit entry `apple_pay_domain.release`
+    /// on that merchant; returns its id. `domain_not_registered` when no merchant has it.
+    @discardableResult
+    public func releaseApplePayDomain(_ domain: String) throws(GatewayError) -> String {
+        guard let name = ApplePayDomain.normalized(domain) else {
+            throw .invalid("domain", "a host name such as shop.example (no scheme, port or path)")
+        }
+        let now = clock.now()
+        return try gatewayThrowing {
+            try store.write { tx in
+                for environment in GatewayEnvironment.allCases {
+                    for var record in try tx.merchants(environment: environment)
+                    where (record.applePayDomains ?? []).contains(name) {
+                        record.applePayDomains = (record.applePayDomains ?? []).filter { $0 != name }
+                        try tx.updateMerchant(record)
+                        try AuditLog.record(
+                            in: tx, merchantID: record.id, action: AuditLog.Action.applePayDomainRelease,
+                            detail: ["domain": name], at: now)
+                        return record.id
+                    }
+                }
+                throw GatewayError(.domainNotRegistered, "no merchant registered \(name)", param: "domain")
+            }
+        }
     }
 
     /// Keeps the domain association file Apple gives (served at
@@ -316,6 +375,8 @@ public final class MerchantValidationService: Sendable {
         guard FieldLimits.fits(title, FieldLimits.displayName) else {
             throw .invalid("display_name", "1 to \(FieldLimits.displayName.upperBound) characters")
         }
+        // Apple shows it on the payment sheet: one line, read as it is stored.
+        try FieldLimits.checkCharacters(title, param: "display_name")
         guard let identity = try merchants.identity(merchantID: merchant.id) else {
             throw GatewayError(
                 .merchantIdentityMissing,

@@ -106,6 +106,8 @@ public enum AuditLog {
         public static let identityCSR = "identity.csr"
         public static let identityCertificate = "identity.certificate"
         public static let applePayDomainsUpdate = "apple_pay_domains.update"
+        /// The operator released a domain from the merchant that held it (`orchard merchant release-domain`).
+        public static let applePayDomainRelease = "apple_pay_domain.release"
         public static let binTableReplace = "bin_table.replace"
         public static let coBrandTableReplace = "co_brand_table.replace"
         public static let paymentCapture = "payment.capture"
@@ -113,6 +115,9 @@ public enum AuditLog {
         public static let paymentRefund = "payment.refund"
         public static let consoleSignIn = "console.sign_in"
         public static let consoleSignOut = "console.sign_out"
+        /// Every console session of the merchant ended at once (`reason`: sign out everywhere, an app key rotation
+        /// or a disable; `sessions`: how many).
+        public static let consoleSessionsEnd = "console.sessions_end"
     }
 
     /// The most keys a detail holds.

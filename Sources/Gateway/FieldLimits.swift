@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every limit on what a request may carry, in one place. The domain enforces each one; the HTTP layer reads the
 /// same constant when it checks a field's shape; openapi.yaml states the same number, and
 /// `Tests/GatewayHTTPTests/SpecAgreementTests.swift` compares every `maxLength`, `minLength`, `minimum`,
@@ -19,6 +21,64 @@ public enum FieldLimits {
     /// Whether the length of `text` is in `range`.
     public static func fits(_ text: String, _ range: ClosedRange<Int>) -> Bool { range.contains(length(text)) }
 
+    // MARK: Characters
+
+    /// What a text field may hold besides printable characters.
+    public enum TextLayout: Sendable {
+        /// One line (a name, a number, an id): no control character at all.
+        case line
+        /// Text that may run over lines (``multilineFields``): tab, line feed and carriage return too.
+        case lines
+    }
+
+    /// The fields whose text may hold tabs and line breaks, by wire name (`metadata` for its values; its keys are
+    /// one line). Every other text field is one line.
+    public static let multilineFields: Set<String> = ["details", "reason", "cardholder.address", "metadata"]
+
+    /// The layout of the field `name` (``multilineFields``).
+    public static func layout(of name: String) -> TextLayout { multilineFields.contains(name) ? .lines : .line }
+
+    /// The first character of `text` that no text field may hold, or nil: a C0 control (U+0000 to U+001F, but
+    /// tab, line feed and carriage return in ``TextLayout/lines``), DEL (U+007F), or a bidirectional embedding,
+    /// override or isolate (U+202A to U+202E, U+2066 to U+2069), which make text read otherwise than it is stored
+    /// (in a log, a console page, Apple's payment sheet). PostgreSQL cannot store U+0000 at all, so it is refused
+    /// before any store sees it, and both stores keep the same text.
+    public static func forbiddenCharacter(in text: String, _ layout: TextLayout = .line) -> Unicode.Scalar? {
+        text.unicodeScalars.first { scalar in
+            switch scalar.value {
+            case 0x09, 0x0A, 0x0D: layout == .line
+            case 0x00...0x1F, 0x7F, 0x202A...0x202E, 0x2066...0x2069: true
+            default: false
+            }
+        }
+    }
+
+    /// The rule of ``forbiddenCharacter(in:_:)`` for one-line fields as a regular expression: the `pattern`
+    /// openapi.yaml states on each of them (SpecAgreementTests holds the two to each other).
+    public static let linePattern = #"^[^\x00-\x1F\x7F\u202A-\u202E\u2066-\u2069]*$"#
+    /// The same for fields that may run over lines (``multilineFields``): tab, line feed and carriage return pass.
+    public static let linesPattern = #"^[^\x00-\x08\x0B\x0C\x0E-\x1F\x7F\u202A-\u202E\u2066-\u2069]*$"#
+
+    /// Whether `text` holds no character ``forbiddenCharacter(in:_:)`` refuses.
+    public static func isPlain(_ text: String, _ layout: TextLayout = .line) -> Bool {
+        forbiddenCharacter(in: text, layout) == nil
+    }
+
+    /// `400 parameter_invalid` for `param` when `text` holds a character ``forbiddenCharacter(in:_:)`` refuses in
+    /// that field (laid out as `layout`, by default ``layout(of:)``); the message names the character's code point.
+    public static func checkCharacters(
+        _ text: String?, param: String, layout: TextLayout? = nil
+    ) throws(GatewayError) {
+        let layout = layout ?? self.layout(of: param)
+        guard let text, let scalar = forbiddenCharacter(in: text, layout) else { return }
+        throw .invalid(
+            param,
+            String(format: "holds U+%04X: ", scalar.value)
+                + (layout == .lines
+                    ? "text without control characters (tabs and line breaks aside) or bidi overrides"
+                    : "one line of text, without control characters or bidi overrides"))
+    }
+
     // MARK: Listings
 
     /// A page's size (`limit`).
@@ -27,6 +87,14 @@ public enum FieldLimits {
     public static let defaultPageSize = 20
     /// An object id as a filter (`object_id` of the event listing).
     public static let identifier: ClosedRange<Int> = 1...64
+
+    /// Whether `text` has the shape of an id (openapi.yaml's `Identifier`): ``identifier`` ASCII letters, digits
+    /// or `_`.
+    public static func isIdentifier(_ text: String) -> Bool {
+        identifier.contains(text.utf8.count)
+            && text.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0)
+                || (0x61...0x7A).contains($0) }
+    }
 
     // MARK: Payments
 
@@ -70,8 +138,9 @@ public enum FieldLimits {
     public static let idempotencyKeyBytes: ClosedRange<Int> = 1...255
     /// A merchant identifier (`merchant.com.example`).
     public static let merchantIdentifier: ClosedRange<Int> = 1...255
-    /// A secret key as the console's sign-in takes it, in bytes.
-    public static let secretKeyBytes = 100
+    /// A secret key as the console's sign-in takes it (characters, as the spec's `maxLength` counts them: a key is
+    /// ASCII, so anything else is a wrong key, not a bad field).
+    public static let secretKey = 100
 
     // MARK: Apple Pay on the Web
 

@@ -20,6 +20,13 @@ public struct GatewayConfiguration: Sendable {
     public var authorizationTimeout: TimeInterval = 30
     /// The longest capture delay `afterDays` accepts.
     public var maxCaptureDelayDays = 30
+    /// How long a console session lasts after its sign-in however it is used (on top of the 8-hour idle timeout,
+    /// ``ConsoleSessionRules/idleTimeout``); within ``ConsoleSessionRules/lifetimeRange``. Default 24 hours.
+    public var consoleSessionLifetime: TimeInterval = ConsoleSessionRules.defaultLifetime
+    /// Host names no merchant may register as Apple Pay domains, each with the names below it: Apple's own
+    /// (``MerchantRegistry/appleOwnedDomains``) and the gateway's own host names, which the operator adds
+    /// (`orchard serve --apple-pay-denied-domains`).
+    public var deniedApplePayDomains: [String] = MerchantRegistry.appleOwnedDomains
 
     public init() {}
 }
@@ -77,7 +84,8 @@ public final class GatewayService: Sendable {
         self.paymentRequests = paymentRequests
         self.cipher = cipher
         self.clock = clock
-        self.merchants = MerchantRegistry(store: store, cipher: cipher, clock: clock)
+        self.merchants = MerchantRegistry(
+            store: store, cipher: cipher, clock: clock, deniedApplePayDomains: configuration.deniedApplePayDomains)
     }
 
     // MARK: - Helpers
@@ -312,6 +320,8 @@ public final class GatewayService: Sendable {
         {
             throw .invalid("order_number", "1 to \(FieldLimits.orderNumber) characters")
         }
+        try FieldLimits.checkCharacters(request.orderNumber, param: "order_number")
+        try FieldLimits.checkCharacters(request.details, param: "details")
         try validate(cardholder: request.cardholder)
         try validate(metadata: request.metadata)
         if case .afterDays(let days) = request.captureMode, !(1...configuration.maxCaptureDelayDays).contains(days) {
@@ -382,6 +392,7 @@ public final class GatewayService: Sendable {
             if let value, value.unicodeScalars.count > limit {
                 throw .invalid("cardholder." + name, "at most \(limit) characters")
             }
+            try FieldLimits.checkCharacters(value, param: "cardholder." + name)
         }
         if let email = cardholder.email, !Self.isEmailAddress(email) {
             throw .invalid("cardholder.email", "an email address (local@domain.example)")
@@ -411,12 +422,16 @@ public final class GatewayService: Sendable {
         guard metadata.count <= FieldLimits.metadataEntries else {
             throw .invalid("metadata", "at most \(FieldLimits.metadataEntries) keys")
         }
-        for (key, value) in metadata
-        where !FieldLimits.fits(key, FieldLimits.metadataKey) || !FieldLimits.fits(value, FieldLimits.metadataValue) {
-            throw .invalid(
-                "metadata",
-                "keys of \(FieldLimits.text(FieldLimits.metadataKey)) characters, "
-                    + "values of at most \(FieldLimits.metadataValue)")
+        for (key, value) in metadata {
+            guard FieldLimits.fits(key, FieldLimits.metadataKey), FieldLimits.fits(value, FieldLimits.metadataValue)
+            else {
+                throw .invalid(
+                    "metadata",
+                    "keys of \(FieldLimits.text(FieldLimits.metadataKey)) characters, "
+                        + "values of at most \(FieldLimits.metadataValue)")
+            }
+            try FieldLimits.checkCharacters(key, param: "metadata", layout: .line)
+            try FieldLimits.checkCharacters(value, param: "metadata")
         }
     }
 
@@ -442,6 +457,10 @@ public final class GatewayService: Sendable {
         if let user = request.userID, !FieldLimits.fits(user, FieldLimits.userID.upperBound) {
             throw .invalid("user_id", "at most \(FieldLimits.userID.upperBound) characters")
         }
+        try FieldLimits.checkCharacters(request.outTradeNo, param: "out_trade_no")
+        try FieldLimits.checkCharacters(request.subject, param: "subject")
+        try FieldLimits.checkCharacters(request.userID, param: "user_id")
+        try FieldLimits.checkCharacters(request.notifyURL, param: "notify_url")
         if let url = request.notifyURL {
             guard FieldLimits.fits(url, FieldLimits.url), let parsed = URL(string: url),
                 ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host?.isEmpty == false
@@ -592,6 +611,8 @@ public final class GatewayService: Sendable {
         if let number = query.outTradeNo, !FieldLimits.fits(number, FieldLimits.outTradeNo.upperBound) {
             throw .invalid("out_trade_no", "at most \(FieldLimits.outTradeNo.upperBound) characters")
         }
+        try FieldLimits.checkCharacters(query.orderNumber, param: "order_number")
+        try FieldLimits.checkCharacters(query.outTradeNo, param: "out_trade_no")
         let after = try PaymentCursor.parse(query.cursor, param: "cursor", reason: "malformed cursor")
         var limited = query
         limited.limit = query.limit + 1

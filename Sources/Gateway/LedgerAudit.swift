@@ -2,7 +2,8 @@ import Foundation
 
 /// One broken ledger invariant.
 public struct AuditFinding: Sendable, Hashable, CustomStringConvertible {
-    /// The invariant (`double_authorization`, `double_capture`, `refunds_exceed_capture`, `missing_event`).
+    /// The invariant (`double_authorization`, `double_capture`, `refunds_exceed_capture`, `missing_event`,
+    /// `acquirer_books_differ`).
     public var rule: String
     public var paymentID: String
     public var detail: String
@@ -11,7 +12,8 @@ public struct AuditFinding: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The ledger's invariants, checked over a store: no payment authorized (or captured) twice at the processor,
-/// refunds never above captures, and every settled payment with the event that reports its state.
+/// refunds never above captures, every settled payment with the event that reports its state, and the gateway's
+/// captured and refunded totals equal to the sandbox acquirer's books for each payment it authorized.
 public enum LedgerAudit {
     /// The summary of one audit.
     public struct Report: Sendable {
@@ -63,6 +65,18 @@ public enum LedgerAudit {
                     AuditFinding(
                         rule: "refunds_exceed_capture", paymentID: row.paymentID,
                         detail: "refunded \(row.refundedAmount) of \(row.capturedAmount) captured"))
+            }
+            // The books can be ahead only while an outcome is unknown (an unsettled payment, a pending capture,
+            // void or refund); reconciliation brings the gateway level with them.
+            if row.processorAuthorizations > 0, row.status.isSettled, !row.hasPendingOperation,
+                row.capturedAmount != row.processorCapturedAmount || row.refundedAmount != row.processorRefundedAmount
+            {
+                findings.append(
+                    AuditFinding(
+                        rule: "acquirer_books_differ", paymentID: row.paymentID,
+                        detail: "the gateway captured \(row.capturedAmount) and refunded \(row.refundedAmount); "
+                            + "the sandbox acquirer's books captured \(row.processorCapturedAmount) and refunded "
+                            + "\(row.processorRefundedAmount) (minor units)"))
             }
             if !row.status.isSettled { unsettled += 1 }
             for alternatives in acceptableEvents(for: row.status)

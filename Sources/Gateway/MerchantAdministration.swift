@@ -30,7 +30,9 @@ extension MerchantRegistry {
 
     /// Replaces the merchant's secret key. The old key keeps working for `overlap` seconds (0 to
     /// ``maximumSecretKeyOverlap``), then it is refused (`invalid_credentials`); a key replaced by an earlier
-    /// rotation stops at once. The new key is returned once; in production only its hash is kept.
+    /// rotation stops at once. Console sessions opened with a key end when it stops working (derived from the
+    /// key ids and the overlap's end; nothing else is stored). The new key is returned once; in production only
+    /// its hash is kept.
     public func rotateSecretKey(merchantID: String, overlap: TimeInterval) throws(GatewayError) -> RotatedKey {
         guard overlap >= 0, overlap <= Self.maximumSecretKeyOverlap else {
             throw .invalid("overlap", "0 to \(Int(Self.maximumSecretKeyOverlap / 3600)) hours")
@@ -62,9 +64,10 @@ extension MerchantRegistry {
         }
     }
 
-    /// Replaces the merchant's app key (its app id stays); the old key stops working at once. Returned once.
+    /// Replaces the merchant's app key (its app id stays); the old key stops working at once, and every console
+    /// session of the merchant ends with it. Returned once.
     public func rotateAppKey(merchantID: String) throws(GatewayError) -> RotatedKey {
-        try changeKeys(merchantID: merchantID) { record throws(GatewayError) in
+        try changeKeys(merchantID: merchantID, endingConsoleSessions: .appKeyRotated) { record throws(GatewayError) in
             let key = try Self.newAppKey()
             record.appKeyHash = Identifiers.sha256Hex(key)
             return (
@@ -75,9 +78,10 @@ extension MerchantRegistry {
     }
 
     /// Applies `change` to the merchant's record and, in sandbox, to its sealed credentials, and records the
-    /// audit entry it names, in one transaction.
+    /// audit entry it names, in one transaction (which also ends the merchant's console sessions when
+    /// `endingConsoleSessions` gives the reason).
     private func changeKeys(
-        merchantID: String,
+        merchantID: String, endingConsoleSessions reason: ConsoleSessionRules.EndReason? = nil,
         _ change: (inout MerchantRecord) throws(GatewayError) -> (
             RotatedKey, String, [String: String], (inout MerchantCredentials) -> Void
         )
@@ -101,13 +105,15 @@ extension MerchantRegistry {
                 }
                 try tx.updateMerchant(record)
                 try AuditLog.record(in: tx, merchantID: merchantID, action: action, detail: detail, at: now)
+                if let reason { _ = try Self.endConsoleSessions(in: tx, merchantID: merchantID, reason: reason, at: now) }
                 return rotated
             }
         }
     }
 
     /// Disables (or enables again) the merchant: while disabled, every route answers its credentials with
-    /// `merchant_disabled`; its data stays. Setting the state it already has changes nothing.
+    /// `merchant_disabled`; its data stays. Disabling ends its console sessions (enabling does not bring them
+    /// back). Setting the state it already has changes nothing.
     @discardableResult
     public func setDisabled(merchantID: String, _ disabled: Bool) throws(GatewayError) -> Merchant {
         let now = clock.now()
@@ -122,6 +128,9 @@ extension MerchantRegistry {
                 try AuditLog.record(
                     in: tx, merchantID: merchantID,
                     action: disabled ? AuditLog.Action.merchantDisable : AuditLog.Action.merchantEnable, at: now)
+                if disabled {
+                    _ = try Self.endConsoleSessions(in: tx, merchantID: merchantID, reason: .merchantDisabled, at: now)
+                }
                 return Merchant(record)
             }
         }

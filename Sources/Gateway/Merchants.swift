@@ -145,20 +145,47 @@ public final class MerchantRegistry: Sendable {
     let store: any Store
     let cipher: EnvelopeCipher
     let clock: any GatewayClock
+    /// Names (lower-case) refused as Apple Pay domains with the names below them
+    /// (``GatewayConfiguration/deniedApplePayDomains``).
+    let deniedApplePayDomains: [String]
+
+    /// Apple's own domains: no merchant registers them, or a name below them, as its Apple Pay domain.
+    public static let appleOwnedDomains = ["apple.com", "icloud.com", "me.com", "mac.com", "apple.com.cn", "icloud.com.cn"]
 
     /// How many characters of a secret key are public: its prefix (`sk_live_`, `sk_test_`) and its 12-character
     /// key id, which finds the merchant and names the key in the audit log.
     public static let secretKeyPublicLength = 20
 
-    public init(store: any Store, cipher: EnvelopeCipher, clock: any GatewayClock) {
+    public init(
+        store: any Store, cipher: EnvelopeCipher, clock: any GatewayClock,
+        deniedApplePayDomains: [String] = MerchantRegistry.appleOwnedDomains
+    ) {
         self.store = store
         self.cipher = cipher
         self.clock = clock
+        self.deniedApplePayDomains = deniedApplePayDomains.compactMap(ApplePayDomain.normalized)
     }
 
     /// Creates a merchant with fresh credentials, returned once.
     public func create(_ spec: MerchantSpec) throws(GatewayError) -> (Merchant, MerchantCredentials) {
+        let (record, credentials) = try newMerchant(spec)
+        try gatewayThrowing { try store.write { tx in try Self.insert(record, in: tx) } }
+        return (Merchant(record), credentials)
+    }
+
+    /// Inserts a merchant made by ``newMerchant(_:)`` in `tx`, with its `merchant.create` audit entry.
+    static func insert(_ record: MerchantRecord, in tx: any StoreTransaction) throws {
+        try tx.insertMerchant(record)
+        try AuditLog.record(
+            in: tx, merchantID: record.id, action: AuditLog.Action.merchantCreate,
+            detail: ["environment": record.environment.rawValue, "name": record.name], at: record.createdAt)
+    }
+
+    /// A new merchant's record (its secrets sealed, its keys hashed) and its credentials, checked against `spec`'s
+    /// rules; nothing is stored yet.
+    func newMerchant(_ spec: MerchantSpec) throws(GatewayError) -> (MerchantRecord, MerchantCredentials) {
         guard !spec.name.isEmpty, spec.name.count <= 100 else { throw .invalid("name", "1 to 100 characters") }
+        try FieldLimits.checkCharacters(spec.name, param: "name")
         guard spec.countryCode.count == 2 else { throw .invalid("country_code", "ISO 3166 alpha-2") }
         guard !spec.merchantIdentifiers.isEmpty, spec.merchantIdentifiers.count <= 20,
             spec.merchantIdentifiers.allSatisfy({ FieldLimits.fits($0, FieldLimits.merchantIdentifier) })
@@ -198,15 +225,7 @@ public final class MerchantRegistry: Sendable {
             secretKeyID: secretKeyID, secretKeyHash: Identifiers.sha256Hex(secretKey),
             credentialsSealed: sealedCredentials, identityCertificatePEM: nil, identityKeySealed: nil,
             createdAt: clock.now())
-        try gatewayThrowing {
-            try store.write { tx in
-                try tx.insertMerchant(record)
-                try AuditLog.record(
-                    in: tx, merchantID: id, action: AuditLog.Action.merchantCreate,
-                    detail: ["environment": spec.environment.rawValue, "name": spec.name], at: record.createdAt)
-            }
-        }
-        return (Merchant(record), credentials)
+        return (record, credentials)
     }
 
     /// The merchant whose app id and app key these are (client routes); `merchant_disabled` once the right
@@ -221,26 +240,24 @@ public final class MerchantRegistry: Sendable {
 
     /// The merchant whose secret key this is (server routes).
     public func authenticateServer(secretKey: String) throws(GatewayError) -> Merchant {
+        Merchant(try authenticatedSecretKey(secretKey).record)
+    }
+
+    /// The enabled merchant's record whose secret key this is, with the key's id: its current key, or the key
+    /// the last rotation replaced, within its overlap. `invalid_credentials` for any other string,
+    /// `merchant_disabled` for the right key of a disabled merchant.
+    func authenticatedSecretKey(_ secretKey: String) throws(GatewayError) -> (record: MerchantRecord, keyID: String) {
         let utf8 = Array(secretKey.utf8)
         guard utf8.count == 52, secretKey.hasPrefix("sk_test_") || secretKey.hasPrefix("sk_live_") else {
             throw GatewayError(.invalidCredentials, "malformed secret key")
         }
         let keyID = String(decoding: utf8[8..<Self.secretKeyPublicLength], as: UTF8.self)
         let record = try gatewayThrowing { try store.read { try $0.merchant(secretKeyID: keyID) } }
-        guard let record else { throw GatewayError(.invalidCredentials, "unknown secret key") }
-        var hash: String?
-        if keyID == record.secretKeyID {
-            hash = record.secretKeyHash
-        } else if keyID == record.previousSecretKeyID, let until = record.previousSecretKeyExpiresAt,
-            clock.now() < until
-        {
-            // A rotated key, within its overlap.
-            hash = record.previousSecretKeyHash
-        }
-        guard let hash, Identifiers.matches(secretKey, hashHex: hash) else {
-            throw GatewayError(.invalidCredentials, "unknown secret key")
-        }
-        return try Self.enabled(record)
+        guard let record, let key = record.workingSecretKey(keyID, at: clock.now()),
+            Identifiers.matches(secretKey, hashHex: key.hash)
+        else { throw GatewayError(.invalidCredentials, "unknown secret key") }
+        _ = try Self.enabled(record)
+        return (record, keyID)
     }
 
     /// The merchant of `record`, unless it is disabled (`merchant_disabled`).
@@ -286,14 +303,22 @@ public final class MerchantRegistry: Sendable {
         _ = try record(merchantID)
         var keyID = id ?? ""
         if id == nil { keyID = try Identifiers.make("pk_", 16) }
-        let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.processingKey(id: keyID))
-        let key = ProcessingKeyRecord(
-            id: keyID, merchantID: merchantID, privateKeySealed: sealed, certificatePEM: certificatePEM, active: true,
-            createdAt: clock.now())
-        try auditedWrite(merchantID, AuditLog.Action.processingKeyCertificate, target: keyID) {
+        let key = try processingKey(
+            merchantID: merchantID, privateKeyPEM: privateKeyPEM, certificatePEM: certificatePEM, id: keyID)
+        try auditedWrite(merchantID, AuditLog.Action.processingKeyCertificate, target: key.id) {
             try $0.insertProcessingKey(key)
         }
-        return keyID
+        return key.id
+    }
+
+    /// An active processing key's record, its private key sealed; nothing is stored yet.
+    func processingKey(
+        merchantID: String, privateKeyPEM: SecureBytes, certificatePEM: String, id: String
+    ) throws(GatewayError) -> ProcessingKeyRecord {
+        ProcessingKeyRecord(
+            id: id, merchantID: merchantID,
+            privateKeySealed: try cipher.seal(privateKeyPEM, context: SealingContext.processingKey(id: id)),
+            certificatePEM: certificatePEM, active: true, createdAt: clock.now())
     }
 
     /// Activates or retires a processing key (rotation: add the new key, then retire the old one).
@@ -343,7 +368,7 @@ public final class MerchantRegistry: Sendable {
         url: String, secret: String
     ) {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-            parsed.host != nil, FieldLimits.fits(url, FieldLimits.url)
+            parsed.host != nil, FieldLimits.fits(url, FieldLimits.url), FieldLimits.isPlain(url)
         else { throw .invalid("url", "an http(s) URL of at most 2048 characters") }
         let secret = try WebhookSecretRing.newSecret()
         let now = clock.now()
@@ -450,6 +475,9 @@ public final class MerchantRegistry: Sendable {
                 let value = row[index].trimmingCharacters(in: .whitespaces)
                 if let limit = Self.binTableColumnLimits[name], value.count > limit {
                     messages.append("\(name) is longer than \(limit) characters")
+                }
+                if let scalar = FieldLimits.forbiddenCharacter(in: value) {
+                    messages.append(String(format: "\(name) holds U+%04X (a control character or bidi override)", scalar.value))
                 }
                 return value.isEmpty ? nil : value
             }
@@ -559,45 +587,106 @@ public struct SandboxSetup: Sendable {
     public var newCredentials: MerchantCredentials?
 }
 
+extension GatewayError.Code {
+    /// Another instance provisioned the sandbox merchant in the same moment (the `sandbox_merchant` setting was
+    /// taken): the provisioning is rolled back and read again. Never an answer of the API.
+    static let sandboxProvisionedElsewhere = GatewayError.Code(rawValue: "sandbox_provisioned_elsewhere")
+}
+
 extension MerchantRegistry {
     /// The setting under which the sealed sandbox PKI is kept.
     public static let sandboxPKISetting = "sandbox_pki"
+    /// The setting that names the provisioned sandbox merchant (its id). Its name is unique in the settings
+    /// table, so of instances provisioning an empty database together exactly one stores it: the guard that
+    /// leaves one sandbox merchant whatever the order they start in.
+    public static let sandboxMerchantSetting = "sandbox_merchant"
 
     /// Loads (or on first run generates and stores, sealed) the sandbox PKI, and provisions the sandbox
-    /// merchant with a processing key issued by it when there is none yet.
+    /// merchant with a processing key issued by it and its BIN table when there is none yet — all in one
+    /// transaction, guarded by the unique ``sandboxMerchantSetting``: several instances starting together on an
+    /// empty database make one sandbox merchant, and each of them returns it (the one that made it with its
+    /// credentials).
     public func ensureSandbox(
         issuer: any SandboxKeyIssuer, name: String = "Sandbox Merchant",
         merchantIdentifier: String = "merchant.dev.orchard.sandbox", countryCode: String = "TW"
     ) throws(GatewayError) -> SandboxSetup {
-        let now = clock.now()
-        let context = SealingContext.setting(Self.sandboxPKISetting)
-        let pki: SecureBytes = try gatewayThrowing {
-            try store.write { tx in
-                if let sealed = try tx.setting(Self.sandboxPKISetting) {
-                    return try cipher.open(sealed, context: context)
-                }
-                let generated = try issuer.generatePKI(now: now)
-                try tx.setSetting(Self.sandboxPKISetting, value: try cipher.seal(generated, context: context))
-                return generated
+        let spec = MerchantSpec(
+            name: name, environment: .sandbox, countryCode: countryCode, merchantIdentifiers: [merchantIdentifier])
+        var attempt = 0
+        while true {
+            attempt += 1
+            // Every start after the first: both are there, and a read finds them.
+            if let (pki, merchant) = try gatewayThrowing({ try store.read(Self.provisionedSandbox) }) {
+                return try sandboxSetup(issuer: issuer, sealedPKI: pki, merchant: merchant)
+            }
+            do {
+                return try provisionSandbox(issuer: issuer, spec: spec)
+            } catch where error.code == .sandboxProvisionedElsewhere && attempt < 3 {
+                continue
             }
         }
+    }
+
+    /// The stored sandbox PKI (sealed) and the sandbox merchant, when both are there: the merchant the
+    /// ``sandboxMerchantSetting`` names, or (a database provisioned before the setting) the first sandbox merchant.
+    static func provisionedSandbox(_ tx: any StoreTransaction) throws -> (Data, MerchantRecord)? {
+        guard let pki = try tx.setting(sandboxPKISetting) else { return nil }
+        if let id = try tx.setting(sandboxMerchantSetting).map({ String(decoding: $0, as: UTF8.self) }),
+            let merchant = try tx.merchant(id: id)
+        {
+            return (pki, merchant)
+        }
+        return try tx.merchants(environment: .sandbox).first.map { (pki, $0) }
+    }
+
+    /// The first run's provisioning, in one write transaction: the PKI (unless stored), then, unless a sandbox
+    /// merchant exists by then, the merchant, its processing key, its BIN table and the guard setting.
+    private func provisionSandbox(issuer: any SandboxKeyIssuer, spec: MerchantSpec) throws(GatewayError) -> SandboxSetup {
+        let now = clock.now()
+        let context = SealingContext.setting(Self.sandboxPKISetting)
+        let (pki, merchant, credentials) = try gatewayThrowing {
+            try store.write { tx -> (SecureBytes, MerchantRecord, MerchantCredentials?) in
+                let pki: SecureBytes
+                if let sealed = try tx.setting(Self.sandboxPKISetting) {
+                    pki = try cipher.open(sealed, context: context)
+                } else {
+                    pki = try issuer.generatePKI(now: now)
+                    try tx.setSetting(Self.sandboxPKISetting, value: try cipher.seal(pki, context: context))
+                }
+                if let (_, existing) = try Self.provisionedSandbox(tx) { return (pki, existing, nil) }
+                let (record, credentials) = try newMerchant(spec)
+                try Self.insert(record, in: tx)
+                let identifier = spec.merchantIdentifiers[0]
+                let issued = try issuer.issueProcessingKey(
+                    pki: pki, merchantIdentifier: identifier, id: try Identifiers.make("pk_", 16), now: now)
+                let key = try processingKey(
+                    merchantID: record.id, privateKeyPEM: try issued.privateKeyPEM(),
+                    certificatePEM: issued.certificatePEM, id: issued.id)
+                try tx.insertProcessingKey(key)
+                try AuditLog.record(
+                    in: tx, merchantID: record.id, action: AuditLog.Action.processingKeyCertificate, target: key.id,
+                    at: now)
+                try tx.replaceBINTable(merchantID: record.id, entries: issuer.binEntries)
+                guard try tx.insertSetting(Self.sandboxMerchantSetting, value: Data(record.id.utf8)) else {
+                    throw GatewayError(.sandboxProvisionedElsewhere, "another instance provisioned the sandbox")
+                }
+                return (pki, record, credentials)
+            }
+        }
+        return try sandboxSetup(issuer: issuer, pki: pki, merchant: merchant, credentials: credentials)
+    }
+
+    private func sandboxSetup(
+        issuer: any SandboxKeyIssuer, sealedPKI: Data, merchant: MerchantRecord
+    ) throws(GatewayError) -> SandboxSetup {
+        let pki = try cipher.open(sealedPKI, context: SealingContext.setting(Self.sandboxPKISetting))
+        return try sandboxSetup(issuer: issuer, pki: pki, merchant: merchant, credentials: nil)
+    }
+
+    private func sandboxSetup(
+        issuer: any SandboxKeyIssuer, pki: SecureBytes, merchant: MerchantRecord, credentials: MerchantCredentials?
+    ) throws(GatewayError) -> SandboxSetup {
         let anchor = try gatewayThrowing { try issuer.trustAnchorPEM(pki: pki) }
-        if let existing = try merchants(environment: .sandbox).first {
-            return SandboxSetup(pki: pki, trustAnchorPEM: anchor, merchant: existing, newCredentials: nil)
-        }
-        let (merchant, credentials) = try create(
-            MerchantSpec(
-                name: name, environment: .sandbox, countryCode: countryCode, merchantIdentifiers: [merchantIdentifier]))
-        let keyID = try Identifiers.make("pk_", 16)
-        let key = try gatewayThrowing {
-            try issuer.issueProcessingKey(pki: pki, merchantIdentifier: merchantIdentifier, id: keyID, now: now)
-        }
-        try addProcessingKey(
-            merchantID: merchant.id, privateKeyPEM: try key.privateKeyPEM(), certificatePEM: key.certificatePEM,
-            id: keyID)
-        try gatewayThrowing {
-            try store.write { try $0.replaceBINTable(merchantID: merchant.id, entries: issuer.binEntries) }
-        }
-        return SandboxSetup(pki: pki, trustAnchorPEM: anchor, merchant: merchant, newCredentials: credentials)
+        return SandboxSetup(pki: pki, trustAnchorPEM: anchor, merchant: Merchant(merchant), newCredentials: credentials)
     }
 }

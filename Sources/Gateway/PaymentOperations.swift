@@ -367,6 +367,7 @@ extension GatewayService {
         if let reason, !FieldLimits.fits(reason, FieldLimits.refundReason) {
             throw .invalid("reason", "at most \(FieldLimits.refundReason) characters")
         }
+        try FieldLimits.checkCharacters(reason, param: "reason")
         _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
         return try idempotent(
             merchant, key: idempotencyKey, operation: "refund",

@@ -32,6 +32,8 @@ public protocol StoreTransaction {
     // MARK: Settings (the sealed sandbox PKI …)
     func setting(_ name: String) throws -> Data?
     func setSetting(_ name: String, value: Data) throws
+    /// Adds the setting unless one of that name exists (names are unique); false when it existed.
+    func insertSetting(_ name: String, value: Data) throws -> Bool
     /// The names of the settings that start with `prefix`, in order.
     func settingNames(prefix: String) throws -> [String]
 
@@ -173,6 +175,8 @@ public protocol StoreTransaction {
     func consoleSession(tokenHash: String) throws -> ConsoleSessionRecord?
     /// Writes the session's last use and end.
     func updateConsoleSession(_ session: ConsoleSessionRecord) throws
+    /// Ends every session of the merchant not ended yet, at `at`; returns how many.
+    func endConsoleSessions(merchantID: String, at: Date) throws -> Int
     /// Deletes the sessions last used before `lastSeenBefore` (ended or expired by then); returns how many.
     func purgeConsoleSessions(lastSeenBefore: Date) throws -> Int
 }
@@ -252,6 +256,19 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
         self.identityCertificatePEM = identityCertificatePEM
         self.identityKeySealed = identityKeySealed
         self.createdAt = createdAt
+    }
+}
+
+extension MerchantRecord {
+    /// The secret key named by `keyID` when it works at `now` — the current key (no end), or the key the last
+    /// rotation replaced, until its overlap ends — with its hash and that end; nil for any other key. Everything
+    /// bound to a key (an API request, a console session) ends with it, derived from these fields alone.
+    func workingSecretKey(_ keyID: String, at now: Date) -> (hash: String, until: Date?)? {
+        if keyID == secretKeyID { return (secretKeyHash, nil) }
+        guard keyID == previousSecretKeyID, let until = previousSecretKeyExpiresAt, now < until,
+            let hash = previousSecretKeyHash
+        else { return nil }
+        return (hash, until)
     }
 }
 
@@ -430,10 +447,18 @@ public struct AuditRow: Sendable, Hashable {
     public var processorAuthorizations: Int
     /// How many captures the processor recorded as succeeded for it.
     public var processorCaptures: Int
+    /// What the sandbox acquirer's books hold as captured and as refunded for it (0 without an authorization
+    /// there: another processor's payment).
+    public var processorCapturedAmount: Int64
+    public var processorRefundedAmount: Int64
+    /// Whether a capture, void or refund of it is still in flight (its outcome left to reconciliation), so the
+    /// books may be ahead of the gateway for now.
+    public var hasPendingOperation: Bool
 
     public init(
         paymentID: String, status: PaymentStatus, capturedAmount: Int64, refundedAmount: Int64,
-        eventTypes: Set<String>, processorAuthorizations: Int, processorCaptures: Int
+        eventTypes: Set<String>, processorAuthorizations: Int, processorCaptures: Int,
+        processorCapturedAmount: Int64 = 0, processorRefundedAmount: Int64 = 0, hasPendingOperation: Bool = false
     ) {
         self.paymentID = paymentID
         self.status = status
@@ -442,5 +467,8 @@ public struct AuditRow: Sendable, Hashable {
         self.eventTypes = eventTypes
         self.processorAuthorizations = processorAuthorizations
         self.processorCaptures = processorCaptures
+        self.processorCapturedAmount = processorCapturedAmount
+        self.processorRefundedAmount = processorRefundedAmount
+        self.hasPendingOperation = hasPendingOperation
     }
 }

@@ -77,6 +77,41 @@ extension StoreStatements {
         }.first
     }
 
+    /// ``StoreTransaction/auditRows()``: per payment, what the gateway recorded and what the sandbox acquirer's
+    /// books hold for it.
+    package func auditRows() throws -> [AuditRow] {
+        var events: [String: Set<String>] = [:]
+        for (object, type) in try query(shared: "SELECT object_id, type FROM webhook_events", [], {
+            ($0.text(0), $0.text(1))
+        }) {
+            events[object, default: []].insert(type)
+        }
+        return try query(
+            shared: """
+                SELECT p.id, p.status, p.captured_amount,
+                    (SELECT CAST(COALESCE(SUM(r.amount), 0) AS BIGINT) FROM refunds r
+                        WHERE r.payment_id = p.id AND r.status = 'succeeded'),
+                    (SELECT COUNT(*) FROM sandbox_acquirer_authorizations a WHERE a.merchant_reference = p.id),
+                    (SELECT COUNT(*) FROM sandbox_acquirer_operations o
+                        JOIN sandbox_acquirer_authorizations a ON a.reference = o.reference
+                        WHERE a.merchant_reference = p.id AND o.kind = 'capture' AND o.succeeded = ?),
+                    (SELECT CAST(COALESCE(SUM(a.captured_amount), 0) AS BIGINT) FROM sandbox_acquirer_authorizations a
+                        WHERE a.merchant_reference = p.id),
+                    (SELECT CAST(COALESCE(SUM(a.refunded_amount), 0) AS BIGINT) FROM sandbox_acquirer_authorizations a
+                        WHERE a.merchant_reference = p.id),
+                    p.pending_kind IS NOT NULL
+                        OR EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id AND r.status = 'pending')
+                FROM payments p ORDER BY p.created_at, p.id
+                """, [.bool(true)]
+        ) { row in
+            AuditRow(
+                paymentID: row.text(0), status: PaymentStatus(rawValue: row.text(1)) ?? .unknown,
+                capturedAmount: row.int(2), refundedAmount: row.int(3), eventTypes: events[row.text(0)] ?? [],
+                processorAuthorizations: Int(row.int(4)), processorCaptures: Int(row.int(5)),
+                processorCapturedAmount: row.int(6), processorRefundedAmount: row.int(7), hasPendingOperation: row.bool(8))
+        }
+    }
+
     package func pendingWebhookCount() throws -> Int {
         try query(shared: "SELECT COUNT(*) FROM webhook_events WHERE state = 'pending'", []) { Int($0.int(0)) }
             .first ?? 0
@@ -104,3 +139,40 @@ extension StoreStatements {
             [.date(now), .text(id)]) == 1
     }
 }
+
+// MARK: - Console sessions
+
+extension StoreStatements {
+    package func insertConsoleSession(_ session: ConsoleSessionRecord) throws {
+        _ = try change(
+            shared: "INSERT INTO console_sessions (\(ConsoleSessionRecord.storeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                .text(session.id), .text(session.tokenHash), .text(session.merchantID), .date(session.createdAt),
+                .date(session.lastSeenAt), .date(session.endedAt), .text(session.secretKeyID),
+            ])
+    }
+
+    package func consoleSession(tokenHash: String) throws -> ConsoleSessionRecord? {
+        try query(
+            shared: "SELECT \(ConsoleSessionRecord.storeColumns) FROM console_sessions WHERE token_hash = ?",
+            [.text(tokenHash)]
+        ) { ConsoleSessionRecord(row: $0) }.first
+    }
+
+    package func updateConsoleSession(_ session: ConsoleSessionRecord) throws {
+        _ = try change(
+            shared: "UPDATE console_sessions SET last_seen_at = ?, ended_at = ? WHERE id = ?",
+            [.date(session.lastSeenAt), .date(session.endedAt), .text(session.id)])
+    }
+
+    package func endConsoleSessions(merchantID: String, at now: Date) throws -> Int {
+        try change(
+            shared: "UPDATE console_sessions SET ended_at = ? WHERE merchant_id = ? AND ended_at IS NULL",
+            [.date(now), .text(merchantID)])
+    }
+
+    package func purgeConsoleSessions(lastSeenBefore: Date) throws -> Int {
+        try change(shared: "DELETE FROM console_sessions WHERE last_seen_at < ?", [.date(lastSeenBefore)])
+    }
+}
+

@@ -76,13 +76,13 @@ extension WebhookAttempt {
 
 extension ConsoleSessionRecord {
     /// The columns of the console session table, in the order ``init(row:)`` reads them.
-    package static let storeColumns = "id, token_hash, merchant_id, created_at, last_seen_at, ended_at"
+    package static let storeColumns = "id, token_hash, merchant_id, created_at, last_seen_at, ended_at, secret_key_id"
 
     /// A session from the ``storeColumns``.
     package init(row: some StoreRow) {
         self.init(
-            id: row.text(0), tokenHash: row.text(1), merchantID: row.text(2), createdAt: row.date(3),
-            lastSeenAt: row.date(4), endedAt: row.optionalDate(5))
+            id: row.text(0), tokenHash: row.text(1), merchantID: row.text(2), secretKeyID: row.text(6),
+            createdAt: row.date(3), lastSeenAt: row.date(4), endedAt: row.optionalDate(5))
     }
 }
 

@@ -1,7 +1,6 @@
 import ApplePaySandbox
 import Foundation
 import Gateway
-import OrchardBase
 import OrchardCrypto
 
 /// A deterministic acquirer for the sandbox, tests and load tests. Its scenarios (also in docs/gateway.md):
@@ -14,6 +13,10 @@ import OrchardCrypto
 /// Captures: once, at most the authorized amount, not after a void. Voids: only before capture.
 /// Refunds: captured payments, total at most the captured amount. Repeated operation ids answer the first
 /// outcome. Every call waits ``Configuration/latency`` first.
+///
+/// Its books are the ledger's (``SandboxAcquirerLedger``): each capture, void or refund is one conditional update
+/// there, so instances sharing a database keep them exact without a lock of their own; a read beforehand only
+/// names the decline.
 public final class SandboxAcquirer: Processor, Sendable {
     /// Delays and clocks of the sandbox acquirer.
     public struct Configuration: Sendable {
@@ -39,19 +42,11 @@ public final class SandboxAcquirer: Processor, Sendable {
     private let ledger: any SandboxAcquirerLedger
     private let clock: any GatewayClock
     private let configuration: Configuration
-    /// Serializes the books of one payment (its merchant reference): a query's status update and a capture's
-    /// amounts never overwrite each other, and an operation id is applied once. Payments on different stripes
-    /// proceed in parallel, so one payment's durable write does not hold up the others'.
-    private let locks = (0..<64).map { _ in Locked() }
 
     public init(ledger: any SandboxAcquirerLedger, clock: any GatewayClock, configuration: Configuration = .init()) {
         self.ledger = ledger
         self.clock = clock
         self.configuration = configuration
-    }
-
-    private func lock(_ merchantReference: String) -> Locked<Void> {
-        locks[Int(UInt(bitPattern: merchantReference.hashValue) % UInt(locks.count))]
     }
 
     private func wait(_ seconds: TimeInterval) {
@@ -90,11 +85,7 @@ public final class SandboxAcquirer: Processor, Sendable {
             status: decline != nil ? .declined : pending ? .pending : .approved, declineCode: decline,
             authCode: Self.authCode(), capturedAmount: 0, refundedAmount: 0, voided: false, createdAt: now,
             resolvesAt: pending ? now.addingTimeInterval(configuration.unknownResolutionDelay) : nil)
-        do {
-            try lock(request.merchantReference).withLock { try ledger.insertAcquirerAuthorization(authorization) }
-        } catch {
-            return .unknown
-        }
+        do { try ledger.insertAcquirerAuthorization(authorization) } catch { return .unknown }
         if let decline { return .declined(code: decline) }
         if pending { return .timeout }
         return .approved(ProcessorApproval(reference: authorization.reference, authCode: authorization.authCode))
@@ -102,19 +93,19 @@ public final class SandboxAcquirer: Processor, Sendable {
 
     public func query(merchantReference: String) -> ProcessorQueryResult {
         wait(configuration.latency)
-        return lock(merchantReference).withLock {
-            guard let all = try? ledger.acquirerAuthorizations(merchantReference: merchantReference),
-                var latest = all.last
-            else { return .notFound }
-            if latest.status == .pending, let resolvesAt = latest.resolvesAt, clock.now() >= resolvesAt {
-                latest.status = .approved
-                guard (try? ledger.updateAcquirerAuthorization(latest)) != nil else { return .pending }
+        guard let all = try? ledger.acquirerAuthorizations(merchantReference: merchantReference), var latest = all.last
+        else { return .notFound }
+        if latest.status == .pending, let resolvesAt = latest.resolvesAt, clock.now() >= resolvesAt {
+            // Only the status moves (never the amounts another instance may be booking), and only from pending.
+            guard (try? ledger.approvePendingAcquirerAuthorization(reference: latest.reference)) != nil else {
+                return .pending
             }
-            switch latest.status {
-            case .approved: return .approved(ProcessorApproval(reference: latest.reference, authCode: latest.authCode))
-            case .declined: return .declined(code: latest.declineCode ?? "declined")
-            case .pending: return .pending
-            }
+            latest.status = .approved
+        }
+        switch latest.status {
+        case .approved: return .approved(ProcessorApproval(reference: latest.reference, authCode: latest.authCode))
+        case .declined: return .declined(code: latest.declineCode ?? "declined")
+        case .pending: return .pending
         }
     }
 
@@ -123,23 +114,25 @@ public final class SandboxAcquirer: Processor, Sendable {
     )
         -> ProcessorOperationOutcome
     {
-        operate(id: operationID, reference: reference, kind: "capture", amount: amount) { auth in
+        operate(
+            id: operationID, reference: reference, kind: "capture", amount: amount,
+            entry: .capture(amount: amount, currency: currency), lost: "already_captured"
+        ) { auth in
             guard auth.status == .approved else { return "authorization_not_approved" }
             if auth.voided { return "authorization_voided" }
             if auth.capturedAmount > 0 { return "already_captured" }
             if currency != auth.currency { return "currency_mismatch" }
             if amount <= 0 || amount > auth.amount { return "amount_exceeds_authorization" }
-            auth.capturedAmount = amount
             return nil
         }
     }
 
     public func void(reference: String, operationID: String) -> ProcessorOperationOutcome {
-        operate(id: operationID, reference: reference, kind: "void", amount: 0) { auth in
+        operate(id: operationID, reference: reference, kind: "void", amount: 0, entry: .void, lost: "already_captured") {
+            auth in
             guard auth.status == .approved else { return "authorization_not_approved" }
             if auth.voided { return "already_voided" }
             if auth.capturedAmount > 0 { return "already_captured" }
-            auth.voided = true
             return nil
         }
     }
@@ -149,46 +142,40 @@ public final class SandboxAcquirer: Processor, Sendable {
     )
         -> ProcessorOperationOutcome
     {
-        operate(id: operationID, reference: reference, kind: "refund", amount: amount) { auth in
+        operate(
+            id: operationID, reference: reference, kind: "refund", amount: amount,
+            entry: .refund(amount: amount, currency: currency), lost: "amount_exceeds_capture"
+        ) { auth in
             guard auth.capturedAmount > 0 else { return "not_captured" }
             if currency != auth.currency { return "currency_mismatch" }
             if amount <= 0 || auth.refundedAmount + amount > auth.capturedAmount { return "amount_exceeds_capture" }
-            auth.refundedAmount += amount
             return nil
         }
     }
 
-    /// Runs a capture/void/refund once per operation id; `check` returns a decline code or mutates the
-    /// authorization and returns nil.
+    /// Runs a capture/void/refund once per operation id. `check` names the decline on the books as read now, or
+    /// nil; then the ledger books `entry` with its conditional update, which alone decides: an entry another
+    /// instance made impossible in the meantime is declined `lost`.
     private func operate(
-        id: String, reference: String, kind: String, amount: Int64,
-        check: (inout SandboxAuthorization) -> String?
+        id: String, reference: String, kind: String, amount: Int64, entry: SandboxBookEntry, lost: String,
+        check: (SandboxAuthorization) -> String?
     ) -> ProcessorOperationOutcome {
         wait(configuration.latency)
-        // The authorization's payment names the stripe (read again under the lock).
-        let stripe = (try? ledger.acquirerAuthorization(reference: reference))?.merchantReference ?? reference
-        return lock(stripe).withLock {
-            do {
-                if let previous = try ledger.acquirerOperation(id: id) {
-                    return previous.succeeded ? .succeeded : .declined(code: previous.declineCode ?? "declined")
-                }
-                guard var auth = try ledger.acquirerAuthorization(reference: reference) else {
-                    try ledger.applyAcquirerOperation(
-                        SandboxOperation(
-                            id: id, reference: reference, kind: kind, amount: amount, succeeded: false,
-                            declineCode: "unknown_reference", createdAt: clock.now()), authorization: nil)
-                    return .declined(code: "unknown_reference")
-                }
-                let decline = check(&auth)
-                try ledger.applyAcquirerOperation(
-                    SandboxOperation(
-                        id: id, reference: reference, kind: kind, amount: amount, succeeded: decline == nil,
-                        declineCode: decline, createdAt: clock.now()), authorization: decline == nil ? auth : nil)
-                return decline.map { .declined(code: $0) } ?? .succeeded
-            } catch {
-                return .unknown
-            }
+        do {
+            if let previous = try ledger.acquirerOperation(id: id) { return Self.outcome(previous) }
+            var decline: String? = "unknown_reference"
+            if let authorization = try ledger.acquirerAuthorization(reference: reference) { decline = check(authorization) }
+            let operation = SandboxOperation(
+                id: id, reference: reference, kind: kind, amount: amount, succeeded: decline == nil,
+                declineCode: decline, createdAt: clock.now())
+            return Self.outcome(try ledger.bookAcquirerOperation(operation, entry: entry, declineCode: lost))
+        } catch {
+            return .unknown
         }
+    }
+
+    private static func outcome(_ operation: SandboxOperation) -> ProcessorOperationOutcome {
+        operation.succeeded ? .succeeded : .declined(code: operation.declineCode ?? "declined")
     }
 
     private func isExpired(_ yymmdd: String, now: Date) -> Bool {

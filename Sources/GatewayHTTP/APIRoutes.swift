@@ -210,11 +210,11 @@ extension GatewayAPI {
         }
         let subject = try body.requiredString("subject", max: FieldLimits.subject.upperBound)
         let userID = try body.requiredString("user_id", max: FieldLimits.userID.upperBound)
-        let notifyURL = try body.string("notify_url", max: FieldLimits.url)
+        let notifyURL = try body.string("notify_url", max: FieldLimits.url, nullable: true)
         if let notifyURL, !Self.acceptableWebhookURL(notifyURL, environment: call.merchant.environment) {
             throw body.invalid("notify_url", "an https URL (http only to the loopback in the sandbox)")
         }
-        let lifetime = try body.integer("expires_in_seconds")
+        let lifetime = try body.integer("expires_in_seconds", nullable: true)
         if let lifetime, !FieldLimits.sessionLifetimeSeconds.contains(lifetime) {
             throw body.invalid(
                 "expires_in_seconds",
@@ -356,7 +356,7 @@ extension GatewayAPI {
         let amount = try optionalAmount(body, call, paymentID: id)
         let result = try gateway.refund(
             merchant: call.merchant, paymentID: id, amount: amount,
-            reason: try body.string("reason", max: FieldLimits.refundReason),
+            reason: try body.string("reason", max: FieldLimits.refundReason, nullable: true),
             idempotencyKey: call.idempotencyKey)
         return Wire.response(Wire.refund(result.refund))
     }
@@ -376,10 +376,10 @@ extension GatewayAPI {
                 .badRequest, .invalidRequest, "parameter_invalid", "unknown event type", param: "type")
         }
         let objectID = call.request.query("object_id")
-        if let objectID, !FieldLimits.fits(objectID, FieldLimits.identifier) {
+        if let objectID, !FieldLimits.isIdentifier(objectID) {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "parameter_invalid",
-                "object_id is an id of \(FieldLimits.text(FieldLimits.identifier)) characters",
+                "object_id is an id of \(FieldLimits.text(FieldLimits.identifier)) letters, digits or _",
                 param: "object_id")
         }
         let page = try gateway.eventPage(
@@ -437,7 +437,7 @@ extension GatewayAPI {
         guard Self.acceptableWebhookURL(url, environment: call.merchant.environment) else {
             throw body.invalid("url", "an https URL (http only to the loopback in the sandbox)")
         }
-        let enabled = try body.boolean("enabled") ?? true
+        let enabled = try body.boolean("enabled", nullable: true) ?? true
         let result = try gateway.merchants.setWebhookEndpoint(merchantID: call.merchant.id, url: url, enabled: enabled)
         return Wire.response(["url": result.url, "secret": result.secret])
     }

@@ -33,7 +33,8 @@ extension GatewayAPI {
     /// The name of the console's session cookie.
     public static let consoleCookieName = "orchard_console"
 
-    /// The console's routes: its page and files, and its session (sign-in, the current session, sign-out).
+    /// The console's routes: its page and files, and its session (sign-in, the current session, sign-out, and
+    /// "sign out everywhere").
     func mountConsoleRoutes(_ router: inout Router) {
         router.get("/console", summary: "getConsole") { request, _ in try Self.consoleFile("console.html", request) }
         router.get("/console/{file}", summary: "getConsoleFile") { request, context in
@@ -51,12 +52,27 @@ extension GatewayAPI {
             _ = try consoleSession(token: token)
             try Self.checkCSRF(request, token: token)
             do { try gateway.signOutOfConsole(token: token) } catch { throw GatewayAPIError.from(error) }
-            var response = HTTPResponse(status: .noContent)
-            response.headers["Set-Cookie"] =
-                Self.cookie(value: "", secure: context[ServedOverTLSKey.self] ?? false) + "; Max-Age=0"
-            response.headers["Cache-Control"] = "no-store"
-            return response
+            return Self.signedOut(HTTPResponse(status: .noContent), context)
         }
+        router.delete("/console/sessions", summary: "deleteConsoleSessions") { [self] request, context in
+            let token = try Self.consoleToken(request)
+            _ = try consoleSession(token: token)
+            try Self.checkCSRF(request, token: token)
+            let ended: Int
+            do { ended = try gateway.signOutOfConsoleEverywhere(token: token) } catch {
+                throw GatewayAPIError.from(error)
+            }
+            return Self.signedOut(Wire.response(["ended_sessions": ended]), context)
+        }
+    }
+
+    /// `response` with the session cookie cleared and not cached: the answer of a sign-out.
+    static func signedOut(_ response: HTTPResponse, _ context: RequestContext) -> HTTPResponse {
+        var response = response
+        response.headers["Set-Cookie"] =
+            Self.cookie(value: "", secure: context[ServedOverTLSKey.self] ?? false) + "; Max-Age=0"
+        response.headers["Cache-Control"] = "no-store"
+        return response
     }
 
     /// A file of the console (`console.html`, `console.js`, `payments.js` …): the page itself is never cached
@@ -87,9 +103,9 @@ extension GatewayAPI {
             throw HTTPAPIError.invalidJSON("the body must be a JSON object with secret_key")
         }
         guard let value = object["secret_key"] else { throw HTTPAPIError.parameterMissing("secret_key") }
-        guard let secretKey = value.string, secretKey.utf8.count <= FieldLimits.secretKeyBytes else {
+        guard let secretKey = value.string, FieldLimits.fits(secretKey, FieldLimits.secretKey) else {
             throw HTTPAPIError.parameterInvalid(
-                "secret_key", message: "secret_key is a string of at most \(FieldLimits.secretKeyBytes) bytes")
+                "secret_key", message: "secret_key is a string of at most \(FieldLimits.secretKey) characters")
         }
         let signedIn: (session: ConsoleSession, token: String)
         do {
@@ -152,7 +168,7 @@ extension GatewayAPI {
     }
 
     /// `orchard_console=<value>; Path=/; HttpOnly; SameSite=Strict[; Secure]`: a browser-session cookie; the
-    /// gateway itself expires the session after ``ConsoleSessionRules/idleTimeout`` idle.
+    /// gateway itself ends the session (idle timeout, absolute lifetime, its secret key, sign-out).
     static func cookie(value: String, secure: Bool) -> String {
         "\(consoleCookieName)=\(value); Path=/; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
     }

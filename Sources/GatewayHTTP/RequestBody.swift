@@ -45,7 +45,13 @@ struct RequestBody {
         return member
     }
 
-    private func present(_ key: String) -> JSONValue? { member(key)?.value }
+    /// The value of `key`, nil when the body leaves it out. `null` counts as left out only for a field the spec
+    /// types as nullable (`nullable`); for any other field it is refused (`parameter_invalid`), as the spec's type
+    /// (a string, a number, an object …) does not take it.
+    private func present(_ key: String, nullable: Bool) throws(GatewayAPIError) -> JSONValue? {
+        if !nullable, raw(key) == .null { throw invalid(key, "must not be null; leave it out for the default") }
+        return member(key)?.value
+    }
 
     /// The value of `key` as it was sent, `null` included; nil when the body has no such member.
     func raw(_ key: String) -> JSONValue? { members.first { $0.key == key }?.value }
@@ -62,8 +68,10 @@ struct RequestBody {
 
     /// A string field of at most `max` characters, counted as Unicode scalars (a grapheme cluster can hold any
     /// number of combining marks, so counting clusters would not bound the size).
-    func string(_ key: String, max: Int, required: Bool = false) throws(GatewayAPIError) -> String? {
-        guard let value = present(key) else {
+    func string(
+        _ key: String, max: Int, required: Bool = false, nullable: Bool = false
+    ) throws(GatewayAPIError) -> String? {
+        guard let value = try present(key, nullable: nullable) else {
             if required { throw missing(key) }
             return nil
         }
@@ -83,8 +91,8 @@ struct RequestBody {
     }
 
     /// A whole-number field (a JSON integer, or a number with no fraction such as `2.0`).
-    func integer(_ key: String) throws(GatewayAPIError) -> Int? {
-        guard let value = present(key) else { return nil }
+    func integer(_ key: String, nullable: Bool = false) throws(GatewayAPIError) -> Int? {
+        guard let value = try present(key, nullable: nullable) else { return nil }
         // The number's exact text: an integer that fits 64 bits, or a double with no fraction (never a boolean).
         guard case .number(let text) = value else { throw invalid(key, "must be a whole number") }
         if let integer = Int64(text) { return Int(integer) }
@@ -93,15 +101,15 @@ struct RequestBody {
     }
 
     /// A boolean field: JSON `true` or `false` only (never 0 or 1).
-    func boolean(_ key: String) throws(GatewayAPIError) -> Bool? {
-        guard let value = present(key) else { return nil }
+    func boolean(_ key: String, nullable: Bool = false) throws(GatewayAPIError) -> Bool? {
+        guard let value = try present(key, nullable: nullable) else { return nil }
         guard case .bool(let flag) = value else { throw invalid(key, "must be true or false") }
         return flag
     }
 
     /// A nested object.
     func nested(_ key: String, required: Bool = false) throws(GatewayAPIError) -> RequestBody? {
-        guard let value = present(key) else {
+        guard let value = try present(key, nullable: false) else {
             if required { throw missing(key) }
             return nil
         }
@@ -131,8 +139,10 @@ struct RequestBody {
     }
 
     /// An amount (decimal string) in `currency`, in minor units; positive unless `allowZero`.
-    func amount(_ key: String, currency: Currency, required: Bool = true) throws(GatewayAPIError) -> Int64? {
-        guard let value = present(key) else {
+    func amount(
+        _ key: String, currency: Currency, required: Bool = true, nullable: Bool = false
+    ) throws(GatewayAPIError) -> Int64? {
+        guard let value = try present(key, nullable: nullable) else {
             if required { throw missing(key) }
             return nil
         }

@@ -362,5 +362,12 @@ enum PostgresMigrations {
                     pending_amount = (body #>> '{pendingOperation,amount}')::bigint;
                 ALTER TABLE payments DROP COLUMN body;
                 """),
+        // A console session is bound to the secret key that opened it (SQLite's migration 11).
+        PostgresMigration(
+            version: 10, name: "console_session_key",
+            sql: """
+                ALTER TABLE console_sessions ADD COLUMN secret_key_id text NOT NULL DEFAULT '';
+                CREATE INDEX console_sessions_merchant ON console_sessions (merchant_id, ended_at);
+                """),
     ]
 }

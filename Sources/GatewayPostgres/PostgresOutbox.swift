@@ -75,20 +75,11 @@ extension PostgresStore {
         }
     }
 
-    public func updateAcquirerAuthorization(_ a: SandboxAuthorization) throws {
-        try transaction(.serializable) { tx in try updateAuthorizationRow(a, in: tx) }
-    }
-
-    private func updateAuthorizationRow(_ a: SandboxAuthorization, in tx: PostgresTransaction) throws {
-        try tx.db.run(
-            """
-            UPDATE sandbox_acquirer_authorizations SET status = $1, decline_code = $2, captured_amount = $3,
-                refunded_amount = $4, voided = $5 WHERE reference = $6
-            """,
-            [
-                .text(a.status.rawValue), PGValue(a.declineCode), .int8(a.capturedAmount), .int8(a.refundedAmount),
-                .bool(a.voided), .text(a.reference),
-            ])
+    // The books' changes run READ COMMITTED: each is one conditional UPDATE, which PostgreSQL evaluates again on
+    // the row a concurrent transaction just committed (no serialization failure to retry), and an operation id
+    // is claimed by its primary key (a second claim waits for the first, then changes nothing).
+    public func approvePendingAcquirerAuthorization(reference: String) throws -> Bool {
+        try transaction(.readCommitted) { try $0.approvePendingAcquirerAuthorization(reference: reference) }
     }
 
     public func acquirerAuthorizations(merchantReference: String) throws -> [SandboxAuthorization] {
@@ -112,32 +103,14 @@ extension PostgresStore {
     }
 
     public func acquirerOperation(id: String) throws -> SandboxOperation? {
-        try transaction(.readOnly) { tx in
-            try tx.db.query(
-                """
-                SELECT id, reference, kind, amount, succeeded, decline_code, created_at FROM sandbox_acquirer_operations
-                WHERE id = $1
-                """, [.text(id)]
-            ) { row in
-                SandboxOperation(
-                    id: row.text(0), reference: row.text(1), kind: row.text(2), amount: row.int(3),
-                    succeeded: row.bool(4), declineCode: row.optionalText(5), createdAt: row.date(6))
-            }.first
-        }
+        try transaction(.readOnly) { try $0.acquirerOperationRow(id: id) }
     }
 
-    public func applyAcquirerOperation(_ operation: SandboxOperation, authorization: SandboxAuthorization?) throws {
-        try transaction(.serializable) { tx in
-            try tx.db.run(
-                """
-                INSERT INTO sandbox_acquirer_operations (id, reference, kind, amount, succeeded, decline_code, created_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7)
-                """,
-                [
-                    .text(operation.id), .text(operation.reference), .text(operation.kind), .int8(operation.amount),
-                    .bool(operation.succeeded), PGValue(operation.declineCode), .timestamptz(operation.createdAt),
-                ])
-            if let authorization { try updateAuthorizationRow(authorization, in: tx) }
+    public func bookAcquirerOperation(
+        _ operation: SandboxOperation, entry: SandboxBookEntry?, declineCode: String
+    ) throws -> SandboxOperation {
+        try transaction(.readCommitted) {
+            try $0.bookAcquirerOperation(operation, entry: entry, declineCode: declineCode)
         }
     }
 }

@@ -29,6 +29,14 @@ struct PostgresTransaction: StoreTransaction {
             [.text(name), .bytea(value)])
     }
 
+    func insertSetting(_ name: String, value: Data) throws -> Bool {
+        // In a SERIALIZABLE transaction a row another transaction inserted and has not shown this one is a
+        // serialization failure here (run again by the store), not a silent "exists".
+        try db.change(
+            "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+            [.text(name), .bytea(value)]) == 1
+    }
+
     // MARK: Merchants
 
     /// The merchant's document without its sealed secrets, which go in their own `bytea` columns.
@@ -575,34 +583,6 @@ struct PostgresTransaction: StoreTransaction {
             SELECT \(AuditEntry.storeColumns) FROM audit_log WHERE \(clause)
             ORDER BY created_at DESC, id DESC LIMIT $\(values.count)
             """, values, AuditEntry.init(row:))
-    }
-
-    // MARK: Audit
-
-    func auditRows() throws -> [AuditRow] {
-        var events: [String: Set<String>] = [:]
-        for (object, type) in try db.query(
-            "SELECT object_id, type FROM webhook_events", [], { ($0.text(0), $0.text(1)) })
-        {
-            events[object, default: []].insert(type)
-        }
-        return try db.query(
-            """
-            SELECT p.id, p.status, p.captured_amount,
-                (SELECT COALESCE(SUM(r.amount), 0)::bigint FROM refunds r
-                    WHERE r.payment_id = p.id AND r.status = 'succeeded'),
-                (SELECT COUNT(*) FROM sandbox_acquirer_authorizations a WHERE a.merchant_reference = p.id),
-                (SELECT COUNT(*) FROM sandbox_acquirer_operations o
-                    JOIN sandbox_acquirer_authorizations a ON a.reference = o.reference
-                    WHERE a.merchant_reference = p.id AND o.kind = 'capture' AND o.succeeded)
-            FROM payments p ORDER BY p.created_at, p.id
-            """
-        ) { row in
-            AuditRow(
-                paymentID: row.text(0), status: PaymentStatus(rawValue: row.text(1)) ?? .unknown,
-                capturedAmount: row.int(2), refundedAmount: row.int(3), eventTypes: events[row.text(0)] ?? [],
-                processorAuthorizations: Int(row.int(4)), processorCaptures: Int(row.int(5)))
-        }
     }
 }
 

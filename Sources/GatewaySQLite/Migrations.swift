@@ -385,6 +385,15 @@ enum Migrations {
                     pending_amount = json_extract(body, '$.pendingOperation.amount');
                 ALTER TABLE payments DROP COLUMN body;
                 """),
+        // A console session is bound to the secret key that opened it (its key id): it ends when that key stops
+        // working. Sessions opened before have none, so they end: their users sign in again. The index serves
+        // ending all of a merchant's sessions at once.
+        Migration(
+            version: 11, name: "console_session_key",
+            sql: """
+                ALTER TABLE console_sessions ADD COLUMN secret_key_id TEXT NOT NULL DEFAULT '';
+                CREATE INDEX console_sessions_merchant ON console_sessions (merchant_id, ended_at);
+                """),
     ]
 }
 

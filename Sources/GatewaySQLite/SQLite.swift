@@ -34,15 +34,23 @@ func millis(_ date: Date) -> Int64 { date.unixMilliseconds }
 final class SQLiteConnection {
     let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
+    /// The database file, held open by the process while this connection is (``DatabaseFile``).
+    private let file: DatabaseFile?
 
     /// Opens `path`, creating the file when `create` (else a missing file is an error).
     init(path: String, create: Bool = true) throws {
+        // An in-memory or temporary database has no file of its own.
+        let file =
+            path.isEmpty || path == ":memory:" || path.hasPrefix("file:")
+            ? nil : try DatabaseFile.retain(path: path, create: create)
+        self.file = file
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             if let handle { sqlite3_close_v2(handle) }
+            file?.release()
             throw SQLiteError(code: rc, message: message)
         }
         self.handle = handle
@@ -52,6 +60,7 @@ final class SQLiteConnection {
     deinit {
         statements.removeAll()
         sqlite3_close_v2(handle)
+        file?.release()
     }
 
     func error(_ rc: Int32) -> SQLiteError { SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle))) }

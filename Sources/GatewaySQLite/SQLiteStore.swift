@@ -49,10 +49,15 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// starts empty, so about as many as there are concurrent requests are kept).
     static let idleReaders = 64
 
+    /// The single-instance lock on the file, when the store was given one: held for the store's lifetime.
+    private let instanceLock: SQLiteInstanceLock?
+
     /// Opens (creating and migrating when needed) the database at `path`. The store keeps sealed data sealed:
-    /// it opens nothing.
-    public init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws {
+    /// it opens nothing. With `instanceLock` (taken on `path` before, by the one `orchard serve` on the file), the
+    /// store holds the lock until ``releaseInstanceLock()`` or until it goes.
+    public init(path: String, busyTimeoutMilliseconds: Int32 = 5000, instanceLock: SQLiteInstanceLock? = nil) throws {
         self.path = path
+        self.instanceLock = instanceLock
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         connection = try SQLiteConnection(path: path)
         sqlite3_busy_timeout(connection.handle, busyTimeoutMilliseconds)
@@ -65,6 +70,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         let first = try openReader()
         idleReaderConnections.withLock { $0.append(first) }
     }
+
+    deinit { instanceLock?.release() }
+
+    /// Lets another instance start on the file (this one has stopped serving): gives the single-instance lock up.
+    public func releaseInstanceLock() { instanceLock?.release() }
 
     private func openReader() throws -> SQLiteConnection {
         let reader = try SQLiteConnection(path: path)
@@ -251,20 +261,8 @@ extension SQLiteStore {
         }
     }
 
-    public func updateAcquirerAuthorization(_ a: SandboxAuthorization) throws {
-        try transaction("BEGIN IMMEDIATE", acquirer: true) { tx in try updateAuthorizationRow(a, in: tx) }
-    }
-
-    private func updateAuthorizationRow(_ a: SandboxAuthorization, in tx: SQLiteTransaction) throws {
-        try tx.db.run(
-            """
-            UPDATE sandbox_acquirer_authorizations SET status = ?, decline_code = ?, captured_amount = ?,
-                refunded_amount = ?, voided = ? WHERE reference = ?
-            """,
-            [
-                .text(a.status.rawValue), SQLValue(a.declineCode), .integer(a.capturedAmount),
-                .integer(a.refundedAmount), SQLValue(a.voided), .text(a.reference),
-            ])
+    public func approvePendingAcquirerAuthorization(reference: String) throws -> Bool {
+        try transaction("BEGIN IMMEDIATE", acquirer: true) { try $0.approvePendingAcquirerAuthorization(reference: reference) }
     }
 
     public func acquirerAuthorizations(merchantReference: String) throws -> [SandboxAuthorization] {
@@ -286,30 +284,14 @@ extension SQLiteStore {
     }
 
     public func acquirerOperation(id: String) throws -> SandboxOperation? {
-        try transaction("BEGIN") { tx in
-            try tx.db.query(
-                "SELECT id, reference, kind, amount, succeeded, decline_code, created_at FROM sandbox_acquirer_operations WHERE id = ?",
-                [.text(id)]
-            ) { row in
-                SandboxOperation(
-                    id: row.text(0), reference: row.text(1), kind: row.text(2), amount: row.int(3),
-                    succeeded: row.bool(4), declineCode: row.optionalText(5), createdAt: row.date(6))
-            }.first
-        }
+        try transaction("BEGIN") { try $0.acquirerOperationRow(id: id) }
     }
 
-    public func applyAcquirerOperation(_ operation: SandboxOperation, authorization: SandboxAuthorization?) throws {
-        try transaction("BEGIN IMMEDIATE", acquirer: true) { tx in
-            try tx.db.run(
-                """
-                INSERT INTO sandbox_acquirer_operations (id, reference, kind, amount, succeeded, decline_code, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    .text(operation.id), .text(operation.reference), .text(operation.kind), .integer(operation.amount),
-                    SQLValue(operation.succeeded), SQLValue(operation.declineCode), SQLValue(operation.createdAt),
-                ])
-            if let authorization { try updateAuthorizationRow(authorization, in: tx) }
+    public func bookAcquirerOperation(
+        _ operation: SandboxOperation, entry: SandboxBookEntry?, declineCode: String
+    ) throws -> SandboxOperation {
+        try transaction("BEGIN IMMEDIATE", acquirer: true) {
+            try $0.bookAcquirerOperation(operation, entry: entry, declineCode: declineCode)
         }
     }
 }

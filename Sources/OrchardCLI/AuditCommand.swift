@@ -12,7 +12,9 @@ enum AuditCommand {
         usage: orchard audit --database sqlite:PATH|postgres://USER@HOST:PORT/DB
 
         Checks, for every payment: no double authorization or capture at the processor, refunds never above
-        the captured amount, every settled payment has the webhook event reporting its state.
+        the captured amount, every settled payment has the webhook event reporting its state, and what the
+        gateway captured and refunded equals the sandbox acquirer's books for it (a payment whose capture, void or
+        refund is still in flight is left to reconciliation).
         Exit status: 0 all invariants hold, 1 a finding was printed, 2 bad usage or unreadable database.
         """
 
@@ -35,6 +37,7 @@ enum AuditCommand {
                 ("double_capture", "no payment captured twice at the processor"),
                 ("refunds_exceed_capture", "refunds never exceed the captured amount"),
                 ("missing_event", "every settled payment has its event"),
+                ("acquirer_books_differ", "the gateway's captures and refunds match the sandbox acquirer's books"),
             ]
             for (rule, text) in rules {
                 let count = report.findings.filter { $0.rule == rule }.count

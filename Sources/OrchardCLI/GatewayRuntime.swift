@@ -36,6 +36,9 @@ public final class GatewayRuntime: Sendable {
         public var configuration = GatewayConfiguration()
         /// The sandbox acquirer's behavior.
         public var acquirer = SandboxAcquirer.Configuration()
+        /// Whether the SQLite store takes the database file's single-instance lock (``SQLiteInstanceLock``):
+        /// `orchard serve` does, so a second one on the same file, by whatever path, is refused.
+        public var singleInstance = false
 
         /// Options for `databasePath`.
         public init(databasePath: String) { self.databasePath = databasePath }
@@ -61,6 +64,11 @@ public final class GatewayRuntime: Sendable {
         if options.postgres == nil, !directory.isEmpty {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
+        // Before the master key: a second instance is refused before it could make a key file for another name
+        // of the same database.
+        let instanceLock =
+            options.postgres == nil && options.singleInstance
+            ? try SQLiteInstanceLock(databasePath: options.databasePath) : nil
         let masterKey: MasterKey
         if let hex = options.masterKeyHex, !hex.isEmpty {
             masterKey = try MasterKey(hex: hex.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -86,7 +94,7 @@ public final class GatewayRuntime: Sendable {
                     .storageFailure, "cannot open \(redactedDatabaseURL(postgres.url)): \(error.message)")
             }
         } else {
-            store = try SQLiteStore(path: options.databasePath)
+            store = try SQLiteStore(path: options.databasePath, instanceLock: instanceLock)
         }
         var warnings: [String] = []
         var productionAnchor: TrustAnchor?

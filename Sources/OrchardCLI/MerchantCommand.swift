@@ -4,12 +4,15 @@ import Foundation
 import Gateway
 import OrchardCrypto
 
-/// `orchard merchant create|list|show|rotate-secret-key|rotate-app-key|disable|enable`: the gateway's merchants
-/// from the command line, on the database `serve` runs on. Each change is recorded in the audit log under the
-/// command's name (`orchard merchant disable`).
+/// `orchard merchant create|list|show|rotate-secret-key|rotate-app-key|disable|enable|end-console-sessions|
+/// release-domain`: the gateway's merchants from the command line, on the database `serve` runs on. Each change is
+/// recorded in the audit log under the command's name (`orchard merchant disable`).
 enum MerchantCommand {
     static let command = CLI.Command(
-        name: "merchant", summary: "merchants: create, list, show, rotate-secret-key, rotate-app-key, disable, enable",
+        name: "merchant",
+        summary:
+            "merchants: create, list, show, rotate-secret-key, rotate-app-key, disable, enable, end-console-sessions, "
+            + "release-domain",
         run: run)
 
     /// The options every subcommand takes.
@@ -28,6 +31,8 @@ enum MerchantCommand {
                orchard merchant rotate-app-key --merchant-id ID
                orchard merchant disable --merchant-id ID
                orchard merchant enable --merchant-id ID
+               orchard merchant end-console-sessions --merchant-id ID
+               orchard merchant release-domain --domain D
 
           create             a merchant with fresh credentials: prints merchant_id, app_id, app_key and
                              secret_key once (production keeps only their hashes)
@@ -35,10 +40,17 @@ enum MerchantCommand {
           show               one merchant (no secret of a production merchant); without --merchant-id, the sandbox
                              merchant with its keys, provisioned if the database has none
           rotate-secret-key  a new secret key, printed once; the old one keeps working for --overlap-hours
-                             (default 24, 0 to 720), then is refused with invalid_credentials
-          rotate-app-key     a new app key, printed once; the old one stops at once (the app id stays)
-          disable            every request of the merchant answers 403 merchant_disabled; its data stays
+                             (default 24, 0 to 720), then is refused with invalid_credentials, and the console
+                             sessions opened with it end with it
+          rotate-app-key     a new app key, printed once; the old one stops at once (the app id stays); the
+                             merchant's console sessions end
+          disable            every request of the merchant answers 403 merchant_disabled; its data stays; its
+                             console sessions end (enable does not bring them back)
           enable             undoes disable
+          end-console-sessions
+                             signs the merchant out of the console everywhere: every session ends at once
+          release-domain     frees an Apple Pay domain from the merchant that registered it (a conflict the
+                             operator settles), so its owner can register it
 
         \(databaseUsage)
         """
@@ -103,6 +115,7 @@ enum MerchantCommand {
                 Replaces the merchant's secret key and prints the new one once. The old key keeps working for
                 --overlap-hours (a whole number, 0 to 720; default 24) so servers can move over, then it is
                 refused with 401 invalid_credentials. A key replaced by an earlier rotation stops at once.
+                Console sessions opened with a key end when it stops working: at once with --overlap-hours 0.
 
                 \(databaseUsage)
                 """, run: rotateSecretKey),
@@ -112,7 +125,8 @@ enum MerchantCommand {
                 usage: orchard merchant rotate-app-key --merchant-id ID [--database DB] [--json]
 
                 Replaces the merchant's app key (the key its apps and web pages send with the app id, which
-                stays) and prints the new one once. The old app key stops working at once.
+                stays) and prints the new one once. The old app key stops working at once, and every console
+                session of the merchant ends.
 
                 \(databaseUsage)
                 """, run: rotateAppKey),
@@ -122,7 +136,8 @@ enum MerchantCommand {
                 usage: orchard merchant disable --merchant-id ID [--database DB] [--json]
 
                 Disables the merchant: every client and server route answers its credentials with
-                403 merchant_disabled. Its payments, keys and settings stay; orchard merchant enable restores it.
+                403 merchant_disabled, and its console sessions end (enable does not bring them back). Its
+                payments, keys and settings stay; orchard merchant enable restores it.
 
                 \(databaseUsage)
                 """, run: { try setDisabled($0, $1, true) }),
@@ -135,6 +150,32 @@ enum MerchantCommand {
 
                 \(databaseUsage)
                 """, run: { try setDisabled($0, $1, false) }),
+        "end-console-sessions": Action(
+            options: ["merchant-id"],
+            usage: """
+                usage: orchard merchant end-console-sessions --merchant-id ID [--database DB] [--json]
+
+                Signs the merchant out of the console everywhere: every console session ends at once, on every
+                instance (its cookie answers 401 invalid_credentials), as the console's "Sign out everywhere"
+                button does. Prints merchant_id and ended_sessions (how many ended), recorded in the audit log as
+                console.sessions_end. The merchant's keys are not changed: sign in again with the secret key.
+
+                \(databaseUsage)
+                """, run: endConsoleSessions),
+        "release-domain": Action(
+            options: ["domain"],
+            usage: """
+                usage: orchard merchant release-domain --domain D [--database DB] [--json]
+
+                Removes the Apple Pay domain D from the merchant that registered it and prints that merchant_id
+                and the domain; recorded in that merchant's audit log as apple_pay_domain.release. A domain is
+                registered by one merchant of the gateway, so another merchant asking for it gets
+                409 domain_already_registered: once you have checked who owns the domain (its DNS, or Apple's
+                verification of the domain association file on it), release it here and let its owner register
+                it (PUT /v1/apple-pay/domains). Exit 1 when no merchant has it.
+
+                \(databaseUsage)
+                """, run: releaseDomain),
     ]
 
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
@@ -310,6 +351,23 @@ enum MerchantCommand {
     static func setDisabled(_ parsed: Arguments, _ io: CLIOutput, _ disabled: Bool) throws -> Int32 {
         let merchant = try registry(parsed).setDisabled(merchantID: try parsed.required("merchant-id"), disabled)
         try emit([("merchant_id", merchant.id), ("status", status(merchant))], parsed, io)
+        return 0
+    }
+
+    static func endConsoleSessions(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+        let id = try parsed.required("merchant-id")
+        let ended = try registry(parsed).endConsoleSessions(merchantID: id, reason: .signOutEverywhere)
+        try emit([("merchant_id", id), ("ended_sessions", ended)], parsed, io)
+        return 0
+    }
+
+    static func releaseDomain(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+        let text = try parsed.required("domain")
+        guard let domain = ApplePayDomain.normalized(text) else {
+            throw UsageError("--domain is a host name such as shop.example (no scheme, port or path), not \(text)")
+        }
+        let merchantID = try registry(parsed).releaseApplePayDomain(domain)
+        try emit([("merchant_id", merchantID), ("domain", domain)], parsed, io)
         return 0
     }
 

@@ -5,6 +5,7 @@ import Gateway
 import GatewayCurl
 import GatewayHTTP
 import GatewayPostgres
+import GatewaySQLite
 import OrchardHTTP
 
 /// `orchard serve`: the gateway's HTTP API on libmicrohttpd, with the webhook dispatcher and the reconciliation
@@ -44,8 +45,16 @@ public enum ServeCommand {
                 name: "reconcile-interval", kind: .integer, default: "60",
                 summary: "seconds between reconciliation runs for unknown payments (0: off)"),
             Setting(
+                name: "console-session-lifetime", kind: .integer, default: "86400",
+                summary: "seconds a console session lasts after its sign-in however it is used (300 to 2592000; "
+                    + "on top of the 8-hour idle timeout)"),
+            Setting(
                 name: "web-origins", kind: .list,
                 summary: "web origins the sandbox merchant allows for CORS (https://shop.example,…)"),
+            Setting(
+                name: "apple-pay-denied-domains", kind: .list,
+                summary: "host names no merchant may register as Apple Pay domains, with the names below them, "
+                    + "besides Apple's own: the gateway's own host names (pay.example,…)"),
             Setting(
                 name: "log-level", kind: .string, default: "info",
                 summary: "info (every request), error (5xx only) or off"),
@@ -84,16 +93,13 @@ public enum ServeCommand {
         /// The webhook dispatcher (running).
         public let dispatcher: WebhookDispatcher
         let reconciler: PeriodicTask?
-        /// The exclusive lock on a SQLite database, held while the instance runs.
-        let databaseLock: SQLiteServeLock?
         /// The access log file (`--access-log`), when the request lines go to one.
         let accessLog: AccessLogFile?
 
         init(
             runtime: GatewayRuntime, api: GatewayAPI, server: HTTPServer, dispatcher: WebhookDispatcher,
-            reconciler: PeriodicTask?, databaseLock: SQLiteServeLock? = nil, accessLog: AccessLogFile? = nil
+            reconciler: PeriodicTask?, accessLog: AccessLogFile? = nil
         ) {
-            self.databaseLock = databaseLock
             self.accessLog = accessLog
             self.runtime = runtime
             self.api = api
@@ -111,7 +117,8 @@ public enum ServeCommand {
             server.stop()
             dispatcher.stop()
             reconciler?.stop()
-            databaseLock?.release()
+            // A SQLite file's single-instance lock goes with the instance: another may start on the file.
+            (runtime.store as? SQLiteStore)?.releaseInstanceLock()
         }
     }
 
@@ -137,13 +144,30 @@ public enum ServeCommand {
         var dispatcherConfiguration = WebhookDispatcher.Configuration()
         dispatcherConfiguration.retrySchedule = try WebhookRetrySchedule(
             parsing: settings.string("webhook-retry-schedule") ?? "1m,5m,30m,2h,6h,12h,24h")
+        for name in settings.list("apple-pay-denied-domains") ?? [] {
+            guard ApplePayDomain.normalized(name) != nil else {
+                throw ConfigurationError(
+                    .invalidValue, "setting apple-pay-denied-domains lists host names (pay.example,…), not \(name)")
+            }
+            options.configuration.deniedApplePayDomains.append(name)
+        }
+        let lifetime = ConsoleSessionRules.lifetimeRange
+        options.configuration.consoleSessionLifetime = TimeInterval(
+            try settings.integer("console-session-lifetime", in: Int(lifetime.lowerBound)...Int(lifetime.upperBound))
+                ?? Int(ConsoleSessionRules.defaultLifetime))
         let logLevel = settings.string("log-level") ?? "info"
         guard ["info", "error", "off"].contains(logLevel) else { throw UsageError("--log-level is info, error or off") }
         let configuration = try ServerConfiguration(settings: settings)
 
-        // Several instances share a PostgreSQL database; a SQLite file has one instance, and a second is refused.
-        let databaseLock = options.postgres == nil ? try SQLiteServeLock(databasePath: options.databasePath) : nil
-        let runtime = try GatewayRuntime(options)
+        // Several instances share a PostgreSQL database; a SQLite file has one instance, and a second is refused
+        // (the lock is on the file itself, by device and inode, whatever path names it).
+        options.singleInstance = true
+        let runtime: GatewayRuntime
+        do { runtime = try GatewayRuntime(options) } catch let error as SQLiteInstanceLockError {
+            throw UsageError(
+                "another orchard serve is running on \(error.path); a SQLite database has one instance "
+                    + "(run several on PostgreSQL: --database postgres://…)")
+        }
         for warning in runtime.warnings { io.err("orchard serve: warning: \(warning)") }
         if let credentials = runtime.sandbox?.newCredentials {
             // In full on a terminal only: standard output sent to a file (make run's log) gets them masked.
@@ -220,7 +244,7 @@ public enum ServeCommand {
         }
         return Running(
             runtime: runtime, api: api, server: server, dispatcher: dispatcher, reconciler: reconciler,
-            databaseLock: databaseLock, accessLog: accessLog)
+            accessLog: accessLog)
     }
 
     /// The merchant validation settings (`apple-pay-extra-validation-host`, `apple-pay-ca-file`) for
@@ -329,39 +353,4 @@ final class PeriodicTask: @unchecked Sendable {
         while !finished { condition.wait() }
         condition.unlock()
     }
-}
-
-/// An exclusive `flock` on `<database>.serve-lock`, held by the one `orchard serve` on a SQLite file: a second
-/// process on the same file refuses to start (the guarantees across instances need PostgreSQL). The kernel drops
-/// the lock when the process dies.
-final class SQLiteServeLock: Sendable {
-    private let descriptor: Int32
-    private let released = Locked(false)
-
-    init(databasePath: String) throws {
-        let directory = (databasePath as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        }
-        let path = databasePath + ".serve-lock"
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw UsageError("cannot open \(path)") }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            close(descriptor)
-            throw UsageError(
-                "another orchard serve is running on \(databasePath); a SQLite database has one instance "
-                    + "(run several on PostgreSQL: --database postgres://…)")
-        }
-    }
-
-    /// Lets another instance start on the file (the instance has stopped).
-    func release() {
-        let first = released.withLock { done in
-            defer { done = true }
-            return !done
-        }
-        if first { close(descriptor) }
-    }
-
-    deinit { release() }
 }

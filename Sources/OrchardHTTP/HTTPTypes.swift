@@ -230,13 +230,15 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The path's segments, each percent-decoded (`/v1/a%2Fb` → `["v1", "a/b"]`); `nil` if a segment is not valid
-    /// percent-encoded UTF-8.
+    /// percent-encoded UTF-8 or decodes to a control character (`%00`, `%0A`, `%7F` …: no resource is named so).
     public var decodedPathSegments: [String]? { Self.decodePathSegments(path) }
 
     static func decodePathSegments(_ path: String) -> [String]? {
         var segments: [String] = []
         for raw in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-            guard let decoded = String(raw).removingPercentEncoding else { return nil }
+            guard let decoded = String(raw).removingPercentEncoding,
+                !decoded.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            else { return nil }
             segments.append(decoded)
         }
         return segments

@@ -167,10 +167,16 @@ def orchard_server(orchard_bin):
         shutil.rmtree(directory, ignore_errors=True)
 
 
-class StaticOrigin:
-    """A second web origin on loopback serving pages set with `page(path, html)`."""
+# A merchant's own host name for pages, as Apple Pay on the Web needs one (the gateway refuses IP addresses and
+# localhost as Apple Pay domains): the browser resolves it to the loopback (the driver's --host-resolver-rules).
+SHOP_HOST = "shop.test"
 
-    def __init__(self):
+
+class StaticOrigin:
+    """A second web origin on loopback serving pages set with `page(path, html)`; named `host` in its URLs (the
+    loopback address by default, or SHOP_HOST, which the browser resolves to it)."""
+
+    def __init__(self, host="127.0.0.1"):
         pages = self.pages = {}
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -191,7 +197,7 @@ class StaticOrigin:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
-        self.origin = f"http://127.0.0.1:{self.port}"
+        self.origin = f"http://{host}:{self.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -208,6 +214,14 @@ class StaticOrigin:
 def second_origin():
     """Another origin than the gateway's (a merchant's site), for cross-origin pages."""
     origin = StaticOrigin()
+    yield origin
+    origin.stop()
+
+
+@pytest.fixture
+def shop_origin():
+    """A merchant's site under its own host name (SHOP_HOST), for the pages of Apple Pay on the Web."""
+    origin = StaticOrigin(SHOP_HOST)
     yield origin
     origin.stop()
 
@@ -234,7 +248,8 @@ def driver(webdriver_module):
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     "--window-size=1100,1000", "--no-first-run", "--disable-extensions"]:
+                     "--window-size=1100,1000", "--no-first-run", "--disable-extensions",
+                     f"--host-resolver-rules=MAP {SHOP_HOST} 127.0.0.1"]:
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     browser = webdriver.Chrome(service=Service(chromedriver), options=options)

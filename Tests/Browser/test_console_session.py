@@ -86,3 +86,28 @@ def test_after_sign_out_the_old_cookie_is_refused(console_session):
     driver.get(url + "/console")
     wait_for(driver, lambda d: d.find_element(By.ID, "secret-key").is_displayed(), message="the sign-in form")
     assert json.dumps(driver.execute_script("return window.localStorage.length")) == "0"
+
+
+def test_sign_out_everywhere_ends_every_session_of_the_merchant(console_session):
+    driver = console_session.driver
+    url = console_session.server.url
+    cookie = console_session.cookie()
+    # A second session, as another browser of the merchant would open it.
+    status, other, headers = http_json("POST", url + "/console/session", {"secret_key": console_session.secret_key})
+    assert status == 200
+    other_cookie = headers["Set-Cookie"].split(";")[0]
+    button = driver.find_element(By.ID, "sign-out-everywhere")
+    assert button.is_displayed()
+    button.click()
+    wait_for(driver, lambda d: d.find_element(By.ID, "sign-in").get_attribute("hidden") is None,
+             message="signed out everywhere")
+    assert "every" in driver.find_element(By.ID, "sign-in-error").text
+    assert "2" in driver.find_element(By.ID, "sign-in-error").text
+    assert driver.get_cookie("orchard_console") is None
+    for session in ["orchard_console=" + cookie, other_cookie]:
+        status, body, _ = http_json("GET", url + "/console/session", headers={"Cookie": session})
+        assert status == 401 and body["error"]["code"] == "invalid_credentials", body
+    # The audit log says who ended them.
+    status, log, _ = console_session.api("GET", "/v1/audit-log?limit=100")
+    ended = [entry for entry in log["data"] if entry["action"] == "console.sessions_end"]
+    assert ended and ended[0]["detail"] == {"reason": "sign_out_everywhere", "sessions": "2"}

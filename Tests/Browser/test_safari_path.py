@@ -1,7 +1,7 @@
 """The ApplePaySession path (Safari), with a scripted ApplePaySession injected before orchard.js loads and
 merchant validation through the gateway against the mutual-TLS stand-in for Apple."""
 
-from conftest import http_json, wait_for
+from conftest import SHOP_HOST, http_json, wait_for
 from selenium.webdriver.common.by import By
 
 # A scripted ApplePaySession: begin() validates the merchant with `window.__validationURL`; once validated it
@@ -77,8 +77,8 @@ PAGE = """<!doctype html>
 """
 
 
-def prepare(orchard_server, apple_pay_standin, second_origin):
-    gateway = orchard_server(web_origins=[second_origin.origin], extra_args=apple_pay_standin.gateway_args)
+def prepare(orchard_server, apple_pay_standin, shop_origin):
+    gateway = orchard_server(web_origins=[shop_origin.origin], extra_args=apple_pay_standin.gateway_args)
     secret = {"Authorization": "Bearer " + gateway.secret_key}
     status, csr, _ = http_json("POST", gateway.url + "/v1/merchant-identity/csr", {}, headers=secret)
     assert status == 200, csr
@@ -86,18 +86,18 @@ def prepare(orchard_server, apple_pay_standin, second_origin):
     status, uploaded, _ = http_json(
         "POST", gateway.url + "/v1/merchant-identity/certificate", {"certificate": certificate}, headers=secret)
     assert status == 200, uploaded
-    status, domains, _ = http_json("PUT", gateway.url + "/v1/apple-pay/domains", {"domains": ["127.0.0.1"]},
+    status, domains, _ = http_json("PUT", gateway.url + "/v1/apple-pay/domains", {"domains": [SHOP_HOST]},
                                    headers=secret)
     assert status == 200, domains
-    url = second_origin.page("/safari.html", PAGE.format(
+    url = shop_origin.page("/safari.html", PAGE.format(
         gateway=gateway.url, app_id=gateway.app_id, app_key=gateway.app_key,
         merchant_identifier=gateway.merchant["merchant_identifier"]))
     return gateway, url
 
 
-def test_safari_path_validates_recomputes_and_authorizes(orchard_server, apple_pay_standin, second_origin, driver,
+def test_safari_path_validates_recomputes_and_authorizes(orchard_server, apple_pay_standin, shop_origin, driver,
                                                          screenshot):
-    gateway, url = prepare(orchard_server, apple_pay_standin, second_origin)
+    gateway, url = prepare(orchard_server, apple_pay_standin, shop_origin)
     driver.before_load(STAND_IN + f"window.__validationURL = {apple_pay_standin.validation_url!r};")
     driver.get(url)
     setup = wait_for(driver, lambda d: d.execute_script("return window.setupResult"), message="setupPaymentRequest")
@@ -114,7 +114,7 @@ def test_safari_path_validates_recomputes_and_authorizes(orchard_server, apple_p
     assert request["merchantCapabilities"] == ["supports3DS"]
     assert [m["identifier"] for m in request["shippingMethods"]] == ["standard", "express"]
     validated = [c for c in calls if c[0] == "completeMerchantValidation"][0][1]
-    assert validated["domainName"] == "127.0.0.1"
+    assert validated["domainName"] == SHOP_HOST
     assert validated["merchantIdentifier"] == gateway.merchant["merchant_identifier"]
     assert validated["displayName"] == "Orchard Tea"
     recorded = apple_pay_standin.recorded()
@@ -144,8 +144,8 @@ def test_safari_path_validates_recomputes_and_authorizes(orchard_server, apple_p
     assert status == 200 and payment["status"] == "captured", payment
 
 
-def test_validation_url_outside_the_allow_list_is_refused(orchard_server, apple_pay_standin, second_origin, driver):
-    gateway, url = prepare(orchard_server, apple_pay_standin, second_origin)
+def test_validation_url_outside_the_allow_list_is_refused(orchard_server, apple_pay_standin, shop_origin, driver):
+    gateway, url = prepare(orchard_server, apple_pay_standin, shop_origin)
     driver.before_load(STAND_IN + "window.__validationURL = 'https://apple-pay.evil.example/paymentservices/x';")
     driver.get(url)
     wait_for(driver, lambda d: d.execute_script("return window.setupResult"), message="setupPaymentRequest")

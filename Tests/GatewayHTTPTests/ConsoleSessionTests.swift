@@ -2,6 +2,7 @@ import OrchardHTTP
 import Foundation
 import Gateway
 import GatewayHTTP
+import OrchardCLI
 import Testing
 
 /// The console's session over loopback HTTP: cookie flags, CSRF, idle expiry on the manual clock, the sign-in
@@ -200,5 +201,93 @@ struct ConsoleSessionTests {
                 #expect(!text.contains(banned), "\(name) uses \(banned)")
             }
         }
+    }
+
+    @Test("sign out everywhere: DELETE /console/sessions ends every session of the merchant, this one included")
+    func signOutEverywhere() throws {
+        let h = try APIHarness()
+        let (cookie, csrf, _) = try Self.signIn(h)
+        let (other, _, _) = try Self.signIn(h)
+        // It changes state: the CSRF token is needed.
+        let forged = try h.call("DELETE", "/console/sessions", headers: ["Cookie": cookie])
+        #expect(forged.status == 403 && forged.errorCode == "csrf_token_invalid")
+        let ended = try h.call("DELETE", "/console/sessions", headers: ["Cookie": cookie, "X-CSRF-Token": csrf])
+        #expect(ended.status == 200, "\(ended.text)")
+        #expect(ended.json["ended_sessions"] as? Int == 2)
+        #expect(ended.headers["Set-Cookie"]?.contains("Max-Age=0") == true)
+        for session in [cookie, other] {
+            let refused = try h.call("GET", "/console/session", headers: ["Cookie": session])
+            #expect(refused.status == 401 && refused.errorCode == "invalid_credentials")
+            #expect(try h.call("GET", "/v1/payments", headers: ["Cookie": session]).status == 401)
+        }
+        let entries = try h.merchantServer("GET", "/v1/audit-log?limit=100").json["data"] as? [[String: Any]] ?? []
+        let entry = try #require(entries.first { $0["action"] as? String == "console.sessions_end" })
+        #expect((entry["detail"] as? [String: Any])?["reason"] as? String == "sign_out_everywhere")
+        #expect((entry["detail"] as? [String: Any])?["sessions"] as? String == "2")
+        #expect((entry["actor"] as? [String: Any])?["kind"] as? String == "console")
+        try OpenAPIChecker.load().check(("DELETE", "/console/sessions", ended))
+    }
+
+    @Test("orchard merchant end-console-sessions and the key commands end console sessions over HTTP too")
+    func commandLineEndsSessions() throws {
+        let h = try APIHarness()
+        let database = ["--database", "sqlite:" + h.directory.appendingPathComponent("gateway.db").path]
+        let (first, _, _) = try Self.signIn(h)
+        let (second, _, _) = try Self.signIn(h)
+        let output = CapturedOutput()
+        #expect(
+            CLI.run(["merchant", "end-console-sessions", "--merchant-id", h.merchant.id, "--json"] + database,
+                output: output.output) == 0, "\(output.stderr)")
+        let answer = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any]
+        #expect(answer?["merchant_id"] as? String == h.merchant.id)
+        #expect(answer?["ended_sessions"] as? Int == 2)
+        for cookie in [first, second] {
+            #expect(try h.call("GET", "/console/session", headers: ["Cookie": cookie]).status == 401)
+        }
+        // rotate-secret-key --overlap-hours 0: the old key's cookie is refused at once, CSRF token and all.
+        let (third, csrf, _) = try Self.signIn(h)
+        let rotate = CapturedOutput()
+        #expect(
+            CLI.run(["merchant", "rotate-secret-key", "--merchant-id", h.merchant.id, "--overlap-hours", "0"] + database,
+                output: rotate.output) == 0, "\(rotate.stderr)")
+        let put = try h.call(
+            "PUT", "/v1/webhook-endpoint", headers: ["Cookie": third, "X-CSRF-Token": csrf],
+            json: ["url": "https://a.example/h"])
+        #expect(put.status == 401 && put.errorCode == "invalid_credentials", "\(put.text)")
+        let unknown = CapturedOutput()
+        #expect(
+            CLI.run(["merchant", "end-console-sessions", "--merchant-id", "mch_nobody"] + database, output: unknown.output)
+                == 1)
+        #expect(CLI.run(["merchant", "end-console-sessions"] + database, output: CapturedOutput().output) == 2)
+    }
+
+    @Test("orchard serve --console-session-lifetime sets the absolute lifetime; out of range is refused")
+    func serveSetting() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-life-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let arguments = [
+            "--database", "sqlite:" + directory.appendingPathComponent("gateway.db").path, "--port", "0",
+            "--reconcile-interval", "0", "--log-level", "off",
+        ]
+        let help = CapturedOutput()
+        #expect(CLI.run(["serve", "--help"], output: help.output) == 0)
+        #expect(help.stdout.contains("--console-session-lifetime"))
+        for bad in ["299", "2592001", "a day"] {
+            let settings = try ServeCommand.registry().resolve(
+                arguments: arguments + ["--console-session-lifetime", bad], environment: [:])
+            #expect(throws: ConfigurationError.self) { _ = try ServeCommand.start(settings: settings, io: CapturedOutput().output) }
+        }
+        let settings = try ServeCommand.registry().resolve(
+            arguments: arguments, environment: ["ORCHARD_CONSOLE_SESSION_LIFETIME": "600"])
+        let running = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
+        defer { running.stop() }
+        #expect(running.runtime.gateway.configuration.consoleSessionLifetime == 600)
+        let merchant = try #require(running.runtime.sandboxMerchant)
+        let key = try running.runtime.gateway.merchants.credentials(merchantID: merchant.id).secretKey
+        let answer = try CurlClient().call(
+            "POST", running.server.baseURL, "/console/session", headers: [:], json: ["secret_key": key], body: nil)
+        #expect(answer.status == 200, "\(answer.text)")
+        let expires = try #require((answer.json["expires_at"] as? String).flatMap { try? Date($0, strategy: .iso8601) })
+        #expect(abs(expires.timeIntervalSinceNow - 600) < 5)
     }
 }

@@ -5,6 +5,7 @@ import GatewayHTTP
 import GatewayPostgres
 import OrchardCLI
 import OrchardHTTP
+import OrchardTestSupport
 import Testing
 
 /// `--database` across instances: a SQLite file has one `orchard serve`; several share a PostgreSQL database.
@@ -31,6 +32,167 @@ struct DatabaseInstancesTests {
         first.stop()
         let again = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
         again.stop()
+    }
+
+    /// How a second `orchard serve` names the database file the first one runs on.
+    enum Alias: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case hardLink = "a hard link"
+        case symlink = "a symlink to the file"
+        case dotDot = "a .. spelling"
+        case symlinkedDirectory = "a symlinked directory"
+        case bindMount = "a bind mount"
+
+        var testDescription: String { rawValue }
+
+        /// Makes the alias inside `root` (the file is `root/data/orchard.db`) and returns its path; nil when a bind
+        /// mount is not permitted here (the second instance then runs in its own mount namespace, see
+        /// ``DatabaseInstancesTests/bindMountCommand(root:)``).
+        func make(root: URL) throws -> String {
+            let file = root.appendingPathComponent("data/orchard.db").path
+            switch self {
+            case .hardLink:
+                let link = root.appendingPathComponent("linked.db").path
+                try FileManager.default.linkItem(atPath: file, toPath: link)
+                return link
+            case .symlink:
+                let link = root.appendingPathComponent("symlink.db").path
+                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: file)
+                return link
+            case .dotDot: return root.appendingPathComponent("data").path + "/../data/./orchard.db"
+            case .symlinkedDirectory:
+                let link = root.appendingPathComponent("elsewhere").path
+                try FileManager.default.createSymbolicLink(
+                    atPath: link, withDestinationPath: root.appendingPathComponent("data").path)
+                return link + "/orchard.db"
+            case .bindMount:
+                // The file itself mounted over another file, in another directory.
+                try FileManager.default.createDirectory(
+                    at: root.appendingPathComponent("mounted"), withIntermediateDirectories: true)
+                let target = root.appendingPathComponent("mounted/orchard.db").path
+                #expect(FileManager.default.createFile(atPath: target, contents: nil))
+                return target
+            }
+        }
+    }
+
+    /// The `orchard` executable of this build (`.build/debug/orchard`).
+    static let binary = TestPaths.packageRoot.appendingPathComponent(".build/debug/orchard")
+
+    /// Runs `arguments` (an executable and its arguments) and waits at most `seconds`: its exit status and
+    /// standard error, or nil for the status when it was still running (then it is killed).
+    static func runProcess(_ arguments: [String], seconds: TimeInterval = 30) throws -> (status: Int32?, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        var status: Int32?
+        if process.isRunning {
+            process.terminate()
+        } else {
+            status = process.terminationStatus
+        }
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (status, text)
+    }
+
+    /// `serve` (on `root/mounted/orchard.db`) run where `root/data/orchard.db` is bind-mounted over that file, in a
+    /// mount namespace of its own (so nothing is left mounted), or nil when this machine does not permit it.
+    static func bindMountCommand(root: URL, serve: [String]) throws -> [String]? {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
+            try runProcess(["/usr/bin/unshare", "-m", "/bin/true"]).status == 0
+        else { return nil }
+        let data = root.appendingPathComponent("data/orchard.db").path
+        let mounted = root.appendingPathComponent("mounted/orchard.db").path
+        return [
+            "/usr/bin/unshare", "-m", "/bin/sh", "-c", "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", data,
+            mounted,
+        ] + serve
+    }
+
+    @Test(
+        "a second orchard serve on the same SQLite file is refused whatever path names it",
+        arguments: Alias.allCases)
+    func secondInstanceRefusedByAnyName(_ alias: Alias) throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-alias-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let database = "sqlite:" + root.appendingPathComponent("data/orchard.db").path
+        // The master key is given, as an operator would: no key file stops a second instance by its other name.
+        let key = ["--master-key", Self.masterKey]
+        let settings = try ServeCommand.registry().resolve(
+            arguments: ["--database", database, "--port", "0", "--reconcile-interval", "0", "--log-level", "off"] + key,
+            environment: [:])
+        let first = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
+        defer { first.stop() }
+        let path = try alias.make(root: root)
+        let serve = [Self.binary.path, "serve", "--database", "sqlite:" + path, "--port", "0", "--log-level", "off"] + key
+        if alias == .bindMount {
+            guard let command = try Self.bindMountCommand(root: root, serve: serve) else {
+                FileHandle.standardError.write(Data("note: a bind mount is not permitted here: that case is skipped\n".utf8))
+                try Test.cancel("mount --bind is not permitted on this machine")
+            }
+            try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "swift build first")
+            let refused = try Self.runProcess(command)
+            #expect(refused.status == 2, "\(refused.stderr)")
+            #expect(refused.stderr.contains("another orchard serve is running on"), "\(refused.stderr)")
+            return
+        }
+        // In this process, and from another process (the built executable), the same refusal.
+        Self.expectRefused(path, key)
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary.path), "swift build first")
+        let otherProcess = try Self.runProcess(serve, seconds: 20)
+        #expect(otherProcess.status == 2, "\(otherProcess.stderr)")
+        #expect(otherProcess.stderr.contains("another orchard serve is running on"), "\(otherProcess.stderr)")
+        // Without the key, the refusal is the same: the lock is taken before a key file is looked for (or made,
+        // next to another name of the file).
+        let keyless = try Self.runProcess(Array(serve.dropLast(2)), seconds: 20)
+        #expect(keyless.status == 2 && keyless.stderr.contains("another orchard serve is running on"), "\(keyless.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path + ".master-key") || [.dotDot, .symlinkedDirectory].contains(alias))
+    }
+
+    /// Expects `orchard serve` on `path` in this process to be refused as a second instance (and stops one that
+    /// started, so a failing case does not hang).
+    static func expectRefused(_ path: String, _ extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+        do {
+            let settings = try ServeCommand.registry().resolve(
+                arguments: ["--database", "sqlite:" + path, "--port", "0", "--reconcile-interval", "0", "--log-level", "off"]
+                    + extra,
+                environment: [:])
+            let second = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
+            second.stop()
+            Issue.record("a second orchard serve started on \(path)", sourceLocation: sourceLocation)
+        } catch {
+            #expect(error is UsageError, "\(error)", sourceLocation: sourceLocation)
+            #expect("\(error)".contains("another orchard serve is running on"), "\(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("on a first run, the file the first instance creates is locked under every name of it")
+    func firstRunThroughADanglingSymlink() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-first-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("data"), withIntermediateDirectories: true)
+        let file = root.appendingPathComponent("data/orchard.db").path
+        let link = root.appendingPathComponent("orchard.db").path
+        // The first instance names the file through a symlink to a file that does not exist yet.
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: file)
+        #expect(!FileManager.default.fileExists(atPath: file))
+        let settings = try ServeCommand.registry().resolve(
+            arguments: [
+                "--database", "sqlite:" + link, "--port", "0", "--reconcile-interval", "0", "--log-level", "off",
+                "--master-key", Self.masterKey,
+            ], environment: [:])
+        let first = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
+        defer { first.stop() }
+        #expect(FileManager.default.fileExists(atPath: file))
+        for name in [file, root.appendingPathComponent("data").path + "/../data/orchard.db"] {
+            Self.expectRefused(name, ["--master-key", Self.masterKey])
+        }
     }
 
     @Test(

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import GatewayAssembly
 import GatewayHTTP
+import GatewayPostgres
 import OrchardCLI
 import OrchardHTTP
 import OrchardTestSupport
@@ -23,12 +24,30 @@ final class APIHarness: @unchecked Sendable {
     let merchant: Merchant
     let logs = LineCollector()
 
+    /// The PostgreSQL database the harness made (dropped with it): its name and the server's URL.
+    private let postgresDatabase: (name: String, server: String)?
+
+    /// With `database` `.postgres`, the gateway runs on a fresh database of `ORCHARD_TEST_POSTGRES_URL`'s server
+    /// (the case is skipped without one).
     init(
-        transport: APITransport = .inProcess, configure: (inout ServerConfiguration) -> Void = { _ in },
+        transport: APITransport = .inProcess, database: APIDatabase = .sqlite,
+        configure: (inout ServerConfiguration) -> Void = { _ in },
         acquirer: (inout SandboxAcquirer.Configuration) -> Void = { _ in }
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-api-\(UUID().uuidString)")
         var options = GatewayRuntime.Options(databasePath: directory.appendingPathComponent("gateway.db").path)
+        if database == .postgres {
+            guard let server = DatabaseInstancesTests.postgresURL else {
+                try Test.cancel("ORCHARD_TEST_POSTGRES_URL is not set: the PostgreSQL case is skipped")
+            }
+            let name = "orchard_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            try PostgresAdmin.createDatabase(name, url: server)
+            postgresDatabase = (name, server)
+            options.postgres = PostgresStore.Configuration(url: try #require(PostgresAdmin.url(server, database: name)))
+            options.masterKeyHex = String(repeating: "6b", count: 32)
+        } else {
+            postgresDatabase = nil
+        }
         options.acquirer.slowDelay = 0
         acquirer(&options.acquirer)
         runtime = try GatewayRuntime(options, clock: clock)
@@ -55,6 +74,7 @@ final class APIHarness: @unchecked Sendable {
     deinit {
         server.stop(timeoutSeconds: 1)
         try? FileManager.default.removeItem(at: directory)
+        if let postgresDatabase { try? PostgresAdmin.dropDatabase(postgresDatabase.name, url: postgresDatabase.server) }
     }
 
     var base: String { "http://127.0.0.1:\(server.port)" }
@@ -120,6 +140,14 @@ final class APIHarness: @unchecked Sendable {
             "POST", "/v1/payments", json: ["prime": prime, "amount": amount, "currency": "TWD", "capture": capture],
             headers: key.map { ["Idempotency-Key": $0] } ?? [:])
     }
+}
+
+/// The database an ``APIHarness`` runs on.
+enum APIDatabase: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
 }
 
 /// The `paths` of `openapi.yaml` as `(METHOD, template)` pairs, scanned line by line.

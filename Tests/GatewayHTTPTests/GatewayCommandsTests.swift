@@ -2,6 +2,7 @@ import OrchardBase
 import ApplePayModel
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayHTTP
 import OrchardCLI
 import OrchardHTTP
@@ -166,5 +167,30 @@ struct GatewayCommandsTests {
             ($0["delivery"] as? [String: Any])?["state"] as? String
         }
         #expect(states.contains("delivered"))
+    }
+}
+
+@Suite("orchard audit against the sandbox acquirer's books")
+struct AuditCommandBooksTests {
+    @Test("orchard audit compares the gateway's totals with the acquirer's books: exit 0 when equal, 1 with the difference")
+    func booksCompared() throws {
+        let h = try APIHarness()
+        let paid = try h.pay("100.00")
+        let id = try #require(paid.json["id"] as? String)
+        #expect(try h.merchantServer("POST", "/v1/payments/\(id)/refunds", json: ["amount": "30.00"]).status == 200)
+        let database = "sqlite:" + h.directory.appendingPathComponent("gateway.db").path
+        let clean = CapturedOutput()
+        #expect(CLI.run(["audit", "--database", database], output: clean.output) == 0, "\(clean.stdout)")
+        #expect(clean.stdout.contains("ok   the gateway's captures and refunds match the sandbox acquirer's books"))
+        // The acquirer books a refund of 10.00 the gateway never made.
+        let reference = try #require(try h.runtime.gateway.payment(merchant: h.merchant, id: id).acquirerReference)
+        let acquirer = SandboxAcquirer(ledger: h.runtime.store, clock: h.clock)
+        #expect(acquirer.refund(reference: reference, amount: 1_000, currency: "TWD", operationID: "op_x") == .succeeded)
+        let differs = CapturedOutput()
+        #expect(CLI.run(["audit", "--database", database], output: differs.output) == 1, "\(differs.stdout)")
+        #expect(
+            differs.stdout.contains("FAIL the gateway's captures and refunds match the sandbox acquirer's books (1)"),
+            "\(differs.stdout)")
+        #expect(differs.stdout.contains("finding: acquirer_books_differ \(id): "), "\(differs.stdout)")
     }
 }

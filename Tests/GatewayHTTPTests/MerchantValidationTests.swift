@@ -247,6 +247,13 @@ struct MerchantValidationTests {
         #expect(noOrigin.errorCode == "origin_not_allowed")
         let longName = try gateway.merchantSession(apple.validationURL, displayName: String(repeating: "n", count: 65))
         #expect(longName.status == 400)
+        // The name Apple shows on the sheet: no control character, line break or bidi override reaches Apple.
+        for name in ["Tea\u{0}Shop", "Tea\nShop", "Tea\u{7F}", "\u{202E}pohS aeT", "Tea \u{2066}Shop\u{2069}"] {
+            let refused = try gateway.merchantSession(apple.validationURL, displayName: name)
+            #expect(refused.status == 400, "\(refused.text)")
+            #expect(refused.errorCode == "parameter_invalid")
+            #expect(refused.error["param"] as? String == "display_name")
+        }
         let secretKey = try gateway.call(
             "POST", "/v1/apple-pay/merchant-sessions",
             headers: ["Authorization": "Bearer \(gateway.credentials.secretKey)", "Origin": ServedGateway.origin],

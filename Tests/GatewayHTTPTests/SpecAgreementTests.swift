@@ -53,9 +53,12 @@ struct SpecAgreementTests {
         "maxLength", "minLength", "minimum", "maximum", "maxItems", "minItems", "maxProperties",
     ]
 
-    /// Every bound `node` states, by its place in the document (keys joined with `.`; a list item by its
-    /// `name`, or its position; `properties` and `schema` left out, so `CreatePaymentRequest.prime.maxLength`).
-    static func limits(in node: YAMLNode, at path: [String] = []) -> [String: String] {
+    /// Every bound `node` states (or every value of the `keywords` given), by its place in the document (keys
+    /// joined with `.`; a list item by its `name`, or its position; `properties` and `schema` left out, so
+    /// `CreatePaymentRequest.prime.maxLength`).
+    static func limits(
+        in node: YAMLNode, at path: [String] = [], keywords: Set<String> = limitKeywords
+    ) -> [String: String] {
         var found: [String: String] = [:]
         // Two different bounds at one place would hide a disagreement: the place names must keep them apart.
         func keepFirst(_ first: String, _ second: String) -> String {
@@ -65,17 +68,18 @@ struct SpecAgreementTests {
         switch node {
         case .map(let pairs):
             for (key, value) in pairs {
-                if limitKeywords.contains(key), let text = value.string {
+                if keywords.contains(key), let text = value.string {
                     found[(path + [key]).joined(separator: ".")] = text
                 } else {
                     let step = key == "properties" || key == "schema" ? path : path + [key]
-                    found.merge(limits(in: value, at: step), uniquingKeysWith: keepFirst)
+                    found.merge(limits(in: value, at: step, keywords: keywords), uniquingKeysWith: keepFirst)
                 }
             }
         case .list(let items):
             for (index, item) in items.enumerated() {
                 found.merge(
-                    limits(in: item, at: path + [item["name"]?.string ?? String(index)]), uniquingKeysWith: keepFirst)
+                    limits(in: item, at: path + [item["name"]?.string ?? String(index)], keywords: keywords),
+                    uniquingKeysWith: keepFirst)
             }
         case .scalar:
             break
@@ -132,7 +136,7 @@ struct SpecAgreementTests {
             "components.schemas.CoBrandTable.ranges.maxItems": FieldLimits.coBrandRanges,
             "components.schemas.ValidatePaymentRequest.merchant_identifier.maxLength":
                 FieldLimits.merchantIdentifier.upperBound,
-            "components.schemas.ConsoleSignIn.secret_key.maxLength": FieldLimits.secretKeyBytes,
+            "components.schemas.ConsoleSignIn.secret_key.maxLength": FieldLimits.secretKey,
         ]
         for (name, limit) in FieldLimits.cardholder { table["components.schemas.Cardholder.\(name).maxLength"] = limit }
         for media in ["text/plain", "application/octet-stream"] {
@@ -178,6 +182,49 @@ struct SpecAgreementTests {
         }
         for place in table.keys { #expect(stated[place] != nil, "\(place) is not in openapi.yaml") }
         for place in Self.otherBounds.keys { #expect(stated[place] != nil, "\(place) is not in openapi.yaml") }
+    }
+
+    /// The text fields whose characters the domain checks, by their place in the spec, and the field name the
+    /// domain knows them by (which gives their layout, ``FieldLimits/layout(of:)``).
+    static let textFields: [String: String] = {
+        var table = [
+            "paths./v1/payments.get.parameters.order_number.pattern": "order_number",
+            "paths./v1/payments.get.parameters.out_trade_no.pattern": "out_trade_no",
+            "components.schemas.CreatePaymentRequest.order_number.pattern": "order_number",
+            "components.schemas.CreatePaymentRequest.details.pattern": "details",
+            "components.schemas.RefundRequest.reason.pattern": "reason",
+            "components.schemas.CreateSessionRequest.subject.pattern": "subject",
+            "components.schemas.CreateSessionRequest.user_id.pattern": "user_id",
+            "components.schemas.MerchantSessionRequest.display_name.pattern": "display_name",
+            "components.schemas.Metadata.propertyNames.pattern": "metadata key",
+            "components.schemas.Metadata.additionalProperties.pattern": "metadata",
+        ]
+        for name in FieldLimits.cardholder.keys where name != "email" {
+            table["components.schemas.Cardholder.\(name).pattern"] = "cardholder." + name
+        }
+        return table
+    }()
+
+    @Test("each text field states the domain's character rule as its pattern, and the pattern is the rule")
+    func textPatterns() throws {
+        let stated = Self.limits(in: try OpenAPIChecker.load().document, keywords: ["pattern"])
+        for (place, field) in Self.textFields.sorted(by: { $0.key < $1.key }) {
+            let expected = FieldLimits.layout(of: field) == .lines ? FieldLimits.linesPattern : FieldLimits.linePattern
+            #expect(stated[place] == expected, "\(place) is \(stated[place] ?? "missing") in openapi.yaml")
+        }
+        // The expressions say what forbiddenCharacter(in:_:) does, scalar by scalar.
+        let scalars = (0...0x80).map { Unicode.Scalar($0)! } + (0x2028...0x206F).compactMap(Unicode.Scalar.init)
+            + ["é", "茶", "🍵", "\u{FEFF}"]
+        for (layout, pattern) in [(FieldLimits.TextLayout.line, FieldLimits.linePattern), (.lines, FieldLimits.linesPattern)] {
+            let expression = try NSRegularExpression(pattern: pattern)
+            for scalar in scalars {
+                let text = "a" + String(Character(scalar)) + "b"
+                let matches = expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+                #expect(
+                    matches == FieldLimits.isPlain(text, layout),
+                    "U+\(String(scalar.value, radix: 16)) in \(layout): the pattern and the rule differ")
+            }
+        }
     }
 
     @Test("delay_days' maximum is the gateway's default maximum capture delay")

@@ -118,3 +118,48 @@ struct StrictJSONTests {
         #expect(paid.status == 200, "\(paid.text)")
     }
 }
+
+@Suite("Request bodies as the spec types them")
+struct SpecTypedBodyTests {
+    static func error(_ response: ClientResponse) -> [String: Any] { response.json["error"] as? [String: Any] ?? [:] }
+
+    @Test("null where the spec says a string or an object is refused, naming the field; leaving it out is the default")
+    func nullIsNotAbsent() throws {
+        let h = try APIHarness()
+        let validate = try h.client(
+            "POST", "/v1/payment-requests/validate",
+            json: [
+                "payment_request": ["total": ["label": "Tea", "amount": ["currency": "TWD", "value": "100"]]],
+                "format": "tappay-web", "country_code": NSNull(),
+            ])
+        #expect(validate.status == 400, "\(validate.text)")
+        #expect(Self.error(validate)["code"] as? String == "parameter_invalid")
+        #expect(Self.error(validate)["param"] as? String == "country_code")
+        let wallet = try h.client(
+            "POST", "/v1/sandbox/wallet/tokens", json: ["amount": "100", "currency": "TWD", "card": NSNull()])
+        #expect(wallet.status == 400, "\(wallet.text)")
+        #expect(Self.error(wallet)["param"] as? String == "card")
+        #expect(try h.client("POST", "/v1/sandbox/wallet/tokens", json: ["amount": "100", "currency": "TWD"]).status == 200)
+        let prime = try h.prime("100")
+        for (field, value) in [("order_number", NSNull()), ("cardholder", NSNull()), ("metadata", NSNull())] as [(String, Any)] {
+            let payment = try h.merchantServer(
+                "POST", "/v1/payments", json: ["prime": prime, "amount": "100", "currency": "TWD", field: value])
+            #expect(payment.status == 400, "\(field): \(payment.text)")
+            #expect(Self.error(payment)["param"] as? String == field)
+        }
+        let paid = try h.merchantServer("POST", "/v1/payments", json: ["prime": prime, "amount": "100", "currency": "TWD"])
+        #expect(paid.status == 200, "\(paid.text)")
+    }
+
+    @Test("the console's secret_key is bounded in characters, as the spec counts maxLength")
+    func secretKeyInCharacters() throws {
+        let h = try APIHarness()
+        // 60 characters of two bytes each: within the spec's 100 characters, so it is a wrong key, not a bad field.
+        let wide = try h.call("POST", "/console/session", json: ["secret_key": String(repeating: "é", count: 60)])
+        #expect(wide.status == 401, "\(wide.text)")
+        #expect(Self.error(wide)["code"] as? String == "invalid_credentials")
+        let long = try h.call("POST", "/console/session", json: ["secret_key": String(repeating: "é", count: 101)])
+        #expect(long.status == 400, "\(long.text)")
+        #expect(Self.error(long)["param"] as? String == "secret_key")
+    }
+}

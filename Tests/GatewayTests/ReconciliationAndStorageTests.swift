@@ -94,7 +94,7 @@ struct StorageTests {
     func migrations(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay()
-        let expected: [Int] = backend == .sqlite ? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] : [1, 2, 3, 4, 5, 6, 7, 8, 9]
+        let expected: [Int] = backend == .sqlite ? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
         #expect(try h.store.appliedMigrations() == expected)
         let reopened = try h.reopenedStore()
         #expect(try reopened.appliedMigrations() == expected)
@@ -281,4 +281,33 @@ struct LedgerAuditTests {
         let report = try LedgerAudit.run(store: h.store)
         #expect(Set(report.findings.map(\.rule)) == ["double_authorization", "missing_event"])
     }
+
+    @Test(
+        "the gateway's captures and refunds are compared with the sandbox acquirer's books: equal holds, a difference is found",
+        arguments: StoreBackend.all)
+    func acquirerBooks(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        let payment = try h.pay(amount: 10_000)
+        _ = try h.gateway.refund(merchant: h.merchant, paymentID: payment.id, amount: 3_000)
+        let manual = try h.pay(amount: 5_000, captureMode: .manual)
+        let clean = try LedgerAudit.run(store: h.store)
+        #expect(clean.holds, "\(clean.findings)")
+        // A refund the acquirer booked that the gateway does not know of (as a lost update would leave them apart).
+        let reference = try #require(try h.gateway.payment(merchant: h.merchant, id: payment.id).acquirerReference)
+        #expect(h.acquirer.refund(reference: reference, amount: 1_000, currency: "TWD", operationID: "op_outside") == .succeeded)
+        // And a capture the gateway does not know of.
+        let manualReference = try #require(try h.gateway.payment(merchant: h.merchant, id: manual.id).acquirerReference)
+        #expect(
+            h.acquirer.capture(reference: manualReference, amount: 5_000, currency: "TWD", operationID: "op_capture")
+                == .succeeded)
+        let report = try LedgerAudit.run(store: h.store)
+        #expect(!report.holds)
+        let differences = report.findings.filter { $0.rule == "acquirer_books_differ" }
+        #expect(Set(differences.map(\.paymentID)) == [payment.id, manual.id], "\(report.findings)")
+        let refundFinding = try #require(differences.first { $0.paymentID == payment.id })
+        #expect(refundFinding.detail.contains("refunded 3000") && refundFinding.detail.contains("4000"), "\(refundFinding)")
+        let captureFinding = try #require(differences.first { $0.paymentID == manual.id })
+        #expect(captureFinding.detail.contains("captured 0") && captureFinding.detail.contains("5000"), "\(captureFinding)")
+    }
+
 }

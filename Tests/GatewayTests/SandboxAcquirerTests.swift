@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewaySQLite
 import OrchardCrypto
 import Testing
@@ -95,4 +96,75 @@ struct SandboxAcquirerTests {
         }
         #expect(h.acquirer.query(merchantReference: "pay_other") == .notFound)
     }
+
+    @Test(
+        "refunds at once through two acquirer instances on one database are all in the books, never above the capture",
+        arguments: StoreBackend.all)
+    func refundsAcrossInstances(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        let other = SandboxAcquirer(ledger: try h.reopenedStore(), clock: h.clock)
+        let acquirers = [h.acquirer, other]
+        guard case .approved(let approval) = h.acquirer.authorize(Self.request(amount: 10_000, reference: "pay_books"))
+        else {
+            Issue.record("not approved")
+            return
+        }
+        let reference = approval.reference
+        #expect(other.capture(reference: reference, amount: 10_000, currency: "TWD", operationID: "cap_1") == .succeeded)
+        let describe: @Sendable (any Error) -> String = { "\($0)" }
+        // 40 refunds of 1.00, half through each instance: 40.00 refunded, none lost.
+        let small = runTogether(40, describe: describe) { index in
+            let outcome = acquirers[index % 2].refund(
+                reference: reference, amount: 100, currency: "TWD", operationID: "rf_small_\(index)")
+            guard outcome == .succeeded else { throw AcquirerTestError(outcome: outcome) }
+        }
+        #expect(small.allSatisfy { $0 == nil }, "\(small)")
+        #expect(try h.store.acquirerAuthorization(reference: reference)?.refundedAmount == 4_000)
+        // Four refunds of 30.00 of the 60.00 left, at once: two are taken, two refused, the books at the capture.
+        let large = runTogether(4, describe: describe) { index in
+            let outcome = acquirers[index % 2].refund(
+                reference: reference, amount: 3_000, currency: "TWD", operationID: "rf_large_\(index)")
+            guard outcome == .succeeded else { throw AcquirerTestError(outcome: outcome) }
+        }
+        #expect(large.filter { $0 == nil }.count == 2, "\(large)")
+        #expect(large.compactMap { $0 }.allSatisfy { $0.contains("amount_exceeds_capture") }, "\(large)")
+        #expect(try h.store.acquirerAuthorization(reference: reference)?.refundedAmount == 10_000)
+        // An operation id repeated on the other instance answers its first outcome and changes nothing.
+        #expect(other.refund(reference: reference, amount: 100, currency: "TWD", operationID: "rf_small_0") == .succeeded)
+        #expect(try h.store.acquirerAuthorization(reference: reference)?.refundedAmount == 10_000)
+    }
+
+    @Test("two captures and a void at once through two instances: one of them is taken", arguments: StoreBackend.all)
+    func captureOrVoidAcrossInstances(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        let acquirers = [h.acquirer, SandboxAcquirer(ledger: try h.reopenedStore(), clock: h.clock)]
+        for round in 0..<5 {
+            guard case .approved(let approval) = h.acquirer.authorize(
+                Self.request(amount: 10_000, reference: "pay_race_\(round)"))
+            else {
+                Issue.record("not approved")
+                return
+            }
+            let reference = approval.reference
+            let outcomes = runTogether(3, describe: { "\($0)" }) { index in
+                let acquirer = acquirers[index % 2]
+                let outcome =
+                    index == 2
+                    ? acquirer.void(reference: reference, operationID: "void_\(round)")
+                    : acquirer.capture(
+                        reference: reference, amount: Int64(5_000 + index), currency: "TWD",
+                        operationID: "cap_\(round)_\(index)")
+                guard outcome == .succeeded else { throw AcquirerTestError(outcome: outcome) }
+            }
+            #expect(outcomes.filter { $0 == nil }.count == 1, "round \(round): \(outcomes)")
+            let books = try #require(try h.store.acquirerAuthorization(reference: reference))
+            #expect(books.voided != (books.capturedAmount > 0), "round \(round): \(books)")
+        }
+    }
+}
+
+/// An acquirer outcome other than success, as a thrown error (``runTogether(_:describe:_:)`` collects them).
+struct AcquirerTestError: Error, CustomStringConvertible {
+    var outcome: ProcessorOperationOutcome
+    var description: String { "\(outcome)" }
 }

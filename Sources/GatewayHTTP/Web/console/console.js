@@ -253,6 +253,7 @@
     $('sign-in').hidden = true;
     $('console-nav').hidden = false;
     $('sign-out').hidden = false;
+    $('sign-out-everywhere').hidden = false;
     var merchant = $('console-merchant');
     merchant.textContent = answer.merchant_id;
     merchant.hidden = false;
@@ -267,6 +268,7 @@
     $('console-nav').hidden = true;
     $('console-merchant').hidden = true;
     $('sign-out').hidden = true;
+    $('sign-out-everywhere').hidden = true;
     $('sign-in').hidden = false;
     $('sign-in-error').textContent = message || '';
     $('secret-key').focus();
@@ -300,9 +302,18 @@
       function (error) { signedOut(error.status === 401 ? 'You are signed out.' : errorText(error)); });
   }
 
+  /* "Sign out everywhere": every session of the merchant ends, in every browser, this one included. */
+  function signOutEverywhere() {
+    api('DELETE', '/console/sessions').then(function (answer) {
+      var count = answer && typeof answer.ended_sessions === 'number' ? answer.ended_sessions : 0;
+      signedOut('You are signed out everywhere (' + count + (count === 1 ? ' session' : ' sessions') + ' ended).');
+    }, function (error) { signedOut(error.status === 401 ? 'You are signed out.' : errorText(error)); });
+  }
+
   function start() {
     $('sign-in-form').addEventListener('submit', submitSignIn);
     $('sign-out').addEventListener('click', signOut);
+    $('sign-out-everywhere').addEventListener('click', signOutEverywhere);
     window.addEventListener('hashchange', function () {
       route();
       focusHeading($('console-page'));
