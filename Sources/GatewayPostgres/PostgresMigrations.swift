@@ -362,5 +362,12 @@ enum PostgresMigrations {
                     pending_amount = (body #>> '{pendingOperation,amount}')::bigint;
                 ALTER TABLE payments DROP COLUMN body;
                 """),
+        // Who holds a claimed webhook event: the dispatcher renews its lease before each send and sends nothing
+        // another instance has taken over since (next_attempt_at is the lease's end while it is held).
+        PostgresMigration(
+            version: 10, name: "webhook_lease_owner",
+            sql: """
+                ALTER TABLE webhook_events ADD COLUMN lease_owner text;
+                """),
     ]
 }

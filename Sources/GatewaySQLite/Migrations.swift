@@ -385,6 +385,13 @@ enum Migrations {
                     pending_amount = json_extract(body, '$.pendingOperation.amount');
                 ALTER TABLE payments DROP COLUMN body;
                 """),
+        // Who holds a claimed webhook event: the dispatcher renews its lease before each send and sends nothing
+        // another instance has taken over since (next_attempt_at is the lease's end while it is held).
+        Migration(
+            version: 11, name: "webhook_lease_owner",
+            sql: """
+                ALTER TABLE webhook_events ADD COLUMN lease_owner TEXT;
+                """),
     ]
 }
 
