@@ -458,6 +458,9 @@ private struct ServerSetting {
             .integer(
                 "reserved-connection-percent", \.reservedConnectionPercent, in: 0...50,
                 "% of connection-limit kept free of idle and slow connections, for new clients"),
+            .integer(
+                "keep-alive-trim-min-idle-ms", \.keepAliveTrimMinimumIdleMilliseconds, in: 0...86_400_000,
+                "ms a keep-alive connection must be idle before trimming or the reserve closes it"),
             .integer("thread-pool-size", \.threadPoolSize, in: 1...1_024, "worker threads answering requests"),
             ServerSetting(
                 name: "rate-limit-per-second", kind: .number,
@@ -474,6 +477,17 @@ private struct ServerSetting {
                 "rate-limit-burst", \.rateLimitBurst, in: 1...1_000_000, "requests a credential may make at once"),
             .path("tls-cert", \.tlsCertificatePath, "PEM certificate chain: serve HTTPS (with --tls-key)"),
             .path("tls-key", \.tlsKeyPath, "PEM private key for --tls-cert"),
+            ServerSetting(
+                name: "cookie-secure", kind: .string,
+                summary: "the console cookie is Secure: always (behind a TLS proxy) or auto (when serving TLS)",
+                defaultValue: { $0.cookieSecure.rawValue }
+            ) { (configuration: inout ServerConfiguration, settings: ResolvedSettings) throws(ConfigurationError) in
+                guard let value = settings.string("cookie-secure") else { return }
+                guard let mode = ServerConfiguration.CookieSecurity(rawValue: value) else {
+                    throw ConfigurationError(.invalidValue, "setting cookie-secure is always or auto")
+                }
+                configuration.cookieSecure = mode
+            },
             .integer(
                 "shutdown-timeout", \.shutdownTimeoutSeconds, in: 0...3_600,
                 "seconds to let requests in flight finish on shutdown"),
