@@ -2,7 +2,8 @@ import Foundation
 import OrchardCrypto
 import OrchardHTTP
 
-/// The browser files the gateway serves (`orchard.js`, the demo store's page, the console under `console/`):
+/// The browser files the gateway serves (`orchard.js`, the demo store's page with its files under `demo/`, the
+/// console under `console/`):
 /// plain files in `Sources/GatewayHTTP/Web`, copied as this module's SwiftPM resources next to the built executable.
 struct WebAssets: Sendable {
     /// A file, with its validator.
@@ -25,8 +26,8 @@ struct WebAssets: Sendable {
             "js": "text/javascript; charset=utf-8", "html": "text/html; charset=utf-8",
             "css": "text/css; charset=utf-8",
         ]
-        // The top level and the console's folder (its files are named `console/<file>`).
-        for folder in ["", "console/"] {
+        // The top level and the console's and the demo store's folders (their files are `console/<file>` …).
+        for folder in ["", "console/", "demo/"] {
             guard let directory,
                 let names = try? FileManager.default.contentsOfDirectory(
                     atPath: directory.appendingPathComponent(folder).path)
