@@ -5,7 +5,10 @@
 #      superuser URL as ORCHARD_TEST_POSTGRES_URL for the PostgreSQL tests;
 #   3. builds and runs the Swift tests;
 #   4. runs the browser tests (Tests/Browser, pytest + selenium + headless Chromium) against the built
-#      `orchard`, and the API fuzz against openapi.yaml (scripts/schemathesis.sh), when present.
+#      `orchard`, and the API fuzz against openapi.yaml on SQLite and PostgreSQL (scripts/schemathesis.sh), when
+#      present;
+#   5. runs the short, seeded token fuzz campaign (scripts/fuzz-tokens.sh, 200,000 executions), which fails on
+#      a finding.
 # Locally a missing service or tool skips its tests with a message; with CI=true it is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,4 +49,8 @@ fi
 if [[ -x scripts/schemathesis.sh ]]; then
     "$SWIFT" build --product orchard
     ORCHARD_BIN=${ORCHARD_BIN:-$PWD/.build/debug/orchard} ./scripts/schemathesis.sh
+fi
+
+if [[ -x scripts/fuzz-tokens.sh ]]; then
+    SWIFT=$SWIFT ORCHARD_TOKEN_FUZZ_RUNS=${ORCHARD_TOKEN_FUZZ_RUNS:-200000} ./scripts/fuzz-tokens.sh
 fi

@@ -377,11 +377,25 @@ public struct PaymentTokenDecryptor: Sendable {
     }
 
     /// The SignerInfo's digest algorithm is SHA-256, the one Apple signs with (anything else, SHA-1 included,
-    /// is refused), and its signed contentType attribute, which RFC 5652 §11.1 requires whenever there are
+    /// is refused), its signature algorithm is one OpenSSL knows as an ECDSA or RSA signature (or the
+    /// bare key algorithm some signers write): OpenSSL verifies by the key and would take any identifier there, and its signed
+    /// contentType attribute, which RFC 5652 §11.1 requires whenever there are
     /// signed attributes, is exactly one value equal to the eContentType.
     private static func checkAlgorithms(_ signerInfo: OpaquePointer, of cms: CMSSignedData) throws(PaymentTokenError) {
         var digestAlgorithm: UnsafeMutablePointer<X509_ALGOR>?
-        CMS_SignerInfo_get0_algs(signerInfo, nil, nil, &digestAlgorithm, nil)
+        var signatureAlgorithm: UnsafeMutablePointer<X509_ALGOR>?
+        CMS_SignerInfo_get0_algs(signerInfo, nil, nil, &digestAlgorithm, &signatureAlgorithm)
+        let signature = signatureAlgorithm.map { OBJ_obj2nid($0.pointee.algorithm) } ?? NID_undef
+        var signatureDigest = NID_undef
+        var signatureKey = NID_undef
+        let isKnown =
+            signature == NID_X9_62_id_ecPublicKey || signature == NID_rsaEncryption
+            || (OBJ_find_sigid_algs(signature, &signatureDigest, &signatureKey) == 1
+                && [NID_X9_62_id_ecPublicKey, NID_rsaEncryption].contains(signatureKey))
+        guard isKnown else {
+            throw PaymentTokenError(
+                .signatureInvalid, "the SignerInfo's signature algorithm is neither ECDSA nor RSA")
+        }
         let digest = digestAlgorithm.map { OBJ_obj2nid($0.pointee.algorithm) } ?? NID_undef
         guard digest == NID_sha256 else {
             let name = OBJ_nid2sn(digest).map { String(cString: $0) } ?? "unknown"

@@ -32,7 +32,7 @@ struct FuzzTests {
                     name: "minted \(version.rawValue)", json: try! minter.mint(request), decryptor: fixture.decryptor,
                     now: SandboxFixture.now))
         }
-        for id in ["gala", "basis-theory-rsa"] {
+        for id in ["gala", "basis-theory-rsa", "payu-apple-pay"] {
             guard let vector = Vectors.all.first(where: { $0.id == id }), let key = try? vector.merchantKey(),
                 let json = try? vector.tokenData(), let anchor = try? Vectors.appleRoot()
             else { continue }
@@ -171,6 +171,30 @@ struct FuzzTests {
         print(
             "fuzz \(seed.name): \(Self.iterations) mutants, \(accepted) accepted unchanged, rejected \(rejected.sorted { $0.key < $1.key })"
         )
+    }
+
+    /// The SignerInfo's signature algorithm identifier (the last `ecdsa-with-SHA256` in the CMS bytes, after the
+    /// certificates' own) replaced by a made-up OID of the same length, as the fuzz campaign found it.
+    static func unknownSignatureAlgorithm(_ json: Data) -> Data {
+        let (root, nested) = split(json)
+        var paymentData = paymentData(root, nested: nested)
+        var bytes = [UInt8](Data(base64Encoded: paymentData["signature"] as! String)!)
+        let ecdsaWithSHA256: [UInt8] = [0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02]
+        let found = (0...(bytes.count - ecdsaWithSHA256.count)).last {
+            Array(bytes[$0..<($0 + ecdsaWithSHA256.count)]) == ecdsaWithSHA256
+        }!
+        bytes.replaceSubrange((found + 4)..<(found + 8), with: [0x00, 0x00, 0x01, 0xc9])
+        paymentData["signature"] = Data(bytes).base64EncodedString()
+        return rebuild(root, nested: nested, paymentData: paymentData)
+    }
+
+    @Test(
+        "fuzz campaign finding: an unknown SignerInfo signature algorithm is refused",
+        arguments: seeds.filter { $0.name.hasPrefix("minted") || $0.name.hasSuffix("payu-apple-pay") })
+    func unknownSignatureAlgorithmIsRefused(_ seed: Seed) throws {
+        let token = try PaymentToken(json: Self.unknownSignatureAlgorithm(seed.json))
+        #expect(throws: PaymentTokenError(.signatureInvalid)) { try seed.decryptor.decrypt(token, at: seed.now) }
+        #expect(throws: PaymentTokenError(.signatureInvalid)) { try seed.decryptor.verify(token, at: seed.now) }
     }
 
     @Test("properly encrypted plaintexts that are not payment data are rejected", .timeLimit(.minutes(5)))
