@@ -9,7 +9,8 @@ import OrchardHTTP
 public struct APIAuthenticationLimit: Sendable {
     /// Failed authentications an address may make at once. Default 20.
     public var burst = 20
-    /// Failed authentications an address regains per second once the burst is spent. Default one per 3 seconds.
+    /// Failed authentications an address regains per second once the burst is spent. Default one per 3 seconds;
+    /// 0 turns the limit off (`orchard serve --auth-failure-refill-seconds 0`).
     public var ratePerSecond = 1.0 / 3
 
     /// The defaults.
@@ -22,18 +23,22 @@ public struct APIAuthenticationLimit: Sendable {
 final class AuthenticationThrottle: Sendable {
     /// Where the refusals apply, as logged: `api` or `console`.
     let scope: String
-    let limiter: TokenBucketRateLimiter
+    /// The buckets; `nil` when the limit is off (a rate of 0).
+    let limiter: TokenBucketRateLimiter?
     /// The addresses refused now, each logged once when its refusal began.
     private let refusing = Locked<Set<String>>([])
     /// Receives the log lines; the API's access log once its application is made.
     private let sink = Locked<(@Sendable (String) -> Void)?>(nil)
     private let now: @Sendable () -> Date
 
-    /// A throttle of `burst` failures at once and `ratePerSecond` after, on the clock `now`.
+    /// A throttle of `burst` failures at once and `ratePerSecond` after, on the clock `now`; none with a rate of 0.
     init(scope: String, burst: Int, ratePerSecond: Double, now: @escaping @Sendable () -> Date) {
         self.scope = scope
         self.now = now
-        limiter = TokenBucketRateLimiter(ratePerSecond: ratePerSecond, burst: burst) { now().timeIntervalSince1970 }
+        limiter =
+            ratePerSecond > 0
+            ? TokenBucketRateLimiter(ratePerSecond: ratePerSecond, burst: max(burst, 1)) { now().timeIntervalSince1970 }
+            : nil
     }
 
     /// Sends the log lines to `log`.
@@ -44,6 +49,7 @@ final class AuthenticationThrottle: Sendable {
 
     /// Throws `429 rate_limited` (with `Retry-After`) when `address` has spent its failures.
     func check(_ address: String?) throws {
+        guard let limiter else { return }
         let address = Self.key(address)
         switch limiter.peek(address) {
         case .allowed:
@@ -58,6 +64,7 @@ final class AuthenticationThrottle: Sendable {
 
     /// Counts a failed authentication from `address`; logs the start of its refusal when this one spent the last.
     func failed(_ address: String?) {
+        guard let limiter else { return }
         let address = Self.key(address)
         _ = limiter.acquire(address)
         guard case .limited(let retryAfter) = limiter.peek(address) else { return }

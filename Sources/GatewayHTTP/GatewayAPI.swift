@@ -163,12 +163,12 @@ public final class GatewayAPI: Sendable {
 
     // MARK: Authentication
 
-    /// Decides from the headers present (see the specification's Authentication section).
     /// The client's address, the one source of it for the failed-authentication limits, the console's sign-in
     /// record and what the API shows: the socket's peer address (`nil` when there is none, as in process). A
     /// trusted-proxy setting will make it the forwarded address of requests from the proxy.
     public func clientAddress(_ request: HTTPRequest) -> String? { request.remoteAddress }
 
+    /// Decides from the headers present (see the specification's Authentication section).
     func authenticate(_ request: HTTPRequest, _ context: RequestContext) throws -> Principal? {
         guard let route = context.route, route.scope == .client || route.scope == .server else { return nil }
         let appID = request.headers["X-Orchard-App-Id"]

@@ -44,6 +44,12 @@ public enum ServeCommand {
                 name: "reconcile-interval", kind: .integer, default: "60",
                 summary: "seconds between reconciliation runs for unknown payments (0: off)"),
             Setting(
+                name: "auth-failure-burst", kind: .integer, default: "20",
+                summary: "wrong API keys one client address may present at once before 429 rate_limited"),
+            Setting(
+                name: "auth-failure-refill-seconds", kind: .integer, default: "3",
+                summary: "seconds until such an address may present one more (0: no limit)"),
+            Setting(
                 name: "web-origins", kind: .list,
                 summary: "web origins the sandbox merchant allows for CORS (https://shop.example,…)"),
             Setting(
@@ -167,13 +173,19 @@ public enum ServeCommand {
             deliveries.increment(labels: [outcome])
             if logLevel == "info" { io.out(Self.deliveryLine(record)) }
         }
+        var authenticationLimit = APIAuthenticationLimit()
+        authenticationLimit.burst = try settings.integer("auth-failure-burst", in: 1...1_000_000) ?? authenticationLimit.burst
+        if let refill = try settings.integer("auth-failure-refill-seconds", in: 0...86_400) {
+            authenticationLimit.ratePerSecond = refill > 0 ? 1 / Double(refill) : 0
+        }
         let api = GatewayAPI(
             gateway: runtime.gateway, metrics: metrics,
             readinessChecks: ["webhook_dispatcher": { dispatcher.isRunning }], sandboxWallet: runtime.sandboxWallet,
             merchantValidation: MerchantValidationService(
                 merchants: runtime.gateway.merchants,
                 transport: CurlMerchantSessionTransport(caBundlePath: validation.caFile),
-                configuration: validation.configuration))
+                configuration: validation.configuration),
+            authenticationLimit: authenticationLimit)
         let server = api.server(configuration: configuration) { line in
             switch logLevel {
             case "info": io.out(line)

@@ -373,8 +373,8 @@ extension ServerConfiguration {
     /// Adds the HTTP server's settings to `registry`: `host`, `port`, `max-body-bytes`, `max-json-depth`,
     /// `max-string-length`, `connection-limit`, `per-ip-connection-limit`, `connection-timeout`,
     /// `request-head-timeout-seconds`, `request-body-timeout-seconds`, `keep-alive-trim-percent`,
-    /// `reserved-connection-percent`, `thread-pool-size`,
-    /// `rate-limit-per-second`, `rate-limit-burst`, `tls-cert`, `tls-key`, `shutdown-timeout`.
+    /// `reserved-connection-percent`, `keep-alive-trim-min-idle-ms`, `thread-pool-size`,
+    /// `rate-limit-per-second`, `rate-limit-burst`, `tls-cert`, `tls-key`, `cookie-secure`, `shutdown-timeout`.
     public static func register(in registry: inout SettingsRegistry) {
         let defaults = ServerConfiguration()
         for entry in ServerSetting.all { registry.register(entry.setting(defaults)) }
