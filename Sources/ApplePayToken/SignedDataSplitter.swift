@@ -283,13 +283,6 @@ package enum SignedDataSplitter {
     /// The DER of `certificate`'s IssuerAndSerialNumber (`SEQUENCE { issuer Name, serialNumber INTEGER }`),
     /// as a SignerInfo naming it carries it; empty when OpenSSL cannot encode it.
     package static func issuerAndSerialNumber(of certificate: X509Certificate) -> [UInt8] {
-        func der(_ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>) -> Int32) -> [UInt8]? {
-            var output: UnsafeMutablePointer<UInt8>?
-            let length = encode(&output)
-            guard length > 0, let output else { return nil }
-            defer { orchard_OPENSSL_free(output) }
-            return Array(UnsafeBufferPointer(start: output, count: Int(length)))
-        }
         defer { OpenSSLErrorQueue.clear() }
         guard let issuer = der({ i2d_X509_NAME(X509_get_issuer_name(certificate.pointer), $0) }),
             let serial = der({ i2d_ASN1_INTEGER(X509_get0_serialNumber(certificate.pointer), $0) })
@@ -303,6 +296,16 @@ package enum SignedDataSplitter {
             ASN1_put_object(&writer, 1, Int32(contentLength), V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL)
         }
         return header + issuer + serial
+    }
+
+    /// The bytes an OpenSSL `i2d_…` call writes (`encode` gets the output pointer), nil when it writes none. A
+    /// parsed name or certificate writes the bytes it was parsed from.
+    package static func der(_ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>) -> Int32) -> [UInt8]? {
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = encode(&output)
+        guard length > 0, let output else { return nil }
+        defer { orchard_OPENSSL_free(output) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
     }
 
     private static func encode(_ sequence: OpaquePointer) -> [UInt8]? {
