@@ -15,8 +15,11 @@
 //
 // Every input is parsed, verified and decrypted in the lane its publicKeyHash names, and decrypted once
 // more without verification. A crash, a hang, or either of these is a finding:
-//   - a token whose signature or signed content is not one of the lane's genuine tokens is verified
-//     (a mutated signature accepted);
+//   - a token is verified whose signed content, signature value, signed attributes or certificates are not
+//     one of the lane's genuine tokens' (a mutated signature accepted). The CMS envelope around them is
+//     compared as what it binds (`SignatureCore`): what no signature covers (the versions, the digest
+//     algorithm set, BER's encoding choices) may change without a forgery; what names the signer and the
+//     algorithms must still be exact (the decryptor's own checks refuse them otherwise);
 //   - a ciphertext or key that is not a genuine token's decrypts (AES-GCM accepted a mutated message).
 import ApplePaySandbox
 import ApplePayToken
@@ -29,10 +32,18 @@ enum FuzzWorld {
     static let now = Date(timeIntervalSince1970: 1_780_272_000)
     static let merchantID = "merchant.com.orchard.fuzz"
 
-    /// What a genuine token is: its signature over its signed content.
+    /// What a genuine token is: its signature (as what it binds) over its signed content.
     struct Signed: Hashable {
-        var signature: [UInt8]
+        var signature: SignatureCore
         var content: [UInt8]
+
+        /// `token`'s, nil when its signature has no single SignerInfo.
+        init?(_ token: PaymentToken) {
+            guard let core = try? CMSSignedData(der: token.signature, context: ParsingContext.shared).signatureCore
+            else { return nil }
+            signature = core
+            content = token.signedContent
+        }
     }
 
     /// What a genuine token's encryption is: its key material and ciphertext.
@@ -53,7 +64,7 @@ enum FuzzWorld {
         mutating func admit(_ json: Data) throws {
             let token = try PaymentToken(json: json)
             _ = try decryptor.decrypt(token, at: at)
-            signed.insert(Signed(signature: token.signature, content: token.signedContent))
+            signed.insert(Signed(token)!)
             sealed.insert(Sealed(keyMaterial: token.keyMaterial, ciphertext: token.ciphertext))
         }
     }
@@ -197,7 +208,7 @@ enum FuzzWorld {
         }
         switch verification {
         case .success:
-            guard lane.signed.contains(Signed(signature: token.signature, content: token.signedContent)) else {
+            guard let signed = Signed(token), lane.signed.contains(signed) else {
                 fatalError("finding: a mutated signature or signed content was accepted in lane \(lane.name)")
             }
             return decrypted ? "accepted (\(lane.name))" : "verified, not decrypted (\(lane.name))"
@@ -304,7 +315,20 @@ public func tokenFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) 
         print("TokenFuzzer: \(FuzzWorld.lanes.count) lane(s): \(FuzzWorld.lanes.map(\.name).joined(separator: ", "))")
         var count = argc
         var arguments = argv
-        return LLVMFuzzerRunDriver(&count, &arguments) { data, size in tokenFuzzerTestOneInput(data, size) }
+        atexit {
+            print(String(format: "TokenFuzzer: slowest input %.3f ms", Double(SlowestInput.nanoseconds) / 1e6))
+        }
+        return LLVMFuzzerRunDriver(&count, &arguments) { data, size in
+            let start = DispatchTime.now().uptimeNanoseconds
+            let result = tokenFuzzerTestOneInput(data, size)
+            SlowestInput.nanoseconds = max(SlowestInput.nanoseconds, DispatchTime.now().uptimeNanoseconds - start)
+            return result
+        }
+    }
+
+    /// The longest one input took in this process, printed at exit: libFuzzer's own figure is whole seconds.
+    enum SlowestInput {
+        nonisolated(unsafe) static var nanoseconds: UInt64 = 0
     }
 #else
     @main
