@@ -136,9 +136,19 @@ package enum SignedDataSplitter {
             else { return nil }
             let available = wrapperLength - (innerStart - UnsafePointer(wrapperData))
             var signedCursor: UnsafePointer<UInt8>? = innerStart
-            guard let signedData = d2i_ASN1_SEQUENCE_ANY(nil, &signedCursor, header & 0x01 != 0 ? available : length)
+            let indefinite = header & 0x01 != 0
+            guard let signedData = d2i_ASN1_SEQUENCE_ANY(nil, &signedCursor, indefinite ? available : length)
             else { return nil }
             defer { orchard_sk_ASN1_TYPE_pop_free(signedData) }
+            // The SignedData is all the [0] holds (then its end-of-contents octets, when its length is
+            // indefinite), as OpenSSL's own parse requires: anything after it makes the token malformed on
+            // the full path, so the split must not hide it.
+            let wrapperEnd = UnsafePointer(wrapperData) + wrapperLength
+            guard let signedEnd = signedCursor,
+                indefinite
+                    ? signedEnd + 2 == wrapperEnd && signedEnd[0] == 0 && signedEnd[1] == 0
+                    : signedEnd == innerStart + length && signedEnd == wrapperEnd
+            else { return nil }
 
             // The one [0] IMPLICIT element of SignedData is `certificates`.
             var certificatesIndex: Int32?

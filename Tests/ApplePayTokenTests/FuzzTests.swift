@@ -260,6 +260,24 @@ struct FuzzTests {
         }
     }
 
+    @Test(
+        "fuzz campaign finding: an element after the SignedData in its [0] is malformed_token, whether the certificates were seen or not",
+        arguments: seeds.filter { $0.name.hasPrefix("real") })
+    func elementAfterSignedData(_ seed: Seed) throws {
+        // Apple's signatures are BER with indefinite lengths: ContentInfo, [0] and SignedData each end in
+        // end-of-contents octets. An empty BOOLEAN goes between the SignedData's and the [0]'s, as the campaign
+        // found it.
+        let extended = Self.editingSignature(seed.json) { bytes in bytes.insert(contentsOf: [0x01, 0x00], at: bytes.count - 4) }
+        let token = try PaymentToken(json: extended)
+        let fresh = PaymentTokenDecryptor(trustAnchor: seed.decryptor.trustAnchor, keys: seed.decryptor.keys)
+        let cached = PaymentTokenDecryptor(trustAnchor: seed.decryptor.trustAnchor, keys: seed.decryptor.keys)
+        _ = try cached.verify(try PaymentToken(json: seed.json), at: seed.now)
+        for decryptor in [fresh, cached] {
+            #expect(throws: PaymentTokenError(.malformedToken)) { try decryptor.verify(token, at: seed.now) }
+            #expect(throws: PaymentTokenError(.malformedToken)) { try decryptor.decrypt(token, at: seed.now) }
+        }
+    }
+
     @Test("properly encrypted plaintexts that are not payment data are rejected", .timeLimit(.minutes(5)))
     func randomPlaintexts() throws {
         let fixture = SandboxFixture.shared
