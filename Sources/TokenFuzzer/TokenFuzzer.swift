@@ -20,6 +20,7 @@
 //     compared as what it binds (`SignatureCore`): what no signature covers (the versions, the digest
 //     algorithm set, BER's encoding choices) may change without a forgery; what names the signer and the
 //     algorithms must still be exact (the decryptor's own checks refuse them otherwise);
+//   - a token verified with the lane's chains cached is refused by a decryptor that has seen nothing;
 //   - a ciphertext or key that is not a genuine token's decrypts (AES-GCM accepted a mutated message).
 import ApplePaySandbox
 import ApplePayToken
@@ -210,6 +211,11 @@ enum FuzzWorld {
         case .success:
             guard let signed = Signed(token), lane.signed.contains(signed) else {
                 fatalError("finding: a mutated signature or signed content was accepted in lane \(lane.name)")
+            }
+            // The lane's decryptor has its chains cached; one that has seen nothing decides the same.
+            let fresh = PaymentTokenDecryptor(trustAnchor: lane.decryptor.trustAnchor, keys: lane.decryptor.keys)
+            guard (try? fresh.verify(token, at: lane.at)) != nil else {
+                fatalError("finding: a token was accepted only with its certificates cached in lane \(lane.name)")
             }
             return decrypted ? "accepted (\(lane.name))" : "verified, not decrypted (\(lane.name))"
         case .failure(let error):
