@@ -176,6 +176,11 @@ public struct PaymentTokenDecryptor: Sendable {
                     .malformedToken, "the ephemeral public key has explicit curve parameters, not the named curve P-256"
                 )
             }
+            // DER only: OpenSSL's decoder also takes other encodings of the same key (a bit string that claims
+            // unused bits, say), which no signer writes.
+            guard peer.publicKeyDER == peerSPKI else {
+                throw PaymentTokenError(.malformedToken, "the ephemeral public key is not a DER SubjectPublicKeyInfo")
+            }
         }
         guard peer.kind == .ec else { throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not EC") }
         // Partial public-key validation (SP 800-56A 5.6.2.3.4): the point is on the curve. P-256 has

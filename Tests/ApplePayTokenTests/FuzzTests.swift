@@ -278,6 +278,25 @@ struct FuzzTests {
         }
     }
 
+    @Test(
+        "fuzz campaign finding: an ephemeral key whose bit string claims an unused bit is malformed_token, not the same key",
+        arguments: seeds.filter { $0.name.hasSuffix("EC_v1") || $0.name.hasSuffix("payu-apple-pay") })
+    func ephemeralKeyNotDER(_ seed: Seed) throws {
+        let (root, nested) = Self.split(seed.json)
+        var paymentData = Self.paymentData(root, nested: nested)
+        var header = paymentData["header"] as! [String: Any]
+        var key = [UInt8](Data(base64Encoded: header["ephemeralPublicKey"] as! String)!)
+        // BIT STRING, 66 bytes, 0 unused bits, an uncompressed point: the unused-bits octet becomes 1.
+        let bitString = try #require(Self.lastIndex(of: [0x03, 0x42, 0x00, 0x04], in: key))
+        key[bitString + 2] = 0x01
+        header["ephemeralPublicKey"] = Data(key).base64EncodedString()
+        paymentData["header"] = header
+        let token = try PaymentToken(json: Self.rebuild(root, nested: nested, paymentData: paymentData))
+        #expect(throws: PaymentTokenError(.malformedToken)) { try seed.decryptor.decryptUnverifiedForTests(token) }
+        // The key is signed content: the token as a whole fails on its signature first.
+        #expect(throws: PaymentTokenError(.signatureInvalid)) { try seed.decryptor.decrypt(token, at: seed.now) }
+    }
+
     @Test("properly encrypted plaintexts that are not payment data are rejected", .timeLimit(.minutes(5)))
     func randomPlaintexts() throws {
         let fixture = SandboxFixture.shared
