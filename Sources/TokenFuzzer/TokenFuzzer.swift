@@ -21,7 +21,8 @@
 //     algorithm set, BER's encoding choices) may change without a forgery; what names the signer and the
 //     algorithms must still be exact (the decryptor's own checks refuse them otherwise);
 //   - a token verified with the lane's chains cached is refused by a decryptor that has seen nothing;
-//   - a ciphertext or key that is not a genuine token's decrypts (AES-GCM accepted a mutated message).
+//   - a ciphertext or key that is not a genuine token's decrypts (AES-GCM accepted a mutated message);
+//   - an input takes more than 1 s of CPU time (libFuzzer's wall-clock `-timeout` backs it up).
 import ApplePaySandbox
 import ApplePayToken
 import Foundation
@@ -322,19 +323,39 @@ public func tokenFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) 
         var count = argc
         var arguments = argv
         atexit {
-            print(String(format: "TokenFuzzer: slowest input %.3f ms", Double(SlowestInput.nanoseconds) / 1e6))
+            print(
+                String(
+                    format: "TokenFuzzer: slowest input %.3f ms CPU, %.3f ms wall",
+                    Double(SlowestInput.cpu) / 1e6, Double(SlowestInput.wall) / 1e6))
         }
         return LLVMFuzzerRunDriver(&count, &arguments) { data, size in
-            let start = DispatchTime.now().uptimeNanoseconds
+            let wallStart = DispatchTime.now().uptimeNanoseconds
+            let cpuStart = SlowestInput.threadCPUNanoseconds()
             let result = tokenFuzzerTestOneInput(data, size)
-            SlowestInput.nanoseconds = max(SlowestInput.nanoseconds, DispatchTime.now().uptimeNanoseconds - start)
+            let cpu = SlowestInput.threadCPUNanoseconds() - cpuStart
+            SlowestInput.cpu = max(SlowestInput.cpu, cpu)
+            SlowestInput.wall = max(SlowestInput.wall, DispatchTime.now().uptimeNanoseconds - wallStart)
+            if cpu > SlowestInput.limit {
+                fatalError("finding: an input took \(cpu / 1_000_000) ms of CPU time, over the limit of 1 s")
+            }
             return result
         }
     }
 
-    /// The longest one input took in this process, printed at exit: libFuzzer's own figure is whole seconds.
+    /// The longest one input took in this process, printed at exit (libFuzzer's own figure is whole seconds of
+    /// wall time), and the limit: 1 s of the thread's CPU time. Wall time on a shared machine also counts the
+    /// time other processes had the CPU, so libFuzzer's own `-timeout` is only the backstop for an input that
+    /// blocks (scripts/fuzz-tokens.sh).
     enum SlowestInput {
-        nonisolated(unsafe) static var nanoseconds: UInt64 = 0
+        nonisolated(unsafe) static var cpu: UInt64 = 0
+        nonisolated(unsafe) static var wall: UInt64 = 0
+        static let limit: UInt64 = 1_000_000_000
+
+        static func threadCPUNanoseconds() -> UInt64 {
+            var time = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        }
     }
 #else
     @main
