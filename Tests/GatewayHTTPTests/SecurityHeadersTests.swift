@@ -23,15 +23,7 @@ struct SecurityHeadersTests {
 
     @Test("over TLS every answer carries Strict-Transport-Security; over plain HTTP none does")
     func strictTransportSecurity() throws {
-        let files = try TLSFixture.write()
-        var configuration = ServerConfiguration()
-        configuration.tlsCertificatePath = files.certificate
-        configuration.tlsKeyPath = files.key
-        var router = Router()
-        router.get("/healthz") { _, _ in .text("ok") }
-        let tls = try TestServer(configuration: configuration, responder: HTTPApplication(router: router))
-        let client = CurlClient()
-        client.caFile = files.certificate
+        let (tls, client, router) = try TLSFixture.healthzServer()
         for path in ["/healthz", "/missing"] {
             let response = try client.request("GET", "https://127.0.0.1:\(tls.port)\(path)")
             #expect(response.headers["Strict-Transport-Security"] == "max-age=31536000", "\(path)")
