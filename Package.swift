@@ -85,11 +85,13 @@ let package = Package(
             ]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
         // libFuzzer target over token handling (docs/tokens.md); built normally it replays inputs.
-        .executableTarget(name: "TokenFuzzer", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
+        .executableTarget(
+            name: "TokenFuzzer", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardCrypto", "OrchardTestSupport"]),
 
         // MARK: Tests (Swift Testing)
-        // Helpers the tests of several modules share: package paths, a seeded generator.
-        .target(name: "OrchardTestSupport"),
+        // Helpers the tests of several modules (and the token fuzzer) share: package paths, a seeded generator, the
+        // shared conformance vectors.
+        .target(name: "OrchardTestSupport", dependencies: ["ApplePayToken", "OrchardCrypto"]),
         .testTarget(
             name: "SystemLibrariesTests",
             dependencies: ["COpenSSL", "CSQLite", "CPostgres", "CCurl", "CMicroHTTPD"]),

@@ -27,6 +27,7 @@ import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import OrchardCrypto
+import OrchardTestSupport
 
 /// The fixed world every input is checked in: lanes of a trust anchor, merchant keys and a "now", each with
 /// the tokens that are genuinely signed in it.
@@ -155,31 +156,11 @@ enum FuzzWorld {
 
     /// One lane per vector of `directory/manifest.json` whose key loads and whose token verifies.
     static func vectorLanes(_ directory: URL) -> [Lane] {
-        guard let data = try? Data(contentsOf: directory.appendingPathComponent("manifest.json")),
-            let manifest = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let entries = manifest["vectors"] as? [[String: Any]],
-            let anchor = try? TrustAnchor.appleRoot(
-                contentsOf: directory.appendingPathComponent("apple-root-ca-g3.pem").path)
-        else { return [] }
-        return entries.compactMap { entry in
-            guard let id = entry["id"] as? String, let dir = entry["dir"] as? String,
-                let token = entry["token"] as? String, let keyPath = entry["private_key"] as? String,
-                let verifyAt = entry["verify_at"] as? String, let at = try? Date(verifyAt, strategy: .iso8601)
-            else { return nil }
-            let base = directory.appendingPathComponent(dir)
-            guard let keyPEM = try? SecureBytes(contentsOf: base.appendingPathComponent(keyPath)) else { return nil }
-            let key: MerchantKey?
-            if let certificate = entry["certificate"] as? String,
-                let pem = try? String(contentsOf: base.appendingPathComponent(certificate), encoding: .utf8)
-            {
-                key = try? MerchantKey(privateKeyPEM: keyPEM, certificatePEM: pem)
-            } else if let merchantID = entry["merchant_id"] as? String {
-                key = try? MerchantKey(privateKeyPEM: keyPEM, merchantIdentifier: merchantID)
-            } else {
-                key = nil
-            }
-            guard let key, var lane = try? lane(name: id, anchor: anchor, keys: [key], at: at),
-                let json = try? Data(contentsOf: base.appendingPathComponent(token)), (try? lane.admit(json)) != nil
+        guard let anchor = try? ConformanceVector.appleRoot(in: directory) else { return [] }
+        return ConformanceVector.all(in: directory).compactMap { vector in
+            guard let key = try? vector.merchantKey(),
+                var lane = try? lane(name: vector.id, anchor: anchor, keys: [key], at: vector.verifyAt),
+                let json = try? vector.tokenData(), (try? lane.admit(json)) != nil
             else { return nil }
             return lane
         }
