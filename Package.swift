@@ -89,7 +89,8 @@ let package = Package(
             plugins: ["BuildInfo"]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
         // libFuzzer target over token handling (docs/tokens.md); built normally it replays inputs.
-        .executableTarget(name: "TokenFuzzer", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
+        .executableTarget(
+            name: "TokenFuzzer", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardCrypto", "OrchardTestSupport"]),
 
         // MARK: Build steps
         // Turns a target's Web folder into a generated Swift file (the build tool of EmbedWebAssets).
@@ -99,8 +100,9 @@ let package = Package(
         .plugin(name: "BuildInfo", capability: .buildTool()),
 
         // MARK: Tests (Swift Testing)
-        // Helpers the tests of several modules share: package paths, a seeded generator.
-        .target(name: "OrchardTestSupport"),
+        // Helpers the tests of several modules (and the token fuzzer) share: package paths, a seeded generator, the
+        // shared conformance vectors.
+        .target(name: "OrchardTestSupport", dependencies: ["ApplePayToken", "OrchardCrypto"]),
         .testTarget(
             name: "SystemLibrariesTests",
             dependencies: ["COpenSSL", "CSQLite", "CPostgres", "CCurl", "CMicroHTTPD"]),

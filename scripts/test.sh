@@ -5,8 +5,11 @@
 #      superuser URL as ORCHARD_TEST_POSTGRES_URL for the PostgreSQL tests;
 #   3. builds and runs the Swift tests;
 #   4. runs the browser tests (Tests/Browser, pytest + selenium + headless Chromium) against the built
-#      `orchard`, and the API fuzz against openapi.yaml (scripts/schemathesis.sh), when present;
-#   5. builds the release binary and runs the packaging tests (scripts/test-package.sh): the binary copied
+#      `orchard`, and the API fuzz against openapi.yaml on SQLite and PostgreSQL (scripts/schemathesis.sh), when
+#      present;
+#   5. runs the short, seeded token fuzz campaign (scripts/fuzz-tokens.sh, 200,000 executions), which fails on
+#      a finding;
+#   6. builds the release binary and runs the packaging tests (scripts/test-package.sh): the binary copied
 #      alone serves every page, and the Debian package lints, installs, serves and purges (root only).
 # Locally a missing service or tool skips its tests with a message; with CI=true it is a failure.
 set -euo pipefail
@@ -48,6 +51,10 @@ fi
 if [[ -x scripts/schemathesis.sh ]]; then
     "$SWIFT" build --product orchard
     ORCHARD_BIN=${ORCHARD_BIN:-$PWD/.build/debug/orchard} ./scripts/schemathesis.sh
+fi
+
+if [[ -x scripts/fuzz-tokens.sh ]]; then
+    SWIFT=$SWIFT ORCHARD_TOKEN_FUZZ_RUNS=${ORCHARD_TOKEN_FUZZ_RUNS:-200000} ./scripts/fuzz-tokens.sh
 fi
 
 if [[ -x scripts/test-package.sh ]]; then

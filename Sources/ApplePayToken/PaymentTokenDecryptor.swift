@@ -176,6 +176,11 @@ public struct PaymentTokenDecryptor: Sendable {
                     .malformedToken, "the ephemeral public key has explicit curve parameters, not the named curve P-256"
                 )
             }
+            // DER only: OpenSSL's decoder also takes other encodings of the same key (a bit string that claims
+            // unused bits, say), which no signer writes.
+            guard peer.publicKeyDER == peerSPKI else {
+                throw PaymentTokenError(.malformedToken, "the ephemeral public key is not a DER SubjectPublicKeyInfo")
+            }
         }
         guard peer.kind == .ec else { throw PaymentTokenError(.decryptionFailed, "the ephemeral public key is not EC") }
         // Partial public-key validation (SP 800-56A 5.6.2.3.4): the point is on the curve. P-256 has
@@ -319,7 +324,7 @@ public struct PaymentTokenDecryptor: Sendable {
         let known = cache.entry(for: chainKey)
         let signingLeaf: X509Certificate
         if let known { signingLeaf = known.leaf } else { signingLeaf = try Self.parsedAfresh(leaf) }
-        guard CMS_SignerInfo_cert_cmp(signerInfo, signingLeaf.pointer) == 0 else {
+        guard Self.signerNames(signerInfo, signingLeaf) else {
             throw PaymentTokenError(.signatureInvalid, "the signer is not the Apple Pay signing leaf")
         }
         let signingSeconds = try checkSigningTime(signerInfo, at: now)
@@ -342,7 +347,7 @@ public struct PaymentTokenDecryptor: Sendable {
         _ signerInfo: OpaquePointer, of cms: CMSSignedData, chain: ValidatedChain, token: PaymentToken, at now: Date,
         details: Bool, signerMatched: Bool, definitive: Bool
     ) throws(PaymentTokenError) -> TokenVerification? {
-        guard signerMatched || CMS_SignerInfo_cert_cmp(signerInfo, chain.leaf.pointer) == 0 else {
+        guard signerMatched || Self.signerNames(signerInfo, chain.leaf) else {
             throw PaymentTokenError(.signatureInvalid, "the signer is not the Apple Pay signing leaf")
         }
         let signingSeconds = try checkSigningTime(signerInfo, at: now)
@@ -350,14 +355,14 @@ public struct PaymentTokenDecryptor: Sendable {
             throw PaymentTokenError(
                 .certificateUntrusted, "a certificate of the chain is not valid at the signing time")
         }
-        try Self.checkAlgorithms(signerInfo, of: cms)
+        try Self.checkAlgorithms(signerInfo, of: cms, signer: chain.leaf)
         var content = token.signedContent
         if !Self.cmsVerify(cms, signerInfo: signerInfo, signer: chain.leaf, content: &content) {
             guard definitive else { return nil }
             // Confirm a failure with the signature parsed in the default library context.
             let confirmation = try CMSSignedData(der: token.signature, context: nil)
             guard let confirmationSigner = confirmation.onlySignerInfo,
-                CMS_SignerInfo_cert_cmp(confirmationSigner, chain.leaf.pointer) == 0,
+                Self.signerNames(confirmationSigner, chain.leaf),
                 Self.cmsVerify(confirmation, signerInfo: confirmationSigner, signer: chain.leaf, content: &content)
             else {
                 throw PaymentTokenError(
@@ -376,12 +381,45 @@ public struct PaymentTokenDecryptor: Sendable {
             rootSubject: trustAnchor.certificate.subject, rootFingerprint: trustAnchor.sha256Fingerprint)
     }
 
+    /// Whether the SignerInfo's signer identifier names `leaf`, exactly: by subjectKeyIdentifier, the leaf's
+    /// own (OpenSSL compares those byte for byte), or by issuer and serial number, the leaf's serial and its
+    /// issuer name byte for byte as the leaf writes it. `CMS_SignerInfo_cert_cmp` alone compares names in their
+    /// canonical form (case, spaces and string types folded, RFC 5280 §7.1), so an identifier spelt otherwise,
+    /// which no signer writes, would still name the leaf.
+    static func signerNames(_ signerInfo: OpaquePointer, _ leaf: X509Certificate) -> Bool {
+        guard CMS_SignerInfo_cert_cmp(signerInfo, leaf.pointer) == 0 else { return false }
+        var keyID: UnsafeMutablePointer<ASN1_OCTET_STRING>?
+        var issuer: OpaquePointer?
+        guard CMS_SignerInfo_get0_signer_id(signerInfo, &keyID, &issuer, nil) == 1 else { return false }
+        guard let issuer else { return keyID != nil }
+        let named = SignedDataSplitter.der { i2d_X509_NAME(issuer, $0) }
+        return named != nil && named == SignedDataSplitter.der { i2d_X509_NAME(X509_get_issuer_name(leaf.pointer), $0) }
+    }
+
     /// The SignerInfo's digest algorithm is SHA-256, the one Apple signs with (anything else, SHA-1 included,
-    /// is refused), and its signed contentType attribute, which RFC 5652 §11.1 requires whenever there are
-    /// signed attributes, is exactly one value equal to the eContentType.
-    private static func checkAlgorithms(_ signerInfo: OpaquePointer, of cms: CMSSignedData) throws(PaymentTokenError) {
+    /// is refused), its signature algorithm is ECDSA or RSA with SHA-256 (or the bare key algorithm some
+    /// signers write, RFC 5754 §3), of the kind of `signer`'s key: OpenSSL verifies by the key and the digest
+    /// algorithm and would take any identifier there, another hash's or another key kind's included; and its
+    /// signed contentType attribute, which RFC 5652 §11.1 requires whenever there are signed attributes, is
+    /// exactly one value equal to the eContentType.
+    private static func checkAlgorithms(
+        _ signerInfo: OpaquePointer, of cms: CMSSignedData, signer: X509Certificate
+    ) throws(PaymentTokenError) {
         var digestAlgorithm: UnsafeMutablePointer<X509_ALGOR>?
-        CMS_SignerInfo_get0_algs(signerInfo, nil, nil, &digestAlgorithm, nil)
+        var signatureAlgorithm: UnsafeMutablePointer<X509_ALGOR>?
+        CMS_SignerInfo_get0_algs(signerInfo, nil, nil, &digestAlgorithm, &signatureAlgorithm)
+        let signature = signatureAlgorithm.map { OBJ_obj2nid($0.pointee.algorithm) } ?? NID_undef
+        var signatureDigest = NID_undef
+        var signatureKey = signature
+        let isSHA256 =
+            signature == NID_X9_62_id_ecPublicKey || signature == NID_rsaEncryption
+            || (OBJ_find_sigid_algs(signature, &signatureDigest, &signatureKey) == 1 && signatureDigest == NID_sha256)
+        let signerKind = X509_get0_pubkey(signer.pointer).map { EVP_PKEY_get_base_id($0) } ?? NID_undef
+        guard isSHA256, [NID_X9_62_id_ecPublicKey, NID_rsaEncryption].contains(signatureKey), signatureKey == signerKind
+        else {
+            throw PaymentTokenError(
+                .signatureInvalid, "the SignerInfo's signature algorithm is not the signing key's ECDSA or RSA with SHA-256")
+        }
         let digest = digestAlgorithm.map { OBJ_obj2nid($0.pointee.algorithm) } ?? NID_undef
         guard digest == NID_sha256 else {
             let name = OBJ_nid2sn(digest).map { String(cString: $0) } ?? "unknown"
@@ -550,6 +588,19 @@ package final class CMSSignedData {
         return orchard_sk_CMS_SignerInfo_value(signerInfos, 0)
     }
 
+    /// What the only SignerInfo's signature binds, without the envelope around it; nil without exactly one
+    /// SignerInfo.
+    package var signatureCore: SignatureCore? {
+        guard let signerInfo = onlySignerInfo, let value = CMS_SignerInfo_get0_signature(signerInfo) else { return nil }
+        defer { OpenSSLErrorQueue.clear() }
+        let attributes = (0..<max(CMS_signed_get_attr_count(signerInfo), 0)).map { index in
+            SignedDataSplitter.der { i2d_X509_ATTRIBUTE(CMS_signed_get_attr(signerInfo, index), $0) } ?? []
+        }
+        return SignatureCore(
+            value: Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(value), count: Int(ASN1_STRING_length(value)))),
+            signedAttributes: attributes, certificates: certificates.map(\.der))
+    }
+
     /// The certificates the SignedData carries.
     package var certificates: [X509Certificate] {
         guard let stack = CMS_get1_certs(pointer) else { return [] }
@@ -562,6 +613,16 @@ package final class CMSSignedData {
         }
         return result
     }
+}
+
+/// What a CMS signature binds: the signature value, the signed attributes (each re-encoded in DER: the signature
+/// covers their DER encoding, whatever encoding they came in) and the certificates. Two signatures that differ
+/// only where no signature reaches (the versions, the set of digest algorithms, the signer identifier, BER's
+/// choices of length and tag encoding) have the same core. The fuzz campaign's forgery oracle compares cores.
+package struct SignatureCore: Hashable, Sendable {
+    package var value: [UInt8]
+    package var signedAttributes: [[UInt8]]
+    package var certificates: [[UInt8]]
 }
 
 /// A validated chain: its leaf (parsed in the default library context) and the interval (seconds since

@@ -136,9 +136,19 @@ package enum SignedDataSplitter {
             else { return nil }
             let available = wrapperLength - (innerStart - UnsafePointer(wrapperData))
             var signedCursor: UnsafePointer<UInt8>? = innerStart
-            guard let signedData = d2i_ASN1_SEQUENCE_ANY(nil, &signedCursor, header & 0x01 != 0 ? available : length)
+            let indefinite = header & 0x01 != 0
+            guard let signedData = d2i_ASN1_SEQUENCE_ANY(nil, &signedCursor, indefinite ? available : length)
             else { return nil }
             defer { orchard_sk_ASN1_TYPE_pop_free(signedData) }
+            // The SignedData is all the [0] holds (then its end-of-contents octets, when its length is
+            // indefinite), as OpenSSL's own parse requires: anything after it makes the token malformed on
+            // the full path, so the split must not hide it.
+            let wrapperEnd = UnsafePointer(wrapperData) + wrapperLength
+            guard let signedEnd = signedCursor,
+                indefinite
+                    ? signedEnd + 2 == wrapperEnd && signedEnd[0] == 0 && signedEnd[1] == 0
+                    : signedEnd == innerStart + length && signedEnd == wrapperEnd
+            else { return nil }
 
             // The one [0] IMPLICIT element of SignedData is `certificates`.
             var certificatesIndex: Int32?
@@ -283,13 +293,6 @@ package enum SignedDataSplitter {
     /// The DER of `certificate`'s IssuerAndSerialNumber (`SEQUENCE { issuer Name, serialNumber INTEGER }`),
     /// as a SignerInfo naming it carries it; empty when OpenSSL cannot encode it.
     package static func issuerAndSerialNumber(of certificate: X509Certificate) -> [UInt8] {
-        func der(_ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>) -> Int32) -> [UInt8]? {
-            var output: UnsafeMutablePointer<UInt8>?
-            let length = encode(&output)
-            guard length > 0, let output else { return nil }
-            defer { orchard_OPENSSL_free(output) }
-            return Array(UnsafeBufferPointer(start: output, count: Int(length)))
-        }
         defer { OpenSSLErrorQueue.clear() }
         guard let issuer = der({ i2d_X509_NAME(X509_get_issuer_name(certificate.pointer), $0) }),
             let serial = der({ i2d_ASN1_INTEGER(X509_get0_serialNumber(certificate.pointer), $0) })
@@ -303,6 +306,16 @@ package enum SignedDataSplitter {
             ASN1_put_object(&writer, 1, Int32(contentLength), V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL)
         }
         return header + issuer + serial
+    }
+
+    /// The bytes an OpenSSL `i2d_…` call writes (`encode` gets the output pointer), nil when it writes none. A
+    /// parsed name or certificate writes the bytes it was parsed from.
+    package static func der(_ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>) -> Int32) -> [UInt8]? {
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = encode(&output)
+        guard length > 0, let output else { return nil }
+        defer { orchard_OPENSSL_free(output) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
     }
 
     private static func encode(_ sequence: OpaquePointer) -> [UInt8]? {

@@ -101,7 +101,7 @@ public enum FieldLimits {
     /// A prime (`prime` of a payment request).
     public static let prime: ClosedRange<Int> = 1...64
     /// `order_number`, of a payment and as a listing filter.
-    public static let orderNumber = 50
+    public static let orderNumber: ClosedRange<Int> = 1...50
     /// `details` of a payment.
     public static let details = 100
     /// Each cardholder field, by wire name (openapi.yaml's `Cardholder`).

@@ -315,10 +315,8 @@ public final class GatewayService: Sendable {
         if let details = request.details, !FieldLimits.fits(details, FieldLimits.details) {
             throw .invalid("details", "at most \(FieldLimits.details) characters")
         }
-        if let number = request.orderNumber,
-            number.isEmpty || !FieldLimits.fits(number, FieldLimits.orderNumber)
-        {
-            throw .invalid("order_number", "1 to \(FieldLimits.orderNumber) characters")
+        if let number = request.orderNumber, !FieldLimits.fits(number, FieldLimits.orderNumber) {
+            throw .invalid("order_number", "\(FieldLimits.text(FieldLimits.orderNumber)) characters")
         }
         try FieldLimits.checkCharacters(request.orderNumber, param: "order_number")
         try FieldLimits.checkCharacters(request.details, param: "details")
@@ -605,8 +603,8 @@ public final class GatewayService: Sendable {
         guard FieldLimits.pageSize.contains(query.limit) else {
             throw .invalid("limit", FieldLimits.text(FieldLimits.pageSize))
         }
-        if let number = query.orderNumber, !FieldLimits.fits(number, FieldLimits.orderNumber) {
-            throw .invalid("order_number", "at most \(FieldLimits.orderNumber) characters")
+        if let number = query.orderNumber, !FieldLimits.fits(number, FieldLimits.orderNumber.upperBound) {
+            throw .invalid("order_number", "at most \(FieldLimits.orderNumber.upperBound) characters")
         }
         if let number = query.outTradeNo, !FieldLimits.fits(number, FieldLimits.outTradeNo.upperBound) {
             throw .invalid("out_trade_no", "at most \(FieldLimits.outTradeNo.upperBound) characters")

@@ -15,11 +15,17 @@ public protocol Store: Sendable, SandboxAcquirerLedger {
     func isReachable() -> Bool
 
     // MARK: Webhook delivery (the dispatcher's, through ``StoreWebhookOutbox``)
-    /// Pending events whose next attempt is due at `now` and whose merchant has an endpoint, oldest first, with
-    /// the merchant's secret ring as sealed. A store that serves several instances leases them to the caller.
-    func dueWebhookRows(now: Date, limit: Int) throws -> [DueWebhookRow]
-    /// Records an attempt and moves the event to the attempt's state, atomically.
-    func recordWebhookAttempt(_ attempt: WebhookAttempt) throws
+    /// Claims the pending events whose next attempt is due at `now` and whose merchant has an endpoint, oldest
+    /// first, with the merchant's secret ring as sealed: each is leased to `lease`'s owner until
+    /// `now + lease.seconds` (its `next_attempt_at`), so that no other caller claims it meanwhile.
+    func dueWebhookRows(now: Date, limit: Int, lease: WebhookLease) throws -> [DueWebhookRow]
+    /// If the event is pending and still leased to `lease`'s owner (the lease may have ended, as long as nobody
+    /// claimed the event since), renews the lease from `now` and counts one more attempt, atomically: the
+    /// attempt's number; else `nil`, and nothing changes.
+    func beginWebhookAttempt(eventID: String, now: Date, lease: WebhookLease) throws -> Int?
+    /// Records an attempt and, while the event is leased to `lease`'s owner, moves it to the attempt's state
+    /// and releases the lease, atomically. The attempt was counted by ``beginWebhookAttempt(eventID:now:lease:)``.
+    func recordWebhookAttempt(_ attempt: WebhookAttempt, lease: WebhookLease) throws
 }
 
 extension Store {

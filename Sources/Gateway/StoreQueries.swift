@@ -133,6 +133,40 @@ extension StoreStatements {
         ) { $0.optionalText(0) }.first ?? nil
     }
 
+    // MARK: The outbox's leases (the dispatcher's steps, in transactions of their own)
+
+    /// ``Store/beginWebhookAttempt(eventID:now:lease:)``: renews the lease from `now` and counts the attempt,
+    /// only while the event is pending and leased to `lease`'s owner.
+    package func beginWebhookAttempt(eventID: String, now: Date, lease: WebhookLease) throws -> Int? {
+        try query(
+            shared: """
+                UPDATE webhook_events SET attempts = attempts + 1, next_attempt_at = ?
+                WHERE id = ? AND state = 'pending' AND lease_owner = ? RETURNING attempts
+                """, [.date(now.addingTimeInterval(lease.seconds)), .text(eventID), .text(lease.owner)]
+        ) { Int($0.int(0)) }.first
+    }
+
+    /// ``Store/recordWebhookAttempt(_:lease:)``: the attempt's row, and the event's new state while the lease is
+    /// still `lease`'s.
+    package func recordWebhookAttempt(_ attempt: WebhookAttempt, lease: WebhookLease) throws {
+        _ = try change(
+            shared: """
+                INSERT INTO webhook_attempts (event_id, attempted_at, http_status, error, state, latency_ms)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+            [
+                .text(attempt.eventID), .date(attempt.attemptedAt), .integer(attempt.httpStatus.map(Int64.init)),
+                .text(attempt.error), .text(attempt.state.rawValue),
+                .integer(attempt.latencyMilliseconds.map(Int64.init)),
+            ])
+        _ = try change(
+            shared: """
+                UPDATE webhook_events SET state = ?, next_attempt_at = ?, lease_owner = NULL
+                WHERE id = ? AND lease_owner = ?
+                """,
+            [.text(attempt.state.rawValue), .date(attempt.nextAttemptAt), .text(attempt.eventID), .text(lease.owner)])
+    }
+
     package func rescheduleEvent(id: String, at now: Date) throws -> Bool {
         try change(
             shared: "UPDATE webhook_events SET state = 'pending', next_attempt_at = ? WHERE id = ?",

@@ -176,7 +176,7 @@ extension GatewayAPI {
             merchant: call.merchant,
             PayByPrimeRequest(
                 prime: prime, amount: amount, currency: currency.code,
-                orderNumber: try body.string("order_number", max: FieldLimits.orderNumber),
+                orderNumber: try body.string("order_number", max: FieldLimits.orderNumber.upperBound),
                 details: try body.string("details", max: FieldLimits.details),
                 cardholder: cardholder, captureMode: mode, metadata: metadata,
                 deferred: try body.boolean("deferred") ?? false),

@@ -3,17 +3,18 @@ import Gateway
 import OrchardCrypto
 import OrchardHTTP
 
-/// Whether the request reached the gateway over TLS (the console's cookie is then `Secure`).
-struct ServedOverTLSKey: RequestContextKey {
+/// Whether the cookies set for the request carry `Secure` (``ServerConfiguration/usesSecureCookies``).
+struct SecureCookiesKey: RequestContextKey {
     typealias Value = Bool
 }
 
-/// Records in the context whether the server listens with TLS, for the routes that set cookies.
+/// Records in the context whether cookies are `Secure` (`--cookie-secure`: always, or when serving TLS), for the
+/// routes that set cookies.
 struct TransportSecurityMiddleware: HTTPMiddleware {
-    let usesTLS: Bool
+    let secureCookies: Bool
 
     func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
-        context[ServedOverTLSKey.self] = usesTLS
+        context[SecureCookiesKey.self] = secureCookies
         return next(request, context)
     }
 }
@@ -70,7 +71,7 @@ extension GatewayAPI {
     static func signedOut(_ response: HTTPResponse, _ context: RequestContext) -> HTTPResponse {
         var response = response
         response.headers["Set-Cookie"] =
-            Self.cookie(value: "", secure: context[ServedOverTLSKey.self] ?? false) + "; Max-Age=0"
+            Self.cookie(value: "", secure: context[SecureCookiesKey.self] ?? false) + "; Max-Age=0"
         response.headers["Cache-Control"] = "no-store"
         return response
     }
@@ -95,10 +96,8 @@ extension GatewayAPI {
     /// limited per client address (``ConsoleSignInLimit``): past the limit every sign-in from that address is
     /// refused, the right key included, until the bucket refills.
     func signIn(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
-        let address = request.remoteAddress ?? "unknown"
-        if case .limited(let retryAfter) = consoleSignInLimiter.peek(address) {
-            throw HTTPAPIError.rateLimited(retryAfterSeconds: retryAfter)
-        }
+        let address = clientAddress(request)
+        try consoleSignInThrottle.check(address)
         guard let object = Self.parse(request, context: context)?.json, object.members != nil else {
             throw HTTPAPIError.invalidJSON("the body must be a JSON object with secret_key")
         }
@@ -109,14 +108,14 @@ extension GatewayAPI {
         }
         let signedIn: (session: ConsoleSession, token: String)
         do {
-            signedIn = try gateway.signInToConsole(secretKey: secretKey, clientAddress: request.remoteAddress)
+            signedIn = try gateway.signInToConsole(secretKey: secretKey, clientAddress: address)
         } catch  where error.code == .invalidCredentials || error.code == .merchantNotFound {
-            _ = consoleSignInLimiter.acquire(address)
+            consoleSignInThrottle.failed(address)
             throw HTTPAPIError.invalidCredentials("the secret key is not valid")
         } catch { throw GatewayAPIError.from(error) }
         var response = Self.sessionResponse(signedIn.session)
         response.headers["Set-Cookie"] = Self.cookie(
-            value: signedIn.token, secure: context[ServedOverTLSKey.self] ?? false)
+            value: signedIn.token, secure: context[SecureCookiesKey.self] ?? false)
         return response
     }
 

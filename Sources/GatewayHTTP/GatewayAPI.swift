@@ -35,7 +35,9 @@ public final class GatewayAPI: Sendable {
     public let merchantValidation: MerchantValidationService?
     private let draining = Locked(false)
     /// Failed console sign-ins per client address, on the gateway's clock.
-    let consoleSignInLimiter: TokenBucketRateLimiter
+    let consoleSignInThrottle: AuthenticationThrottle
+    /// Failed API authentications (app key, secret key) per client address, on the gateway's clock.
+    let apiAuthenticationThrottle: AuthenticationThrottle
 
     /// The body cap of `PUT /v1/bin-table` (8 MiB); other routes use the server's (64 KiB by default).
     public static let binTableMaxBytes = 8 << 20
@@ -46,12 +48,16 @@ public final class GatewayAPI: Sendable {
         gateway: GatewayService, metrics: MetricsRegistry = MetricsRegistry(),
         readinessChecks: [String: @Sendable () -> Bool] = [:], sandboxWallet: SandboxWallet? = nil,
         merchantValidation: MerchantValidationService? = nil,
-        consoleSignInLimit: ConsoleSignInLimit = ConsoleSignInLimit()
+        consoleSignInLimit: ConsoleSignInLimit = ConsoleSignInLimit(),
+        authenticationLimit: APIAuthenticationLimit = APIAuthenticationLimit()
     ) {
         self.gateway = gateway
-        consoleSignInLimiter = TokenBucketRateLimiter(
-            ratePerSecond: consoleSignInLimit.ratePerSecond, burst: consoleSignInLimit.burst
-        ) { [gateway] in gateway.now.timeIntervalSince1970 }
+        consoleSignInThrottle = AuthenticationThrottle(
+            scope: "console", burst: consoleSignInLimit.burst, ratePerSecond: consoleSignInLimit.ratePerSecond
+        ) { [gateway] in gateway.now }
+        apiAuthenticationThrottle = AuthenticationThrottle(
+            scope: "api", burst: authenticationLimit.burst, ratePerSecond: authenticationLimit.ratePerSecond
+        ) { [gateway] in gateway.now }
         self.metrics = metrics
         self.readinessChecks = readinessChecks
         self.sandboxWallet = sandboxWallet
@@ -77,16 +83,18 @@ public final class GatewayAPI: Sendable {
     // MARK: Application
 
     /// The application: the router behind access log, metrics, CORS, authentication, origin check, rate limit,
-    /// content type and JSON limits.
+    /// content type and JSON limits. `accessLog` also gets one line each time an address starts being refused
+    /// for its failed authentications (`"event":"authentication_throttled"`).
     public func application(
         configuration: ServerConfiguration, accessLog: @escaping @Sendable (String) -> Void,
         clock: HTTPClock = .system, requestIDs: RequestIDGenerator = .random,
         onUnexpectedError: (@Sendable (any Error, RequestContext) -> Void)? = nil
     ) -> HTTPApplication {
         let router = makeRouter()
+        for throttle in [apiAuthenticationThrottle, consoleSignInThrottle] { throttle.logging(to: accessLog) }
         var middlewares: [any HTTPMiddleware] = [
             AccessLogMiddleware(sink: accessLog), MetricsMiddleware(registry: metrics),
-            TransportSecurityMiddleware(usesTLS: configuration.usesTLS),
+            TransportSecurityMiddleware(secureCookies: configuration.usesSecureCookies),
             CORSMiddleware(policy: corsPolicy(router: router), router: router),
             AuthenticationMiddleware { [self] request, context in try authenticate(request, context) },
             OriginCheckMiddleware(),
@@ -155,6 +163,11 @@ public final class GatewayAPI: Sendable {
 
     // MARK: Authentication
 
+    /// The client's address, the one source of it for the failed-authentication limits, the console's sign-in
+    /// record and what the API shows: the socket's peer address (`nil` when there is none, as in process). A
+    /// trusted-proxy setting will make it the forwarded address of requests from the proxy.
+    public func clientAddress(_ request: HTTPRequest) -> String? { request.remoteAddress }
+
     /// Decides from the headers present (see the specification's Authentication section).
     func authenticate(_ request: HTTPRequest, _ context: RequestContext) throws -> Principal? {
         guard let route = context.route, route.scope == .client || route.scope == .server else { return nil }
@@ -162,6 +175,9 @@ public final class GatewayAPI: Sendable {
         let appKey = request.headers["X-Orchard-App-Key"]
         let hasApp = appID != nil || appKey != nil
         let hasAuthorization = request.headers.contains("Authorization")
+        // An address that has spent its failed authentications is refused before any key is looked at.
+        let address = clientAddress(request)
+        if hasApp || hasAuthorization { try apiAuthenticationThrottle.check(address) }
         if route.scope == .client {
             if hasApp {
                 guard let appID, let appKey, !appID.isEmpty, !appKey.isEmpty else {
@@ -169,7 +185,7 @@ public final class GatewayAPI: Sendable {
                 }
                 let merchant: Merchant
                 do { merchant = try gateway.merchants.authenticateClient(appID: appID, appKey: appKey) } catch {
-                    throw credentialError(error)
+                    throw credentialError(error, address: address)
                 }
                 return Principal(credentialID: "app:" + merchant.appID, kind: "app_key", value: merchant)
             }
@@ -185,7 +201,7 @@ public final class GatewayAPI: Sendable {
             }
             let merchant: Merchant
             do { merchant = try gateway.merchants.authenticateServer(secretKey: token) } catch {
-                throw credentialError(error)
+                throw credentialError(error, address: address)
             }
             context[AuditActorKey.self] = AuditActor.api(secretKey: token)
             return Principal(
@@ -199,8 +215,10 @@ public final class GatewayAPI: Sendable {
         throw HTTPAPIError.missingCredentials("this route needs the secret key (Authorization: Bearer sk_…)")
     }
 
-    private func credentialError(_ error: GatewayError) -> any Error {
+    /// The answer to credentials that did not authenticate; a wrong key counts against `address`.
+    private func credentialError(_ error: GatewayError, address: String?) -> any Error {
         if error.code == .invalidCredentials || error.code == .merchantNotFound {
+            apiAuthenticationThrottle.failed(address)
             return HTTPAPIError.invalidCredentials("the credentials are not valid")
         }
         return GatewayAPIError.from(error)

@@ -19,6 +19,9 @@ extension GatewayAPI {
             "/v1/sandbox/wallet/cards", scope: .client, summary: "listSandboxWalletCards",
             handler: endpoint { _ in Self.walletCards() })
         router.get("/demo", summary: "getDemoStore") { [self] request, context in try demoPage(request) }
+        router.get("/demo/{file}", summary: "getDemoFile") { request, context in
+            try WebAssets.shared.response("demo/" + (try context.parameter("file")), for: request)
+        }
         router.post("/demo/api/pay", summary: "payDemoOrder") { [self] request, context in
             try demoPay(request, context)
         }
@@ -61,8 +64,15 @@ extension GatewayAPI {
         var headers = HTTPHeaders()
         headers["Content-Type"] = asset.contentType
         headers["Cache-Control"] = "no-store"
+        headers["Content-Security-Policy"] = Self.demoContentSecurityPolicy
         return HTTPResponse(status: .ok, headers: headers, body: Data(page.utf8))
     }
+
+    /// The demo page's policy: its script and style are its own files (`/demo/demo.js`, `/demo/demo.css`) and
+    /// orchard.js, it talks to this gateway only, and no other site may frame it.
+    static let demoContentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
     static func htmlEscaped(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")

@@ -2,9 +2,9 @@ import Foundation
 import OrchardCrypto
 import OrchardHTTP
 
-/// The browser files the gateway serves (`orchard.js`, the demo store's page, the console under `console/`):
-/// plain files in `Sources/GatewayHTTP/Web`, compiled into the module by the EmbedWebAssets build step
-/// (`EmbeddedWebFiles`), so the executable carries them wherever it is copied.
+/// The browser files the gateway serves (`orchard.js`, the demo store's page with its files under `demo/`, the
+/// console under `console/`): plain files in `Sources/GatewayHTTP/Web`, compiled into the module by the
+/// EmbedWebAssets build step (`EmbeddedWebFiles`), so the executable carries them wherever it is copied.
 struct WebAssets: Sendable {
     /// A file, with its validator.
     struct Asset: Sendable {

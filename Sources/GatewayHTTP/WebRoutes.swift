@@ -46,7 +46,7 @@ extension GatewayAPI {
         }
         var answer = validation.report.objectForWriting ?? [:]
         answer["format"] = validation.format.rawValue
-        answer["client_ip"] = call.request.remoteAddress ?? ""
+        answer["client_ip"] = clientAddress(call.request) ?? ""
         if validation.isValid, var request = validation.request {
             if validation.format == .tapPayWeb, request.merchantCapabilities.isEmpty {
                 request.merchantCapabilities = [.supports3DS]

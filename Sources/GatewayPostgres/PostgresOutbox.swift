@@ -4,10 +4,10 @@ import Gateway
 // MARK: - Webhook outbox
 
 extension PostgresStore {
-    /// Claims the due events for this instance: rows locked `FOR UPDATE SKIP LOCKED` (so instances polling at once
-    /// take different events) are leased until `now +` ``Configuration/webhookLease``. The attempt recorded after
+    /// Claims the due events for `lease`'s owner: rows locked `FOR UPDATE SKIP LOCKED` (so instances polling at
+    /// once take different events) are leased to it until `now + lease.seconds`. The attempt recorded after
     /// delivery sets their real state; if this instance dies first, they are due again when the lease ends.
-    public func dueWebhookRows(now: Date, limit: Int) throws -> [DueWebhookRow] {
+    public func dueWebhookRows(now: Date, limit: Int, lease: WebhookLease) throws -> [DueWebhookRow] {
         let rows = try transaction(.readCommitted) { tx in
             try tx.db.query(
                 """
@@ -19,12 +19,15 @@ extension PostgresStore {
                     ORDER BY e.next_attempt_at, e.created_at, e.seq LIMIT $2
                     FOR UPDATE OF e SKIP LOCKED
                 )
-                UPDATE webhook_events e SET next_attempt_at = $3 FROM due, merchants m
+                UPDATE webhook_events e SET next_attempt_at = $3, lease_owner = $4 FROM due, merchants m
                 WHERE e.id = due.id AND m.id = e.merchant_id
                 RETURNING e.id, e.merchant_id, e.type, e.payload, e.created_at, e.attempts,
                     COALESCE(e.delivery_url, m.webhook_url), m.webhook_secrets, due.next_attempt_at, due.seq
                 """,
-                [.timestamptz(now), PGValue(limit), .timestamptz(now.addingTimeInterval(configuration.webhookLease))]
+                [
+                    .timestamptz(now), PGValue(limit), .timestamptz(now.addingTimeInterval(lease.seconds)),
+                    .text(lease.owner),
+                ]
             ) { row in
                 (
                     event: WebhookEvent(row: row), attempts: Int(row.int(5)), url: row.text(6),
@@ -37,22 +40,12 @@ extension PostgresStore {
         }
     }
 
-    public func recordWebhookAttempt(_ attempt: WebhookAttempt) throws {
-        try transaction(.serializable) { tx in
-            try tx.db.run(
-                """
-                INSERT INTO webhook_attempts (event_id, attempted_at, http_status, error, state, latency_ms)
-                VALUES ($1, $2, $3::int8::integer, $4, $5, $6::int8::integer)
-                """,
-                [
-                    .text(attempt.eventID), .timestamptz(attempt.attemptedAt),
-                    PGValue(attempt.httpStatus.map(Int64.init)), PGValue(attempt.error), .text(attempt.state.rawValue),
-                    PGValue(attempt.latencyMilliseconds.map(Int64.init)),
-                ])
-            try tx.db.run(
-                "UPDATE webhook_events SET state = $1, attempts = attempts + 1, next_attempt_at = $2 WHERE id = $3",
-                [.text(attempt.state.rawValue), PGValue(attempt.nextAttemptAt), .text(attempt.eventID)])
-        }
+    public func beginWebhookAttempt(eventID: String, now: Date, lease: WebhookLease) throws -> Int? {
+        try transaction(.readCommitted) { tx in try tx.beginWebhookAttempt(eventID: eventID, now: now, lease: lease) }
+    }
+
+    public func recordWebhookAttempt(_ attempt: WebhookAttempt, lease: WebhookLease) throws {
+        try transaction(.serializable) { tx in try tx.recordWebhookAttempt(attempt, lease: lease) }
     }
 }
 

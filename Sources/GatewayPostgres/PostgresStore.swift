@@ -27,10 +27,6 @@ public final class PostgresStore: Store, Sendable {
         public var serializationRetries: Int = 50
         /// How long a transaction keeps trying to reach an unreachable server, in seconds (default 15).
         public var reconnectWindow: TimeInterval = 15
-        /// How long a webhook event handed to a dispatcher stays away from other instances, in seconds
-        /// (default 120, well over a delivery's timeout). An instance that dies holding events leaves them due
-        /// again after this.
-        public var webhookLease: TimeInterval = 120
 
         /// The defaults for `url`.
         public init(url: String) { self.url = url }

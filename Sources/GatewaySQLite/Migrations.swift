@@ -394,6 +394,13 @@ enum Migrations {
                 ALTER TABLE console_sessions ADD COLUMN secret_key_id TEXT NOT NULL DEFAULT '';
                 CREATE INDEX console_sessions_merchant ON console_sessions (merchant_id, ended_at);
                 """),
+        // Who holds a claimed webhook event: the dispatcher renews its lease before each send and sends nothing
+        // another instance has taken over since (next_attempt_at is the lease's end while it is held).
+        Migration(
+            version: 12, name: "webhook_lease_owner",
+            sql: """
+                ALTER TABLE webhook_events ADD COLUMN lease_owner TEXT;
+                """),
     ]
 }
 

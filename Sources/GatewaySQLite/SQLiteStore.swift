@@ -206,9 +206,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 // MARK: - Webhook outbox
 
 extension SQLiteStore {
-    public func dueWebhookRows(now: Date, limit: Int) throws -> [DueWebhookRow] {
-        try transaction("BEGIN") { tx in
-            try tx.db.query(
+    /// Claims the due events for `lease`'s owner, leased to it until `now + lease.seconds`, in one immediate
+    /// transaction (one instance serves a SQLite file; the lease keeps the stores alike and a pass honest).
+    public func dueWebhookRows(now: Date, limit: Int, lease: WebhookLease) throws -> [DueWebhookRow] {
+        try transaction("BEGIN IMMEDIATE") { tx in
+            let rows = try tx.db.query(
                 """
                 SELECT e.id, e.merchant_id, e.type, e.payload, e.created_at, e.attempts,
                     COALESCE(e.delivery_url, m.webhook_url), m.body
@@ -223,25 +225,21 @@ extension SQLiteStore {
                     sealedSecrets: try merchantRecord(row.text(7)).webhookSecretsSealed,
                     attempts: Int(row.int(5)))
             }
+            for row in rows {
+                try tx.db.run(
+                    "UPDATE webhook_events SET next_attempt_at = ?, lease_owner = ? WHERE id = ?",
+                    [SQLValue(now.addingTimeInterval(lease.seconds)), .text(lease.owner), .text(row.event.id)])
+            }
+            return rows
         }
     }
 
-    public func recordWebhookAttempt(_ attempt: WebhookAttempt) throws {
-        try transaction("BEGIN IMMEDIATE") { tx in
-            try tx.db.run(
-                """
-                INSERT INTO webhook_attempts (event_id, attempted_at, http_status, error, state, latency_ms)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    .text(attempt.eventID), SQLValue(attempt.attemptedAt), SQLValue(attempt.httpStatus.map(Int64.init)),
-                    SQLValue(attempt.error), .text(attempt.state.rawValue),
-                    SQLValue(attempt.latencyMilliseconds.map(Int64.init)),
-                ])
-            try tx.db.run(
-                "UPDATE webhook_events SET state = ?, attempts = attempts + 1, next_attempt_at = ? WHERE id = ?",
-                [.text(attempt.state.rawValue), SQLValue(attempt.nextAttemptAt), .text(attempt.eventID)])
-        }
+    public func beginWebhookAttempt(eventID: String, now: Date, lease: WebhookLease) throws -> Int? {
+        try transaction("BEGIN IMMEDIATE") { tx in try tx.beginWebhookAttempt(eventID: eventID, now: now, lease: lease) }
+    }
+
+    public func recordWebhookAttempt(_ attempt: WebhookAttempt, lease: WebhookLease) throws {
+        try transaction("BEGIN IMMEDIATE") { tx in try tx.recordWebhookAttempt(attempt, lease: lease) }
     }
 }
 

@@ -49,6 +49,12 @@ public enum ServeCommand {
                 summary: "seconds a console session lasts after its sign-in however it is used (300 to 2592000; "
                     + "on top of the 8-hour idle timeout)"),
             Setting(
+                name: "auth-failure-burst", kind: .integer, default: "20",
+                summary: "wrong API keys one client address may present at once before 429 rate_limited"),
+            Setting(
+                name: "auth-failure-refill-seconds", kind: .integer, default: "3",
+                summary: "seconds until such an address may present one more (0: no limit)"),
+            Setting(
                 name: "web-origins", kind: .list,
                 summary: "web origins the sandbox merchant allows for CORS (https://shop.example,…)"),
             Setting(
@@ -200,13 +206,19 @@ public enum ServeCommand {
             deliveries.increment(labels: [outcome])
             if logLevel == "info" { io.out(Self.deliveryLine(record)) }
         }
+        var authenticationLimit = APIAuthenticationLimit()
+        authenticationLimit.burst = try settings.integer("auth-failure-burst", in: 1...1_000_000) ?? authenticationLimit.burst
+        if let refill = try settings.integer("auth-failure-refill-seconds", in: 0...86_400) {
+            authenticationLimit.ratePerSecond = refill > 0 ? 1 / Double(refill) : 0
+        }
         let api = GatewayAPI(
             gateway: runtime.gateway, metrics: metrics,
             readinessChecks: ["webhook_dispatcher": { dispatcher.isRunning }], sandboxWallet: runtime.sandboxWallet,
             merchantValidation: MerchantValidationService(
                 merchants: runtime.gateway.merchants,
                 transport: CurlMerchantSessionTransport(caBundlePath: validation.caFile),
-                configuration: validation.configuration))
+                configuration: validation.configuration),
+            authenticationLimit: authenticationLimit)
         let accessLog = try settings.string("access-log").map { try AccessLogFile(path: $0) }
         let write: @Sendable (String) -> Void
         if let accessLog {

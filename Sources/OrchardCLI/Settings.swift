@@ -442,8 +442,8 @@ extension ServerConfiguration {
     /// Adds the HTTP server's settings to `registry`: `host`, `port`, `max-body-bytes`, `max-json-depth`,
     /// `max-string-length`, `connection-limit`, `per-ip-connection-limit`, `connection-timeout`,
     /// `request-head-timeout-seconds`, `request-body-timeout-seconds`, `keep-alive-trim-percent`,
-    /// `reserved-connection-percent`, `thread-pool-size`,
-    /// `rate-limit-per-second`, `rate-limit-burst`, `tls-cert`, `tls-key`, `shutdown-timeout`.
+    /// `reserved-connection-percent`, `keep-alive-trim-min-idle-ms`, `thread-pool-size`,
+    /// `rate-limit-per-second`, `rate-limit-burst`, `tls-cert`, `tls-key`, `cookie-secure`, `shutdown-timeout`.
     public static func register(in registry: inout SettingsRegistry) {
         let defaults = ServerConfiguration()
         for entry in ServerSetting.all { registry.register(entry.setting(defaults)) }
@@ -527,6 +527,9 @@ private struct ServerSetting {
             .integer(
                 "reserved-connection-percent", \.reservedConnectionPercent, in: 0...50,
                 "% of connection-limit kept free of idle and slow connections, for new clients"),
+            .integer(
+                "keep-alive-trim-min-idle-ms", \.keepAliveTrimMinimumIdleMilliseconds, in: 0...86_400_000,
+                "ms a keep-alive connection must be idle before trimming or the reserve closes it"),
             .integer("thread-pool-size", \.threadPoolSize, in: 1...1_024, "worker threads answering requests"),
             ServerSetting(
                 name: "rate-limit-per-second", kind: .number,
@@ -543,6 +546,17 @@ private struct ServerSetting {
                 "rate-limit-burst", \.rateLimitBurst, in: 1...1_000_000, "requests a credential may make at once"),
             .path("tls-cert", \.tlsCertificatePath, "PEM certificate chain: serve HTTPS (with --tls-key)"),
             .path("tls-key", \.tlsKeyPath, "PEM private key for --tls-cert"),
+            ServerSetting(
+                name: "cookie-secure", kind: .string,
+                summary: "the console cookie is Secure: always (behind a TLS proxy) or auto (when serving TLS)",
+                defaultValue: { $0.cookieSecure.rawValue }
+            ) { (configuration: inout ServerConfiguration, settings: ResolvedSettings) throws(ConfigurationError) in
+                guard let value = settings.string("cookie-secure") else { return }
+                guard let mode = ServerConfiguration.CookieSecurity(rawValue: value) else {
+                    throw ConfigurationError(.invalidValue, "setting cookie-secure is always or auto")
+                }
+                configuration.cookieSecure = mode
+            },
             .integer(
                 "shutdown-timeout", \.shutdownTimeoutSeconds, in: 0...3_600,
                 "seconds to let requests in flight finish on shutdown"),

@@ -15,11 +15,12 @@ public enum ConnectionShedReason: String, Sendable, CaseIterable {
     /// A keep-alive connection stayed idle (no complete request line) for
     /// ``ServerConfiguration/connectionTimeoutSeconds`` after its last answer.
     case idleTimeout = "idle_timeout"
-    /// An idle keep-alive connection closed, oldest first, because more than
-    /// ``ServerConfiguration/keepAliveTrimPercent`` of the connection limit was open.
+    /// A keep-alive connection idle for at least ``ServerConfiguration/keepAliveTrimMinimumIdleMilliseconds``
+    /// closed, longest idle first, because more than ``ServerConfiguration/keepAliveTrimPercent`` of the
+    /// connection limit was open.
     case keepAliveTrim = "keep_alive_trim"
-    /// An idle or slow connection closed, oldest first, to keep
-    /// ``ServerConfiguration/reservedConnectionPercent`` of the slots free for new clients.
+    /// A connection closed to keep ``ServerConfiguration/reservedConnectionPercent`` of the slots free for new
+    /// clients: one idle for at least the minimum idle age, longest idle first, else the slowest request.
     case reserve = "reserve"
 }
 
@@ -52,8 +53,11 @@ final class ConnectionGuard: @unchecked Sendable {
         /// Above this many open connections, idle keep-alive ones are closed, oldest idle first.
         var trimThreshold: Int
         /// The most connections that may be idle or still sending a request (head or body) at once; beyond it the
-        /// oldest idle one is closed, else the oldest slow one.
+        /// longest idle one is closed (if idle for ``minimumIdle``), else the oldest slow one.
         var heldLimit: Int
+        /// Seconds a keep-alive connection must have been idle before trimming or the reserve may close it: a
+        /// client that has just read its answer is about to send its next request on the connection.
+        var minimumIdle: Double
 
         /// The policy `configuration` describes.
         init(_ configuration: ServerConfiguration) {
@@ -68,6 +72,7 @@ final class ConnectionGuard: @unchecked Sendable {
                 ? max(1, limit * configuration.reservedConnectionPercent / 100) : 0
             // At least one connection may always be held, or a tiny limit would close every connection at once.
             heldLimit = reserved > 0 ? max(1, limit - reserved) : Int.max
+            minimumIdle = Double(configuration.keepAliveTrimMinimumIdleMilliseconds) / 1_000
         }
     }
 
@@ -143,7 +148,7 @@ final class ConnectionGuard: @unchecked Sendable {
             let entry = Entry(socket: socket, since: clock())
             entries[connection] = entry
             count(entry, +1)
-            keepSlotsFree(sparing: connection)
+            keepSlotsFree(sparing: connection, now: entry.since)
         }
     }
 
@@ -199,8 +204,8 @@ final class ConnectionGuard: @unchecked Sendable {
 
     // MARK: - Enforcement
 
-    /// Closes every connection past its deadline, then trims idle keep-alive connections and keeps the reserved
-    /// slots free.
+    /// Closes every connection past its deadline, then trims idle keep-alive connections (those idle for the
+    /// minimum idle age) and keeps the reserved slots free.
     func sweep() {
         lock.withLock {
             let now = clock()
@@ -217,8 +222,8 @@ final class ConnectionGuard: @unchecked Sendable {
                 }
                 if limit > 0 && now - entry.since >= limit { close(connection, reason) }
             }
-            trimIdle()
-            keepSlotsFree(sparing: nil)
+            trimIdle(now: now)
+            keepSlotsFree(sparing: nil, now: now)
         }
     }
 
@@ -281,20 +286,27 @@ final class ConnectionGuard: @unchecked Sendable {
         }
     }
 
-    /// Idle keep-alive connections beyond the trim threshold, oldest idle first.
-    private func trimIdle() {
+    /// Whether `entry` has been idle long enough at `now` to be trimmed: never one whose answer went out
+    /// moments ago, whose client is about to send its next request.
+    private func idleLongEnough(_ entry: Entry, now: Double) -> Bool {
+        entry.isIdle && now - entry.since >= policy.minimumIdle
+    }
+
+    /// Keep-alive connections idle for the minimum idle age beyond the trim threshold, longest idle first.
+    private func trimIdle(now: Double) {
         guard live > policy.trimThreshold, idle > 0 else { return }
-        for connection in oldest(live - policy.trimThreshold, where: { $0.isIdle }) {
+        for connection in oldest(live - policy.trimThreshold, where: { idleLongEnough($0, now: now) }) {
             close(connection, .keepAliveTrim)
         }
     }
 
-    /// Idle connections, then slow ones, oldest first, beyond the held limit; `sparing` is the connection just
-    /// accepted, which is never the one to make room.
-    private func keepSlotsFree(sparing: Int?) {
+    /// Beyond the held limit: connections idle for the minimum idle age, longest idle first, then slow ones
+    /// (still sending a request), oldest first; a connection idle for less than the minimum idle age is never
+    /// closed for room. `sparing` is the connection just accepted, which is never the one to make room.
+    private func keepSlotsFree(sparing: Int?, now: Double) {
         guard held > policy.heldLimit else { return }
         let excess = held - policy.heldLimit
-        let idleVictims = oldest(min(excess, idle), where: { $0.isIdle })
+        let idleVictims = oldest(min(excess, idle), where: { idleLongEnough($0, now: now) })
         for connection in idleVictims { close(connection, .reserve) }
         let slowVictims = oldest(excess - idleVictims.count, where: { $0.isHeld && !$0.isIdle }, sparing: sparing)
         for connection in slowVictims { close(connection, .reserve) }

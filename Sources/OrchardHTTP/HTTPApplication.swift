@@ -169,7 +169,7 @@ public protocol HTTPResponder: Sendable {
 ///
 /// For each request it makes a ``RequestContext`` (with a new request id), resolves the route, runs the middleware
 /// and then the route's handler, renders thrown errors as JSON error responses (unknown errors as 500
-/// `internal_error`), and sets `Request-Id` on the response.
+/// `internal_error`), and sets `Request-Id` and `X-Content-Type-Options: nosniff` on the response.
 public struct HTTPApplication: HTTPResponder {
     /// The routes.
     public let router: Router
@@ -238,6 +238,8 @@ public struct HTTPApplication: HTTPResponder {
         }
         var response = next(request, context)
         response.headers["Request-Id"] = context.requestID
+        // No answer is ever sniffed into another type than the one it declares.
+        if !response.headers.contains("X-Content-Type-Options") { response.headers["X-Content-Type-Options"] = "nosniff" }
         return response
     }
 

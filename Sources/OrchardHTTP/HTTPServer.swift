@@ -92,7 +92,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.core = ServerCore(
             responder: responder, maxBodyBytes: configuration.maxBodyBytes, bodyLimit: bodyLimit,
             connections: ConnectionGuard(policy: ConnectionGuard.Policy(configuration), report: messages),
-            messages: messages)
+            usesTLS: configuration.usesTLS, messages: messages)
     }
 
     deinit {
@@ -168,7 +168,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard configuration.maxBodyBytes >= 0, configuration.connectionLimit > 0,
             configuration.perIPConnectionLimit >= 0, configuration.connectionTimeoutSeconds >= 0,
             configuration.requestHeadTimeoutSeconds >= 0, configuration.requestBodyTimeoutSeconds >= 0,
-            (1...100).contains(configuration.keepAliveTrimPercent),
+            configuration.keepAliveTrimMinimumIdleMilliseconds >= 0, (1...100).contains(configuration.keepAliveTrimPercent),
             (0...50).contains(configuration.reservedConnectionPercent), configuration.threadPoolSize >= 1
         else {
             throw HTTPServerError(
@@ -380,6 +380,8 @@ private final class ServerCore: @unchecked Sendable {
     let bodyLimit: (@Sendable (HTTPMethod, String) -> Int?)?
     let messages: @Sendable (String) -> Void
     let connections: ConnectionGuard
+    /// Whether answers go out over TLS (each then carries `Strict-Transport-Security`).
+    let usesTLS: Bool
     let logger: UnsafeMutablePointer<orchard_mhd_logger>
     private let condition = NSCondition()
     private var inFlight = 0
@@ -388,10 +390,11 @@ private final class ServerCore: @unchecked Sendable {
 
     init(
         responder: any HTTPResponder, maxBodyBytes: Int, bodyLimit: (@Sendable (HTTPMethod, String) -> Int?)? = nil,
-        connections: ConnectionGuard, messages: @escaping @Sendable (String) -> Void
+        connections: ConnectionGuard, usesTLS: Bool = false, messages: @escaping @Sendable (String) -> Void
     ) {
         self.responder = responder
         self.connections = connections
+        self.usesTLS = usesTLS
         self.maxBodyBytes = maxBodyBytes
         self.bodyLimit = bodyLimit
         self.messages = messages
@@ -519,6 +522,11 @@ private final class ServerCore: @unchecked Sendable {
             let name = field.name.lowercased()
             guard name != "content-length", name != "transfer-encoding", name != "date" else { continue }
             _ = MHD_add_response_header(mhdResponse, field.name, field.value)
+        }
+        // Over TLS every answer tells the browser to come back over TLS only.
+        if usesTLS, !response.headers.contains("Strict-Transport-Security") {
+            _ = MHD_add_response_header(
+                mhdResponse, "Strict-Transport-Security", ServerConfiguration.strictTransportSecurity)
         }
         return MHD_queue_response(connection, UInt32(response.status.rawValue), mhdResponse)
     }

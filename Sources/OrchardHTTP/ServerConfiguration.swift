@@ -30,13 +30,18 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Seconds a client has to send a whole request body once its head is complete; then the connection is closed
     /// and the request is not handled. 0 for no deadline. Default 30.
     public var requestBodyTimeoutSeconds: Int = 30
-    /// When more than this percentage of ``connectionLimit`` is open, idle keep-alive connections are closed, oldest
+    /// When more than this percentage of ``connectionLimit`` is open, idle keep-alive connections are closed, longest
     /// idle first, down to it; 100 never closes them early. Default 75.
     public var keepAliveTrimPercent: Int = 75
     /// The percentage of ``connectionLimit`` that idle and slow connections (idle keep-alive, or still sending a
-    /// request head or body) may not take: when they would, the oldest idle one is closed, else the oldest slow
+    /// request head or body) may not take: when they would, the longest idle one is closed, else the oldest slow
     /// one, so that new clients always find a slot. 0 for no reserve. Default 10.
     public var reservedConnectionPercent: Int = 10
+    /// Milliseconds a keep-alive connection must have been idle before the trim or the reserve may close it; until
+    /// then slow connections are closed instead. A client that has just read its answer is sending its next request
+    /// on the connection (tokenize, then pay), so a connection that became idle moments ago is never the one to go.
+    /// Default 500.
+    public var keepAliveTrimMinimumIdleMilliseconds: Int = 500
     /// Worker threads; handlers run synchronously on them, and a handler waiting for its durable commit holds
     /// its thread, so the pool is sized for the writes that share one group commit rather than for the
     /// cores. Default: 16 per processor, at least 32.
@@ -51,6 +56,23 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var tlsKeyPath: String? = nil
     /// Seconds ``HTTPServer/stop()`` waits for requests in flight before closing. Default 10.
     public var shutdownTimeoutSeconds: Int = 10
+    /// When the cookies the server sets (the console's session) carry `Secure`. Default ``CookieSecurity/auto``.
+    public var cookieSecure: CookieSecurity = .auto
+
+    /// When cookies carry `Secure`: `always` behind a TLS-terminating proxy (the server itself speaks plain HTTP
+    /// to the proxy, the browser speaks HTTPS), `auto` when the server itself serves TLS.
+    public enum CookieSecurity: String, Sendable, Equatable, CaseIterable {
+        /// Every cookie is `Secure`.
+        case always
+        /// Cookies are `Secure` when the server serves TLS.
+        case auto
+    }
+
+    /// Whether cookies are to be `Secure` under these settings.
+    public var usesSecureCookies: Bool { cookieSecure == .always || usesTLS }
+
+    /// `max-age` of `Strict-Transport-Security`, sent on every response when the server serves TLS: one year.
+    public static let strictTransportSecurity = "max-age=31536000"
 
     /// The defaults.
     public init() {}

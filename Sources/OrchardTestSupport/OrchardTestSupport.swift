@@ -1,14 +1,100 @@
+import ApplePayToken
 import Foundation
+import OrchardCrypto
 
-/// Helpers that the tests of several modules share (not part of any product).
+/// Helpers that the tests of several modules share (not part of any product): package paths, a seeded generator,
+/// the shared conformance vectors (the tests' and the token fuzz campaign's).
 public enum TestPaths {
     /// The package root, found from this file's path (`<root>/Sources/OrchardTestSupport/…`).
     public static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    /// `<package root>/../shared/vectors`, where the conformance vectors sit next to a checkout (may be absent).
+    /// `<checkout>/../shared/vectors`, where the conformance vectors sit next to a checkout (may be absent). For a
+    /// git worktree of the checkout, beside the main checkout when there are none beside the worktree.
     public static var sharedVectors: URL {
-        packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors")
+        let beside = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors")
+        guard !FileManager.default.fileExists(atPath: beside.path), let main = mainCheckout else { return beside }
+        return main.deletingLastPathComponent().appendingPathComponent("shared/vectors")
+    }
+
+    /// The main checkout when the package root is a git worktree: its `.git` file names the worktree's git
+    /// directory, whose `commondir` is the main checkout's `.git`.
+    static var mainCheckout: URL? {
+        let dotGit = packageRoot.appendingPathComponent(".git")
+        guard let link = try? String(contentsOf: dotGit, encoding: .utf8), link.hasPrefix("gitdir: ") else {
+            return nil
+        }
+        let gitDirectory = URL(
+            fileURLWithPath: String(link.dropFirst(8)).trimmingCharacters(in: .whitespacesAndNewlines),
+            relativeTo: packageRoot)
+        guard
+            let common = try? String(
+                contentsOf: gitDirectory.appendingPathComponent("commondir"), encoding: .utf8)
+        else { return nil }
+        let commonDirectory = URL(
+            fileURLWithPath: common.trimmingCharacters(in: .whitespacesAndNewlines), relativeTo: gitDirectory)
+        return commonDirectory.standardizedFileURL.deletingLastPathComponent()
+    }
+}
+
+/// One real Apple Pay token of the shared conformance vectors (`manifest.json`'s `vectors`): its files, the time
+/// it was valid at and, when known, its merchant key and expected plaintext.
+public struct ConformanceVector: Sendable, CustomStringConvertible {
+    public var id: String
+    /// The vector's own folder.
+    public var directory: URL
+    /// `EC_v1` or `RSA_v1`.
+    public var version: String
+    /// The token's file, relative to ``directory``.
+    public var token: String
+    public var privateKey: String?
+    public var certificate: String?
+    public var merchantID: String?
+    /// When the token verified (its signing time lies in the window then).
+    public var verifyAt: Date
+    /// The expected payment data's file, when the key is known.
+    public var expected: String?
+    public var description: String { id }
+
+    /// `relative` in the vector's folder.
+    public func url(_ relative: String) -> URL { directory.appendingPathComponent(relative) }
+    /// The text of `relative` in the vector's folder.
+    public func text(_ relative: String) throws -> String { try String(contentsOf: url(relative), encoding: .utf8) }
+    /// The token's JSON.
+    public func tokenData() throws -> Data { try Data(contentsOf: url(token)) }
+
+    /// The merchant key: the private key with its certificate, else with its merchant identifier; nil without
+    /// a private key (a signature-only vector).
+    public func merchantKey() throws -> MerchantKey? {
+        guard let privateKey else { return nil }
+        let pem = try SecureBytes(contentsOf: url(privateKey))
+        if let certificate { return try MerchantKey(privateKeyPEM: pem, certificatePEM: try text(certificate)) }
+        guard let merchantID else { return nil }
+        return try MerchantKey(privateKeyPEM: pem, merchantIdentifier: merchantID)
+    }
+
+    /// Apple's root certificate beside the manifest in `directory`.
+    public static func appleRoot(in directory: URL) throws -> TrustAnchor {
+        try TrustAnchor.appleRoot(contentsOf: directory.appendingPathComponent("apple-root-ca-g3.pem").path)
+    }
+
+    /// The vectors `directory/manifest.json` lists, in its order (entries missing a field are left out); none
+    /// when there is no readable manifest.
+    public static func all(in directory: URL) -> [ConformanceVector] {
+        guard let data = try? Data(contentsOf: directory.appendingPathComponent("manifest.json")),
+            let manifest = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let vectors = manifest["vectors"] as? [[String: Any]]
+        else { return [] }
+        return vectors.compactMap { entry in
+            guard let id = entry["id"] as? String, let dir = entry["dir"] as? String,
+                let token = entry["token"] as? String, let version = entry["version"] as? String,
+                let at = entry["verify_at"] as? String, let date = try? Date(at, strategy: .iso8601)
+            else { return nil }
+            return ConformanceVector(
+                id: id, directory: directory.appendingPathComponent(dir), version: version, token: token,
+                privateKey: entry["private_key"] as? String, certificate: entry["certificate"] as? String,
+                merchantID: entry["merchant_id"] as? String, verifyAt: date, expected: entry["expected"] as? String)
+        }
     }
 }
 

@@ -32,7 +32,7 @@ struct FuzzTests {
                     name: "minted \(version.rawValue)", json: try! minter.mint(request), decryptor: fixture.decryptor,
                     now: SandboxFixture.now))
         }
-        for id in ["gala", "basis-theory-rsa"] {
+        for id in ["gala", "basis-theory-rsa", "payu-apple-pay"] {
             guard let vector = Vectors.all.first(where: { $0.id == id }), let key = try? vector.merchantKey(),
                 let json = try? vector.tokenData(), let anchor = try? Vectors.appleRoot()
             else { continue }
@@ -171,6 +171,130 @@ struct FuzzTests {
         print(
             "fuzz \(seed.name): \(Self.iterations) mutants, \(accepted) accepted unchanged, rejected \(rejected.sorted { $0.key < $1.key })"
         )
+    }
+
+    /// The token with its signature's bytes changed by `edit`.
+    static func editingSignature(_ json: Data, _ edit: (inout [UInt8]) -> Void) -> Data {
+        let (root, nested) = split(json)
+        var paymentData = paymentData(root, nested: nested)
+        var bytes = [UInt8](Data(base64Encoded: paymentData["signature"] as! String)!)
+        edit(&bytes)
+        paymentData["signature"] = Data(bytes).base64EncodedString()
+        return rebuild(root, nested: nested, paymentData: paymentData)
+    }
+
+    /// The last place `needle` occurs in `bytes`.
+    static func lastIndex(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
+        (0...(bytes.count - needle.count)).last { Array(bytes[$0..<($0 + needle.count)]) == needle }
+    }
+
+    /// The SignerInfo's signature algorithm identifier (the last `ecdsa-with-SHA256` in the CMS bytes, after the
+    /// certificates' own) replaced by `body`, another OID body of the same length, as the fuzz campaign found it.
+    static func replacingSignatureAlgorithm(_ json: Data, with body: [UInt8]) -> Data {
+        editingSignature(json) { bytes in
+            let ecdsaWithSHA256: [UInt8] = [0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02]
+            let found = lastIndex(of: ecdsaWithSHA256, in: bytes)!
+            bytes.replaceSubrange((found + 2)..<(found + 10), with: body)
+        }
+    }
+
+    @Test(
+        "fuzz campaign findings: a SignerInfo signature algorithm other than ECDSA or RSA with SHA-256 is refused",
+        arguments: seeds.filter { $0.name.hasPrefix("minted") || $0.name.hasSuffix("payu-apple-pay") })
+    func unknownSignatureAlgorithmIsRefused(_ seed: Seed) throws {
+        let madeUp: [UInt8] = [0x2a, 0x86, 0x00, 0x00, 0x01, 0xc9, 0x03, 0x02]
+        let ecdsaWithSHA384: [UInt8] = [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x03]
+        for body in [madeUp, ecdsaWithSHA384] {
+            let token = try PaymentToken(json: Self.replacingSignatureAlgorithm(seed.json, with: body))
+            #expect(throws: PaymentTokenError(.signatureInvalid)) { try seed.decryptor.decrypt(token, at: seed.now) }
+            #expect(throws: PaymentTokenError(.signatureInvalid)) { try seed.decryptor.verify(token, at: seed.now) }
+        }
+    }
+
+    /// Where the DER element at `index` of `bytes` has its content and where it ends (definite lengths).
+    static func element(in bytes: [UInt8], at index: Int) -> (contentStart: Int, end: Int) {
+        let first = Int(bytes[index + 1])
+        guard first & 0x80 != 0 else { return (index + 2, index + 2 + first) }
+        let count = first & 0x7f
+        let length = bytes[(index + 2)..<(index + 2 + count)].reduce(0) { $0 << 8 | Int($1) }
+        return (index + 2 + count, index + 2 + count + length)
+    }
+
+    /// Respellings of the SignerInfo's issuer name that OpenSSL's name comparison folds: the case of its last
+    /// letter, and the string type of its last string (PrintableString and UTF8String swapped).
+    static let signerIssuerRespellings: [(name: String, edit: @Sendable (inout [UInt8], Range<Int>) -> Void)] = [
+        ("a letter's case", { bytes, sid in
+            let letter = sid.last { (0x41...0x5a).contains(bytes[$0]) || (0x61...0x7a).contains(bytes[$0]) }!
+            bytes[letter] ^= 0x20
+        }),
+        ("a string's type", { bytes, sid in
+            // The last PrintableString (0x13) or UTF8String (0x0c) header before the serial number.
+            let header = sid.last { [0x13, 0x0c].contains(bytes[$0]) && bytes[$0 + 1] < 0x80 && bytes[$0 + 1] > 0 }!
+            bytes[header] = bytes[header] == 0x13 ? 0x0c : 0x13
+        }),
+    ]
+
+    @Test(
+        "fuzz campaign finding: a signer identifier naming the leaf's issuer spelt otherwise is refused",
+        arguments: seeds.filter { $0.name.hasPrefix("minted") || $0.name.hasPrefix("real") })
+    func respelledSignerIsRefused(_ seed: Seed) throws {
+        let signature = try PaymentToken(json: seed.json).signature
+        let split = try #require(SignedDataSplitter.split(signature))
+        let sid = try #require(SignedDataSplitter.detachSignerIdentifier(split.withoutCertificates)).signerIdentifier
+        let start = try #require(Self.lastIndex(of: sid, in: signature))
+        // The issuer Name inside the SignerInfo's IssuerAndSerialNumber (SEQUENCE { issuer Name, serial INTEGER }).
+        let issuer = Self.element(in: sid, at: Self.element(in: sid, at: 0).contentStart)
+        let names = (start + issuer.contentStart)..<(start + issuer.end)
+        for respelling in Self.signerIssuerRespellings {
+            let token = try PaymentToken(json: Self.editingSignature(seed.json) { respelling.edit(&$0, names) })
+            // A decryptor that has not seen the certificates, and one that has (the cached chain's path).
+            let fresh = PaymentTokenDecryptor(trustAnchor: seed.decryptor.trustAnchor, keys: seed.decryptor.keys)
+            let cached = PaymentTokenDecryptor(trustAnchor: seed.decryptor.trustAnchor, keys: seed.decryptor.keys)
+            _ = try cached.verify(try PaymentToken(json: seed.json), at: seed.now)
+            for decryptor in [fresh, cached] {
+                #expect(throws: PaymentTokenError(.signatureInvalid), "\(respelling.name)") {
+                    try decryptor.verify(token, at: seed.now)
+                }
+            }
+            #expect(throws: PaymentTokenError(.signatureInvalid)) { try cached.decrypt(token, at: seed.now) }
+        }
+    }
+
+    @Test(
+        "fuzz campaign finding: an element after the SignedData in its [0] is malformed_token, whether the certificates were seen or not",
+        arguments: seeds.filter { $0.name.hasPrefix("real") })
+    func elementAfterSignedData(_ seed: Seed) throws {
+        // Apple's signatures are BER with indefinite lengths: ContentInfo, [0] and SignedData each end in
+        // end-of-contents octets. An empty BOOLEAN goes between the SignedData's and the [0]'s, as the campaign
+        // found it.
+        let extended = Self.editingSignature(seed.json) { bytes in bytes.insert(contentsOf: [0x01, 0x00], at: bytes.count - 4) }
+        let token = try PaymentToken(json: extended)
+        let fresh = PaymentTokenDecryptor(trustAnchor: seed.decryptor.trustAnchor, keys: seed.decryptor.keys)
+        let cached = PaymentTokenDecryptor(trustAnchor: seed.decryptor.trustAnchor, keys: seed.decryptor.keys)
+        _ = try cached.verify(try PaymentToken(json: seed.json), at: seed.now)
+        for decryptor in [fresh, cached] {
+            #expect(throws: PaymentTokenError(.malformedToken)) { try decryptor.verify(token, at: seed.now) }
+            #expect(throws: PaymentTokenError(.malformedToken)) { try decryptor.decrypt(token, at: seed.now) }
+        }
+    }
+
+    @Test(
+        "fuzz campaign finding: an ephemeral key whose bit string claims an unused bit is malformed_token, not the same key",
+        arguments: seeds.filter { $0.name.hasSuffix("EC_v1") || $0.name.hasSuffix("payu-apple-pay") })
+    func ephemeralKeyNotDER(_ seed: Seed) throws {
+        let (root, nested) = Self.split(seed.json)
+        var paymentData = Self.paymentData(root, nested: nested)
+        var header = paymentData["header"] as! [String: Any]
+        var key = [UInt8](Data(base64Encoded: header["ephemeralPublicKey"] as! String)!)
+        // BIT STRING, 66 bytes, 0 unused bits, an uncompressed point: the unused-bits octet becomes 1.
+        let bitString = try #require(Self.lastIndex(of: [0x03, 0x42, 0x00, 0x04], in: key))
+        key[bitString + 2] = 0x01
+        header["ephemeralPublicKey"] = Data(key).base64EncodedString()
+        paymentData["header"] = header
+        let token = try PaymentToken(json: Self.rebuild(root, nested: nested, paymentData: paymentData))
+        #expect(throws: PaymentTokenError(.malformedToken)) { try seed.decryptor.decryptUnverifiedForTests(token) }
+        // The key is signed content: the token as a whole fails on its signature first.
+        #expect(throws: PaymentTokenError(.signatureInvalid)) { try seed.decryptor.decrypt(token, at: seed.now) }
     }
 
     @Test("properly encrypted plaintexts that are not payment data are rejected", .timeLimit(.minutes(5)))

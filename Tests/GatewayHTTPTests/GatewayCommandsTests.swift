@@ -168,6 +168,28 @@ struct GatewayCommandsTests {
         }
         #expect(states.contains("delivered"))
     }
+
+    @Test(
+        "serve's auth-failure settings: --auth-failure-burst sets the wrong keys allowed, a refill of 0 seconds none",
+        arguments: [(["--auth-failure-burst", "2"], 2), (["--auth-failure-refill-seconds", "0"], nil)] as [([String], Int?)])
+    func authenticationFailureSettings(_ flags: [String], burst: Int?) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let settings = try ServeCommand.registry().resolve(
+            arguments: ["--database", database, "--port", "0", "--log-level", "off", "--rate-limit-per-second", "0"]
+                + flags, environment: [:])
+        let running = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
+        defer { running.stop() }
+        let wrong = ["Authorization": "Bearer sk_test_" + String(repeating: "x", count: 40)]
+        var statuses: [Int] = []
+        for _ in 0..<30 {
+            statuses.append(try CurlClient().request("GET", running.server.baseURL + "/v1/payments", headers: wrong).status)
+        }
+        if let burst {
+            #expect(statuses == Array(repeating: 401, count: burst) + Array(repeating: 429, count: 30 - burst))
+        } else {
+            #expect(statuses == Array(repeating: 401, count: 30))
+        }
+    }
 }
 
 @Suite("orchard audit against the sandbox acquirer's books")

@@ -11,7 +11,7 @@ struct PaymentListingTests {
     @Test("an order_number or out_trade_no filter longer than the field it matches is 400 parameter_invalid")
     func overlongFilters() throws {
         let h = try APIHarness()
-        let filters = [("order_number", FieldLimits.orderNumber), ("out_trade_no", FieldLimits.outTradeNo.upperBound)]
+        let filters = [("order_number", FieldLimits.orderNumber.upperBound), ("out_trade_no", FieldLimits.outTradeNo.upperBound)]
         for (name, limit) in filters {
             let fits = try h.merchantServer("GET", "/v1/payments?\(name)=" + String(repeating: "a", count: limit))
             #expect(fits.status == 200, "\(fits.text)")

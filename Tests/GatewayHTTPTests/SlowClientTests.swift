@@ -270,6 +270,71 @@ struct SlowClientTests {
         #expect((shed[.keepAliveTrim] ?? 0) + (shed[.reserve] ?? 0) > 0, "\(shed)")
     }
 
+    /// One request on a kept-alive raw connection: its status and JSON body, or `nil` when the connection was
+    /// closed or reset instead of answering.
+    static func keepAliveCall(
+        _ connection: RawConnection, _ path: String, headers: [String: String], body: Any
+    ) throws -> (status: Int, json: [String: Any])? {
+        let data = try JSONSerialization.data(withJSONObject: body)
+        var head = "POST \(path) HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "Content-Length: \(data.count)\r\n\r\n"
+        guard connection.send(Data(head.utf8) + data) else { return nil }
+        let text = connection.readResponse()
+        guard text.hasPrefix("HTTP/1.1 "), let status = Int(text.dropFirst(9).prefix(3)),
+            let bodyStart = text.range(of: "\r\n\r\n")
+        else { return nil }
+        let json = try? JSONSerialization.jsonObject(with: Data(text[bodyStart.upperBound...].utf8)) as? [String: Any]
+        return (status, json ?? [:])
+    }
+
+    @Test("a keep-alive tokenize+pay client during a slow-connection flood never gets its connection reset")
+    func keepAliveClientSurvivesFlood() throws {
+        _ = raiseDescriptorLimit(to: 4_096)
+        // 45 connections may be held; the flood keeps 60 heads trickling, so the reserve closes one at every
+        // connect. A connection that has just answered is the only idle one: it must not be the one to go.
+        let h = try APIHarness(transport: .loopback) { configuration in
+            configuration.connectionLimit = 60
+            configuration.perIPConnectionLimit = 0
+            configuration.reservedConnectionPercent = 25
+            configuration.requestHeadTimeoutSeconds = 3
+            configuration.threadPoolSize = 4
+        }
+        let attack = SlowAttack(.head, port: h.server.port, addresses: 5, perSource: 12, interval: 0.05)
+        attack.start()
+        defer { attack.stop() }
+        usleep(500_000)
+        let connection = try RawConnection(port: h.server.port, receiveTimeoutSeconds: 5)
+        var failures: [String] = []
+        var paid = 0
+        for round in 0..<25 where failures.isEmpty {
+            let amount = "\(200 + round).00"
+            guard
+                let tokenized = try Self.keepAliveCall(
+                    connection, "/v1/tokens", headers: h.appHeaders, body: ["token": try h.token(amount)]),
+                tokenized.status == 200, let prime = tokenized.json["prime"] as? String
+            else {
+                failures.append("round \(round): POST /v1/tokens was not answered on the kept-alive connection")
+                break
+            }
+            guard
+                let payment = try Self.keepAliveCall(
+                    connection, "/v1/payments", headers: h.serverHeaders,
+                    body: ["prime": prime, "amount": amount, "currency": "TWD", "capture": ["mode": "now"]]),
+                payment.status == 200
+            else {
+                failures.append("round \(round): POST /v1/payments was not answered on the kept-alive connection")
+                break
+            }
+            paid += 1
+            usleep(30_000)
+        }
+        let shed = h.server.shedConnections
+        #expect(failures.isEmpty, "\(failures) after \(paid) payments; shed \(shed)")
+        #expect(paid == 25)
+        #expect((shed[.reserve] ?? 0) > 25, "the flood should have kept the reserve closing connections: \(shed)")
+    }
+
     @Test("the protections' settings: flags, ORCHARD_ variables, config-file keys, ranges, and serve --help")
     func settings() throws {
         var registry = SettingsRegistry()
@@ -277,13 +342,15 @@ struct SlowClientTests {
         let defaults = try ServerConfiguration(settings: registry.resolve(arguments: [], environment: [:]))
         #expect(defaults.requestHeadTimeoutSeconds == 10 && defaults.requestBodyTimeoutSeconds == 30)
         #expect(defaults.keepAliveTrimPercent == 75 && defaults.reservedConnectionPercent == 10)
+        #expect(defaults.keepAliveTrimMinimumIdleMilliseconds == 500)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-\(UUID().uuidString).json")
         try Data(#"{"request_head_timeout_seconds": 4, "reserved-connection-percent": 20}"#.utf8).write(to: path)
         defer { try? FileManager.default.removeItem(at: path) }
         let configuration = try ServerConfiguration(
             settings: registry.resolve(
                 arguments: ["--config", path.path, "--request-body-timeout-seconds", "7"],
-                environment: ["ORCHARD_KEEP_ALIVE_TRIM_PERCENT": "60"]))
+                environment: ["ORCHARD_KEEP_ALIVE_TRIM_PERCENT": "60", "ORCHARD_KEEP_ALIVE_TRIM_MIN_IDLE_MS": "250"]))
+        #expect(configuration.keepAliveTrimMinimumIdleMilliseconds == 250)
         #expect(configuration.requestHeadTimeoutSeconds == 4 && configuration.requestBodyTimeoutSeconds == 7)
         #expect(configuration.keepAliveTrimPercent == 60 && configuration.reservedConnectionPercent == 20)
         for arguments in [
@@ -298,7 +365,7 @@ struct SlowClientTests {
         #expect(CLI.run(["serve", "--help"], output: captured.output) == 0)
         for name in [
             "--request-head-timeout-seconds", "--request-body-timeout-seconds", "--keep-alive-trim-percent",
-            "--reserved-connection-percent", "ORCHARD_RESERVED_CONNECTION_PERCENT",
+            "--reserved-connection-percent", "ORCHARD_RESERVED_CONNECTION_PERCENT", "--keep-alive-trim-min-idle-ms",
         ] {
             #expect(captured.stdout.contains(name), "missing \(name)")
         }

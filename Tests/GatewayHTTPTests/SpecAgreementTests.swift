@@ -44,7 +44,7 @@ struct SpecAgreementTests {
     func stringLimits() throws {
         #expect(try Self.maxLengths("Cardholder") == FieldLimits.cardholder)
         let payment = try Self.maxLengths("CreatePaymentRequest")
-        #expect(payment["order_number"] == FieldLimits.orderNumber)
+        #expect(payment["order_number"] == FieldLimits.orderNumber.upperBound)
         #expect(payment["details"] == FieldLimits.details)
     }
 
@@ -90,7 +90,7 @@ struct SpecAgreementTests {
     /// Each bound the spec states on what a request carries, and the domain's constant it must equal.
     static var requestLimits: [String: Int] {
         var table: [String: Int] = [
-            "paths./v1/payments.get.parameters.order_number.maxLength": FieldLimits.orderNumber,
+            "paths./v1/payments.get.parameters.order_number.maxLength": FieldLimits.orderNumber.upperBound,
             "paths./v1/payments.get.parameters.out_trade_no.maxLength": FieldLimits.outTradeNo.upperBound,
             "paths./v1/events.get.parameters.object_id.minLength": FieldLimits.identifier.lowerBound,
             "paths./v1/events.get.parameters.object_id.maxLength": FieldLimits.identifier.upperBound,
@@ -106,7 +106,8 @@ struct SpecAgreementTests {
             "components.schemas.CaptureOptions.delay_days.maximum": GatewayConfiguration().maxCaptureDelayDays,
             "components.schemas.CreatePaymentRequest.prime.minLength": FieldLimits.prime.lowerBound,
             "components.schemas.CreatePaymentRequest.prime.maxLength": FieldLimits.prime.upperBound,
-            "components.schemas.CreatePaymentRequest.order_number.maxLength": FieldLimits.orderNumber,
+            "components.schemas.CreatePaymentRequest.order_number.minLength": FieldLimits.orderNumber.lowerBound,
+            "components.schemas.CreatePaymentRequest.order_number.maxLength": FieldLimits.orderNumber.upperBound,
             "components.schemas.CreatePaymentRequest.details.maxLength": FieldLimits.details,
             "components.schemas.RefundRequest.reason.maxLength": FieldLimits.refundReason,
             "components.schemas.CreateSessionRequest.out_trade_no.minLength": FieldLimits.outTradeNo.lowerBound,
@@ -151,6 +152,7 @@ struct SpecAgreementTests {
     static let otherBounds: [String: String] = [
         "paths./v1/payments.get.parameters.status.minItems": "a list filter is not empty: its shape",
         "paths./console/{file}.get.parameters.file.maxLength": "a web asset's name: any other name is 404",
+        "paths./demo/{file}.get.parameters.file.maxLength": "a web asset's name: any other name is 404",
         "components.parameters.CSRFToken.maxLength": "the CSRF token's own length, compared as a whole",
         "components.parameters.Cursor.maxLength": "a cursor's pattern bounds it more tightly; the codec refuses others",
         "paths./v1/audit-log.get.parameters.starting_after.maxLength": "a cursor, as components.parameters.Cursor",

@@ -39,13 +39,11 @@ enum TLSFixture {
         try Data(privateKey.utf8).write(to: keyPath)
         return (certificatePath.path, keyPath.path)
     }
-}
 
-@Suite("HTTPS straight from libmicrohttpd")
-struct TLSTests {
-    @Test("serves HTTPS with a PEM certificate and key")
-    func https() throws {
-        let files = try TLSFixture.write()
+    /// A server on loopback serving HTTPS with the fixture, answering `GET /healthz` with `ok`, and a client
+    /// that trusts it.
+    static func healthzServer() throws -> (server: TestServer, client: CurlClient, router: Router) {
+        let files = try write()
         var configuration = ServerConfiguration()
         configuration.tlsCertificatePath = files.certificate
         configuration.tlsKeyPath = files.key
@@ -54,6 +52,15 @@ struct TLSTests {
         let server = try TestServer(configuration: configuration, responder: HTTPApplication(router: router))
         let client = CurlClient()
         client.caFile = files.certificate
+        return (server, client, router)
+    }
+}
+
+@Suite("HTTPS straight from libmicrohttpd")
+struct TLSTests {
+    @Test("serves HTTPS with a PEM certificate and key")
+    func https() throws {
+        let (server, client, _) = try TLSFixture.healthzServer()
         let response = try client.request("GET", "https://127.0.0.1:\(server.port)/healthz")
         #expect(response.status == 200)
         #expect(response.text == "ok")

@@ -156,7 +156,7 @@ struct WebRoutesTests {
         let page = try h.call("GET", "/demo")
         #expect(page.status == 200)
         #expect(page.headers["Content-Type"] == "text/html; charset=utf-8")
-        #expect(page.text.contains("'\(h.credentials.appID)'"))
+        #expect(page.text.contains("data-app-id=\"\(h.credentials.appID)\""))
         #expect(page.text.contains("merchant.invalid.orchard.sandbox"))
         #expect(!page.text.contains("{{"))
         #expect(!page.text.contains(h.credentials.secretKey))

@@ -35,14 +35,15 @@ struct ConsoleQueriesTests {
             merchant: h.merchant, type: "payment.refunded", objectID: first.id, limit: 100, cursor: nil)
         #expect(refunded.events.isEmpty)
         let event = try #require(about.events.first?.event)
+        let lease = WebhookLease.random()
         try h.store.recordWebhookAttempt(
             WebhookAttempt(
                 eventID: event.id, attemptedAt: h.clock.now(), httpStatus: 503, error: nil, state: .pending,
-                nextAttemptAt: h.clock.now() + 60, latencyMilliseconds: 42))
+                nextAttemptAt: h.clock.now() + 60, latencyMilliseconds: 42), lease: lease)
         try h.store.recordWebhookAttempt(
             WebhookAttempt(
                 eventID: event.id, attemptedAt: h.clock.now() + 60, httpStatus: nil, error: "connection refused",
-                state: .pending, nextAttemptAt: h.clock.now() + 300, latencyMilliseconds: 3))
+                state: .pending, nextAttemptAt: h.clock.now() + 300, latencyMilliseconds: 3), lease: lease)
         let attempts = try h.gateway.webhookAttempts(merchant: h.merchant, eventID: event.id)
         #expect(attempts.map(\.httpStatus) == [503, nil])
         #expect(attempts.map(\.latencyMilliseconds) == [42, 3])

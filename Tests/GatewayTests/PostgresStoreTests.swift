@@ -156,13 +156,14 @@ struct PostgresStoreTests {
         _ = try h.pay()
         let other = try h.reopenedStore()
         let now = h.clock.now()
-        let first = try h.store.dueWebhookRows(now: now, limit: 1)
-        let second = try other.dueWebhookRows(now: now, limit: 10)
+        let (one, two) = (WebhookLease.random(), WebhookLease.random())
+        let first = try h.store.dueWebhookRows(now: now, limit: 1, lease: one)
+        let second = try other.dueWebhookRows(now: now, limit: 10, lease: two)
         #expect(first.count == 1 && second.count == 1)
         #expect(Set(first.map(\.event.id)).isDisjoint(with: second.map(\.event.id)))
-        #expect(try other.dueWebhookRows(now: now, limit: 10).isEmpty)
+        #expect(try other.dueWebhookRows(now: now, limit: 10, lease: two).isEmpty)
         // The instance holding them died: after the lease they are due again, for anyone.
-        let later = try other.dueWebhookRows(now: now.addingTimeInterval(121), limit: 10)
+        let later = try other.dueWebhookRows(now: now.addingTimeInterval(one.seconds + 1), limit: 10, lease: two)
         #expect(Set(later.map(\.event.id)) == Set((first + second).map(\.event.id)))
     }
 

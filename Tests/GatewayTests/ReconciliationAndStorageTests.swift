@@ -137,7 +137,8 @@ struct StorageTests {
         let (url, secret) = try h.gateway.merchants.setWebhookEndpoint(
             merchantID: h.merchant.id, url: "https://shop.example/hook")
         #expect(url == "https://shop.example/hook")
-        let due = try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10)
+        let outbox = h.gateway.webhookOutbox
+        let due = try outbox.dueWebhooks(now: h.clock.now(), limit: 10)
         #expect(due.map(\.event.type) == ["payment.succeeded", "payment.captured"])
         #expect(due.allSatisfy { $0.secrets.first == secret && $0.url == url && $0.attempts == 0 })
         #expect(try h.store.read { try $0.pendingWebhookCount() } == 2)
@@ -145,17 +146,23 @@ struct StorageTests {
         let body = try JSONSerialization.jsonObject(with: event.payload) as! [String: Any]
         #expect(body["id"] as? String == event.id)
         #expect(body["type"] as? String == "payment.succeeded")
-        try h.store.recordWebhookAttempt(
+        #expect(try outbox.beginWebhookAttempt(eventID: event.id, now: h.clock.now()) == 1)
+        try outbox.recordWebhookAttempt(
             WebhookAttempt(
                 eventID: event.id, attemptedAt: h.clock.now(), httpStatus: 500, error: nil, state: .pending,
                 nextAttemptAt: h.clock.now().addingTimeInterval(60)))
-        // The retried event is no longer due (a PostgreSQL store also keeps the other one leased to this caller).
-        #expect(
-            try !h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).map(\.event.id).contains(event.id))
-        try h.store.recordWebhookAttempt(
+        // The retried event is no longer due (the other one stays leased to this outbox).
+        #expect(try !outbox.dueWebhooks(now: h.clock.now(), limit: 10).map(\.event.id).contains(event.id))
+        // The retry, due a minute later, is claimed again (with the other one, whose lease ended) and numbered 2.
+        h.clock.advance(by: 60)
+        #expect(try outbox.dueWebhooks(now: h.clock.now(), limit: 10).map(\.event.id).contains(event.id))
+        #expect(try outbox.beginWebhookAttempt(eventID: event.id, now: h.clock.now()) == 2)
+        try outbox.recordWebhookAttempt(
             WebhookAttempt(
                 eventID: event.id, attemptedAt: h.clock.now(), httpStatus: 200, error: nil, state: .delivered,
                 nextAttemptAt: nil))
+        // A delivered event is no longer the outbox's to send.
+        #expect(try outbox.beginWebhookAttempt(eventID: event.id, now: h.clock.now()) == nil)
         #expect(try h.store.read { try $0.webhookState(eventID: event.id) }?.state == .delivered)
         #expect(try h.store.read { try $0.webhookAttempts(eventID: event.id) }.map(\.httpStatus) == [500, 200])
         try h.gateway.redeliverEvent(merchant: h.merchant, eventID: event.id)

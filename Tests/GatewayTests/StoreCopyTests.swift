@@ -30,13 +30,15 @@ struct StoreCopyTests {
             CreateSessionRequest(outTradeNo: "S-1", amount: 10_000, currency: "TWD", country: "TW"))
         _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
         _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 500))
-        let due = try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 2)
+        let outbox = h.gateway.webhookOutbox
+        let due = try outbox.dueWebhooks(now: h.clock.now(), limit: 2)
         try #require(due.count == 2)
-        try h.store.recordWebhookAttempt(
+        for item in due { #expect(try outbox.beginWebhookAttempt(eventID: item.event.id, now: h.clock.now()) == 1) }
+        try outbox.recordWebhookAttempt(
             WebhookAttempt(
                 eventID: due[0].event.id, attemptedAt: h.clock.now(), httpStatus: 200, error: nil, state: .delivered,
                 nextAttemptAt: nil))
-        try h.store.recordWebhookAttempt(
+        try outbox.recordWebhookAttempt(
             WebhookAttempt(
                 eventID: due[1].event.id, attemptedAt: h.clock.now(), httpStatus: 503, error: "HTTP 503",
                 state: .pending, nextAttemptAt: h.clock.now().addingTimeInterval(60)))

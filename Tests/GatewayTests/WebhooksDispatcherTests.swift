@@ -305,6 +305,7 @@ struct WebhooksDispatcherTests {
         struct Broken: WebhookOutbox {
             struct Failure: Error {}
             func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook] { throw Failure() }
+            func beginWebhookAttempt(eventID: String, now: Date) throws -> Int? { throw Failure() }
             func recordWebhookAttempt(_ attempt: WebhookAttempt) throws { throw Failure() }
             func scheduleRedelivery(eventID: String, merchantID: String, now: Date) throws { throw Failure() }
             func pendingWebhookCount() throws -> Int { throw Failure() }

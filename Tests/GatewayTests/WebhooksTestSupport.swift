@@ -9,7 +9,7 @@ import Gateway
 
 /// An in-memory ``WebhookOutbox`` for the dispatcher's tests: events with their state, attempts and
 /// next attempt time, and every attempt recorded. A manual redelivery keeps the attempt count, so a dead
-/// event redelivered gets one attempt.
+/// event redelivered gets one attempt. One dispatcher uses it at a time: its claims hold nothing.
 final class InMemoryWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     struct Row {
         var event: WebhookEvent
@@ -52,10 +52,18 @@ final class InMemoryWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         }
     }
 
+    func beginWebhookAttempt(eventID: String, now: Date) throws -> Int? {
+        lock.withLock {
+            guard var row = rows[eventID], row.state == .pending else { return nil }
+            row.attempts += 1
+            rows[eventID] = row
+            return row.attempts
+        }
+    }
+
     func recordWebhookAttempt(_ attempt: WebhookAttempt) throws {
         try lock.withLock {
             guard var row = rows[attempt.eventID] else { throw UnknownEvent() }
-            row.attempts += 1
             row.state = attempt.state
             row.nextAttemptAt = attempt.nextAttemptAt
             rows[attempt.eventID] = row
@@ -151,6 +159,7 @@ final class LoopbackHTTPReceiver: @unchecked Sendable {
     private var otherwise: Behavior
     private var received: [ReceivedRequest] = []
     private var hung: [Int32] = []
+    private var beforeAnswer: (@Sendable () -> Void)?
     private var stopping = false
     private var finished = false
 
@@ -200,6 +209,10 @@ final class LoopbackHTTPReceiver: @unchecked Sendable {
 
     /// Replaces the default behaviour (after the script runs out).
     func setDefault(_ behavior: Behavior) { condition.withLock { otherwise = behavior } }
+
+    /// Runs `work` after each request is read and before it is answered (a slow receiver: advance an injected
+    /// clock, sleep).
+    func beforeAnswering(_ work: @escaping @Sendable () -> Void) { condition.withLock { beforeAnswer = work } }
 
     /// Waits until `count` requests arrived, or `timeout` seconds passed (a bound against hanging, not a
     /// measurement); returns whether they arrived.
@@ -251,11 +264,12 @@ final class LoopbackHTTPReceiver: @unchecked Sendable {
             _ = closeDescriptor(fd)
             return
         }
-        let behavior = condition.withLock {
+        let (behavior, work) = condition.withLock {
             received.append(request)
             condition.broadcast()
-            return script.isEmpty ? otherwise : script.removeFirst()
+            return (script.isEmpty ? otherwise : script.removeFirst(), beforeAnswer)
         }
+        work?()
         switch behavior {
         case .respond(let status, let headers, let body):
             var head = "HTTP/1.1 \(status) Status\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"

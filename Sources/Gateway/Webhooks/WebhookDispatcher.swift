@@ -140,12 +140,15 @@ public struct WebhookDispatchSummary: Sendable, Hashable {
     public var retrying = 0
     /// Events that became dead.
     public var dead = 0
+    /// Claimed events not sent because another instance took them over after the lease ended.
+    public var skipped = 0
 
-    public init(attempted: Int = 0, delivered: Int = 0, retrying: Int = 0, dead: Int = 0) {
+    public init(attempted: Int = 0, delivered: Int = 0, retrying: Int = 0, dead: Int = 0, skipped: Int = 0) {
         self.attempted = attempted
         self.delivered = delivered
         self.retrying = retrying
         self.dead = dead
+        self.skipped = skipped
     }
 }
 
@@ -166,8 +169,10 @@ public final class WebhookDispatcher: @unchecked Sendable {
         public var retrySchedule: WebhookRetrySchedule = .default
         /// How long one request may take, in seconds (default 10).
         public var timeout: TimeInterval = 10
-        /// How many due events one pass takes from the outbox (default 100).
-        public var batchSize: Int = 100
+        /// How many due events one pass claims from the outbox (default 10). Each is sent only after its lease
+        /// is renewed, so a slow receiver never lets a claim run out under a batch; a small batch leaves the rest
+        /// to other instances meanwhile.
+        public var batchSize: Int = 10
         /// How long the background loop sleeps when nothing is due, in seconds (default 1);
         /// ``WebhookDispatcher/wake()`` cuts the sleep short.
         public var pollInterval: TimeInterval = 1
@@ -240,7 +245,10 @@ public final class WebhookDispatcher: @unchecked Sendable {
             var summary = WebhookDispatchSummary()
             for due in try outbox.dueWebhooks(now: now, limit: max(configuration.batchSize, 1)) {
                 guard shouldContinue() else { break }
-                let attempt = try deliver(due, at: attemptTime())
+                guard let attempt = try deliver(due, at: attemptTime()) else {
+                    summary.skipped += 1
+                    continue
+                }
                 summary.attempted += 1
                 switch attempt.state {
                 case .delivered: summary.delivered += 1
@@ -252,14 +260,16 @@ public final class WebhookDispatcher: @unchecked Sendable {
         }
     }
 
-    /// Makes one attempt to deliver `due` at `date`, records it in the outbox and logs it.
+    /// Makes one attempt to deliver `due` at `date`, records it in the outbox and logs it. The outbox first
+    /// renews its lease on the event and numbers the attempt; an event whose lease another instance took over
+    /// (or that is no longer pending) is not sent.
     ///
-    /// - Returns: the attempt as recorded.
-    /// - Throws: what the outbox's `recordWebhookAttempt` throws (the request may have been sent: delivery
-    ///   is at least once, and the event stays due).
+    /// - Returns: the attempt as recorded, or `nil` when the event was not this dispatcher's to send.
+    /// - Throws: what the outbox throws (the request may have been sent: delivery is at least once, and the
+    ///   event stays due).
     @discardableResult
-    public func deliver(_ due: DueWebhook, at date: Date) throws -> WebhookAttempt {
-        let number = max(due.attempts, 0) + 1
+    public func deliver(_ due: DueWebhook, at date: Date) throws -> WebhookAttempt? {
+        guard let number = try outbox.beginWebhookAttempt(eventID: due.event.id, now: date) else { return nil }
         let started = DispatchTime.now().uptimeNanoseconds
         let result: WebhookSendResult
         if !Self.isDeliverableURL(due.url) {
@@ -364,7 +374,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
                     dueAt: clock.now(), attemptTime: { [clock] in clock.now() },
                     shouldContinue: { [weak self] in !(self?.isStopRequested() ?? true) })
                 // A full batch means more may be due: go again at once.
-                if summary.attempted >= max(configuration.batchSize, 1) { pause = 0 }
+                if summary.attempted + summary.skipped >= max(configuration.batchSize, 1) { pause = 0 }
             } catch {
                 pause = configuration.errorBackoff
             }

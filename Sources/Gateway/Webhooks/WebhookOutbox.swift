@@ -51,7 +51,8 @@ public struct DueWebhook: Sendable {
     public var url: String
     /// The signing secrets in force (several during a rotation; each gives a `v1=` signature).
     public var secrets: [String]
-    /// Attempts already made.
+    /// Attempts already made when the event was claimed (the attempt's own number comes from
+    /// ``WebhookOutbox/beginWebhookAttempt(eventID:now:)``, which counts any made since).
     public var attempts: Int
 
     public init(event: WebhookEvent, url: String, secrets: [String], attempts: Int) {
@@ -110,11 +111,44 @@ public struct WebhookAttempt: Sendable, Hashable, Codable {
     }
 }
 
+/// A hold on claimed events: who holds them and for how long. An event claimed under a lease is due for no one
+/// else until the lease ends; before each send the holder renews it, and sends nothing whose lease another
+/// holder has taken over meanwhile.
+public struct WebhookLease: Sendable, Hashable {
+    /// The holder: one value per outbox (instance), random, never shown.
+    public var owner: String
+    /// How long a claim or a renewal holds the event, in seconds; longer than one send's timeout.
+    public var seconds: TimeInterval
+
+    /// A lease held by `owner` for `seconds` at a time.
+    public init(owner: String, seconds: TimeInterval) {
+        self.owner = owner
+        self.seconds = seconds
+    }
+
+    /// A lease with a fresh random owner.
+    public static func random(seconds: TimeInterval = defaultSeconds) -> WebhookLease {
+        WebhookLease(owner: "lease_" + UUID().uuidString.lowercased(), seconds: seconds)
+    }
+
+    /// The default hold, 60 seconds: six times the default send timeout, and renewed before every send.
+    public static let defaultSeconds: TimeInterval = 60
+}
+
 /// The storage side of webhook delivery, as the dispatcher sees it. The gateway's is ``StoreWebhookOutbox``.
 public protocol WebhookOutbox: Sendable {
-    /// Pending events whose next attempt is due at `now` and whose merchant has an endpoint, oldest first.
+    /// Claims the pending events whose next attempt is due at `now` and whose merchant has an endpoint, oldest
+    /// first, under this outbox's lease: until it ends (or the events are attempted) they are due for no other
+    /// outbox.
     func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook]
-    /// Records an attempt and moves the event to the attempt's state, atomically.
+    /// Renews this outbox's lease on a claimed event and counts the attempt about to be made, atomically;
+    /// returns the attempt's number (1 for the first, counting attempts whose sender died before recording
+    /// them), or `nil` when the event must not be sent: another outbox has taken it over after the lease
+    /// ended, or it is no longer pending.
+    func beginWebhookAttempt(eventID: String, now: Date) throws -> Int?
+    /// Records an attempt begun with ``beginWebhookAttempt(eventID:now:)`` and moves the event to the
+    /// attempt's state, atomically; the state is left to the new holder when the lease was taken over
+    /// meanwhile (the attempt itself is recorded either way).
     func recordWebhookAttempt(_ attempt: WebhookAttempt) throws
 }
 
@@ -123,16 +157,20 @@ public protocol WebhookOutbox: Sendable {
 public struct StoreWebhookOutbox: WebhookOutbox {
     let store: any Store
     let cipher: EnvelopeCipher
+    /// The lease this outbox claims events under.
+    public let lease: WebhookLease
 
-    /// An outbox over `store` whose merchants' secret rings `cipher` opens.
-    public init(store: any Store, cipher: EnvelopeCipher) {
+    /// An outbox over `store` whose merchants' secret rings `cipher` opens, claiming under `lease` (by default
+    /// a fresh owner, ``WebhookLease/defaultSeconds``).
+    public init(store: any Store, cipher: EnvelopeCipher, lease: WebhookLease = .random()) {
         self.store = store
         self.cipher = cipher
+        self.lease = lease
     }
 
     public func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook] {
         var secretsByMerchant: [String: [String]] = [:]
-        return try store.dueWebhookRows(now: now, limit: limit).map { row in
+        return try store.dueWebhookRows(now: now, limit: limit, lease: lease).map { row in
             let merchantID = row.event.merchantID
             if secretsByMerchant[merchantID] == nil {
                 secretsByMerchant[merchantID] =
@@ -145,5 +183,11 @@ public struct StoreWebhookOutbox: WebhookOutbox {
         }
     }
 
-    public func recordWebhookAttempt(_ attempt: WebhookAttempt) throws { try store.recordWebhookAttempt(attempt) }
+    public func beginWebhookAttempt(eventID: String, now: Date) throws -> Int? {
+        try store.beginWebhookAttempt(eventID: eventID, now: now, lease: lease)
+    }
+
+    public func recordWebhookAttempt(_ attempt: WebhookAttempt) throws {
+        try store.recordWebhookAttempt(attempt, lease: lease)
+    }
 }

@@ -1,0 +1,91 @@
+import Foundation
+import GatewayHTTP
+import OrchardCLI
+import OrchardHTTP
+import Testing
+
+/// `X-Content-Type-Options` everywhere, HSTS over TLS, the demo page's CSP, and the console cookie's `Secure`.
+@Suite("HTTP: security headers")
+struct SecurityHeadersTests {
+    @Test("every answer carries X-Content-Type-Options: nosniff, errors and files included")
+    func noSniff() throws {
+        let h = try APIHarness(transport: .loopback)
+        for (path, status) in [
+            ("/healthz", 200), ("/v1/payments", 401), ("/nope", 404), ("/sdk/v1/orchard.js", 200), ("/demo", 200),
+            ("/console", 200),
+        ] {
+            let response = try h.call("GET", path)
+            #expect(response.status == status, "\(path)")
+            #expect(response.headers["X-Content-Type-Options"] == "nosniff", "\(path)")
+        }
+        #expect(try h.merchantServer("GET", "/v1/payments").headers["X-Content-Type-Options"] == "nosniff")
+    }
+
+    @Test("over TLS every answer carries Strict-Transport-Security; over plain HTTP none does")
+    func strictTransportSecurity() throws {
+        let (tls, client, router) = try TLSFixture.healthzServer()
+        for path in ["/healthz", "/missing"] {
+            let response = try client.request("GET", "https://127.0.0.1:\(tls.port)\(path)")
+            #expect(response.headers["Strict-Transport-Security"] == "max-age=31536000", "\(path)")
+        }
+        let plain = try TestServer(responder: HTTPApplication(router: router))
+        #expect(try CurlClient().request("GET", plain.base + "/healthz").headers["Strict-Transport-Security"] == nil)
+    }
+
+    @Test("/demo has a CSP without inline script or style, and its own files are served")
+    func demoContentSecurityPolicy() throws {
+        let h = try APIHarness()
+        let page = try h.call("GET", "/demo")
+        let policy = try #require(page.headers["Content-Security-Policy"])
+        #expect(policy.contains("script-src 'self'") && policy.contains("style-src 'self'"))
+        #expect(policy.contains("frame-ancestors 'none'") && !policy.contains("unsafe"))
+        #expect(page.text.contains("data-app-id=\"\(h.credentials.appID)\""))
+        #expect(page.text.contains("data-app-key=\"\(h.credentials.appKey)\""))
+        // No inline script (every <script> has a src) and no <style> or style attribute.
+        let scripts = page.text.components(separatedBy: "<script").dropFirst()
+        #expect(!scripts.isEmpty && scripts.allSatisfy { $0.hasPrefix(" src=") })
+        #expect(!page.text.contains("<style") && !page.text.contains(" style="))
+        for (file, type) in [("demo.js", "text/javascript"), ("demo.css", "text/css")] {
+            let response = try h.call("GET", "/demo/" + file)
+            #expect(response.status == 200 && response.headers["Content-Type"]?.hasPrefix(type) == true, "\(file)")
+            #expect(!response.text.contains("{{"), "\(file) has a placeholder left")
+        }
+        #expect(try h.call("GET", "/demo/console.js").status == 404)
+    }
+
+    /// The console cookie's attributes after a sign-in over plain loopback HTTP.
+    static func signInCookie(_ configure: @escaping (inout ServerConfiguration) -> Void) throws -> String {
+        let h = try APIHarness(transport: .loopback, configure: configure)
+        let response = try h.call("POST", "/console/session", json: ["secret_key": h.credentials.secretKey])
+        #expect(response.status == 200)
+        return try #require(response.headers["Set-Cookie"])
+    }
+
+    @Test("--cookie-secure always makes the console cookie Secure over plain HTTP (behind a TLS proxy); auto does not")
+    func cookieSecure() throws {
+        #expect(try Self.signInCookie { $0.cookieSecure = .always }.hasSuffix("; Secure"))
+        #expect(try !Self.signInCookie { _ in }.contains("Secure"))
+        var registry = SettingsRegistry()
+        ServerConfiguration.register(in: &registry)
+        #expect(try ServerConfiguration(settings: registry.resolve(arguments: [], environment: [:])).cookieSecure == .auto)
+        #expect(
+            try ServerConfiguration(settings: registry.resolve(arguments: ["--cookie-secure", "always"], environment: [:]))
+                .cookieSecure == .always)
+        #expect(
+            try ServerConfiguration(
+                settings: registry.resolve(arguments: [], environment: ["ORCHARD_COOKIE_SECURE": "always"])
+            ).cookieSecure == .always)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-\(UUID().uuidString).json")
+        try Data(#"{"cookie_secure": "always"}"#.utf8).write(to: path)
+        defer { try? FileManager.default.removeItem(at: path) }
+        #expect(
+            try ServerConfiguration(settings: registry.resolve(arguments: ["--config", path.path], environment: [:]))
+                .cookieSecure == .always)
+        #expect(throws: ConfigurationError(.invalidValue, "")) {
+            try ServerConfiguration(settings: registry.resolve(arguments: ["--cookie-secure", "yes"], environment: [:]))
+        }
+        var secured = ServerConfiguration()
+        secured.tlsCertificatePath = "/cert.pem"
+        #expect(secured.usesSecureCookies)
+    }
+}
