@@ -8,7 +8,7 @@
 set -euo pipefail
 
 DEBIAN_PACKAGES=(pkg-config libssl-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev libmicrohttpd-dev)
-TEST_DEBIAN_PACKAGES=(postgresql-15 chromium chromium-driver python3 python3-pip openssl lintian systemd adduser)
+TEST_DEBIAN_PACKAGES=(postgresql-15 chromium chromium-driver python3 python3-pip openssl lintian systemd adduser nginx-light)
 TEST_PYTHON_PACKAGES=(selenium schemathesis pytest)
 # The Python module each of TEST_PYTHON_PACKAGES installs.
 TEST_PYTHON_MODULES=(selenium schemathesis pytest)

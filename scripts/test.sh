@@ -5,8 +5,8 @@
 #      superuser URL as ORCHARD_TEST_POSTGRES_URL for the PostgreSQL tests;
 #   3. builds and runs the Swift tests;
 #   4. runs the browser tests (Tests/Browser, pytest + selenium + headless Chromium) against the built
-#      `orchard`, and the API fuzz against openapi.yaml on SQLite and PostgreSQL (scripts/schemathesis.sh), when
-#      present;
+#      `orchard`, the nginx example of docs/operations.md in front of it (scripts/test-proxy.sh), and the API fuzz
+#      against openapi.yaml on SQLite and PostgreSQL (scripts/schemathesis.sh), when present;
 #   5. runs the short, seeded token fuzz campaign (scripts/fuzz-tokens.sh, 200,000 executions), which fails on
 #      a finding;
 #   6. builds the release binary and runs the packaging tests (scripts/test-package.sh): the binary copied
@@ -46,6 +46,11 @@ if compgen -G "Tests/Browser/test_*.py" >/dev/null; then
     "$SWIFT" build --product orchard
     export ORCHARD_BIN=${ORCHARD_BIN:-$PWD/.build/debug/orchard}
     python3 -m pytest -q -p no:cacheprovider Tests/Browser
+fi
+
+if [[ -x scripts/test-proxy.sh ]]; then
+    "$SWIFT" build --product orchard
+    ORCHARD_BIN=${ORCHARD_BIN:-$PWD/.build/debug/orchard} ./scripts/test-proxy.sh
 fi
 
 if [[ -x scripts/schemathesis.sh ]]; then

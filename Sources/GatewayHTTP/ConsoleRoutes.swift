@@ -8,13 +8,14 @@ struct SecureCookiesKey: RequestContextKey {
     typealias Value = Bool
 }
 
-/// Records in the context whether cookies are `Secure` (`--cookie-secure`: always, or when serving TLS), for the
+/// Records in the context whether cookies are `Secure` (`--cookie-secure`: always, or when serving TLS or a trusted
+/// proxy forwarded an HTTPS request), for the
 /// routes that set cookies.
 struct TransportSecurityMiddleware: HTTPMiddleware {
     let secureCookies: Bool
 
     func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
-        context[SecureCookiesKey.self] = secureCookies
+        context[SecureCookiesKey.self] = secureCookies || request.forwardedHTTPS
         return next(request, context)
     }
 }

@@ -443,7 +443,8 @@ extension ServerConfiguration {
     /// `max-string-length`, `connection-limit`, `per-ip-connection-limit`, `connection-timeout`,
     /// `request-head-timeout-seconds`, `request-body-timeout-seconds`, `keep-alive-trim-percent`,
     /// `reserved-connection-percent`, `keep-alive-trim-min-idle-ms`, `thread-pool-size`,
-    /// `rate-limit-per-second`, `rate-limit-burst`, `tls-cert`, `tls-key`, `cookie-secure`, `shutdown-timeout`.
+    /// `rate-limit-per-second`, `rate-limit-burst`, `tls-cert`, `tls-key`, `cookie-secure`, `trusted-proxy`,
+    /// `shutdown-timeout`.
     public static func register(in registry: inout SettingsRegistry) {
         let defaults = ServerConfiguration()
         for entry in ServerSetting.all { registry.register(entry.setting(defaults)) }
@@ -556,6 +557,19 @@ private struct ServerSetting {
                     throw ConfigurationError(.invalidValue, "setting cookie-secure is always or auto")
                 }
                 configuration.cookieSecure = mode
+            },
+            ServerSetting(
+                name: "trusted-proxy", kind: .list,
+                summary: "reverse proxies (addresses or CIDRs: 127.0.0.1,10.0.0.0/8,::1) whose Forwarded, "
+                    + "X-Forwarded-For and X-Forwarded-Proto name the client",
+                defaultValue: { $0.trustedProxies.networks.isEmpty ? nil : $0.trustedProxies.description }
+            ) { (configuration: inout ServerConfiguration, settings: ResolvedSettings) throws(ConfigurationError) in
+                guard let list = settings.list("trusted-proxy") else { return }
+                guard let proxies = TrustedProxies(parsing: list) else {
+                    throw ConfigurationError(
+                        .invalidValue, "setting trusted-proxy lists addresses or CIDRs (10.0.0.0/8,::1), not \(list)")
+                }
+                configuration.trustedProxies = proxies
             },
             .integer(
                 "shutdown-timeout", \.shutdownTimeoutSeconds, in: 0...3_600,

@@ -92,7 +92,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.core = ServerCore(
             responder: responder, maxBodyBytes: configuration.maxBodyBytes, bodyLimit: bodyLimit,
             connections: ConnectionGuard(policy: ConnectionGuard.Policy(configuration), report: messages),
-            usesTLS: configuration.usesTLS, messages: messages)
+            usesTLS: configuration.usesTLS, trustedProxies: configuration.trustedProxies, messages: messages)
     }
 
     deinit {
@@ -321,19 +321,16 @@ private struct SocketAddress {
 
 /// The text form of a peer address.
 private func addressText(_ address: UnsafePointer<sockaddr>) -> String? {
-    var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
     switch Int32(address.pointee.sa_family) {
     case AF_INET:
         return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
             var raw = ipv4.pointee.sin_addr
-            guard inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count)) != nil else { return nil }
-            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return IPAddress.text(withUnsafeBytes(of: &raw) { Array($0) })
         }
     case AF_INET6:
         return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { ipv6 in
             var raw = ipv6.pointee.sin6_addr
-            guard inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count)) != nil else { return nil }
-            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return IPAddress.text(withUnsafeBytes(of: &raw) { Array($0) })
         }
     default:
         return nil
@@ -348,14 +345,17 @@ private final class RequestState {
     var headers = HTTPHeaders()
     var body = Data()
     var remoteAddress: String?
+    var forwardedHTTPS = false
     var answered = false
     var overflow = 0
     var bodyLimit = 0
 
     var request: HTTPRequest {
-        HTTPRequest(
+        var request = HTTPRequest(
             method: method, path: path, queryItems: queryItems, headers: headers, body: body,
             remoteAddress: remoteAddress)
+        request.forwardedHTTPS = forwardedHTTPS
+        return request
     }
 }
 
@@ -382,6 +382,8 @@ private final class ServerCore: @unchecked Sendable {
     let connections: ConnectionGuard
     /// Whether answers go out over TLS (each then carries `Strict-Transport-Security`).
     let usesTLS: Bool
+    /// The proxies whose forwarding headers name the client (``TrustedProxies``).
+    let trustedProxies: TrustedProxies
     let logger: UnsafeMutablePointer<orchard_mhd_logger>
     private let condition = NSCondition()
     private var inFlight = 0
@@ -390,9 +392,11 @@ private final class ServerCore: @unchecked Sendable {
 
     init(
         responder: any HTTPResponder, maxBodyBytes: Int, bodyLimit: (@Sendable (HTTPMethod, String) -> Int?)? = nil,
-        connections: ConnectionGuard, usesTLS: Bool = false, messages: @escaping @Sendable (String) -> Void
+        connections: ConnectionGuard, usesTLS: Bool = false, trustedProxies: TrustedProxies = TrustedProxies(),
+        messages: @escaping @Sendable (String) -> Void
     ) {
         self.responder = responder
+        self.trustedProxies = trustedProxies
         self.connections = connections
         self.usesTLS = usesTLS
         self.maxBodyBytes = maxBodyBytes
@@ -457,9 +461,8 @@ private final class ServerCore: @unchecked Sendable {
                     name: name.removingPercentEncoding ?? name,
                     value: value.map { $0.removingPercentEncoding ?? $0 })
             }
-            if let address = orchard_mhd_connection_client_address(connection) {
-                state.remoteAddress = addressText(address)
-            }
+            let peer = orchard_mhd_connection_client_address(connection).flatMap(addressText)
+            (state.remoteAddress, state.forwardedHTTPS) = trustedProxies.client(peer: peer, headers: state.headers)
             requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
             requestStarted()
             connections.headReceived(Int(bitPattern: connection))

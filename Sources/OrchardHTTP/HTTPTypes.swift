@@ -195,8 +195,12 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     /// The body (empty when there is none).
     public var body: Data
-    /// The peer's IP address as text, if known.
+    /// The client's IP address as text, if known: the peer's, or behind a trusted proxy the address it forwarded
+    /// (``TrustedProxies``).
     public var remoteAddress: String?
+    /// Whether a trusted proxy said the browser spoke HTTPS to it (`X-Forwarded-Proto: https`); the server itself
+    /// may speak plain HTTP to the proxy.
+    public var forwardedHTTPS = false
 
     /// A request from its parts.
     public init(

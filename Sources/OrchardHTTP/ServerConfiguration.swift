@@ -58,13 +58,17 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var shutdownTimeoutSeconds: Int = 10
     /// When the cookies the server sets (the console's session) carry `Secure`. Default ``CookieSecurity/auto``.
     public var cookieSecure: CookieSecurity = .auto
+    /// The reverse proxies whose `Forwarded`, `X-Forwarded-For` and `X-Forwarded-Proto` name the client and its
+    /// scheme. Default none: the headers are ignored and the client is the connection's peer.
+    public var trustedProxies = TrustedProxies()
 
     /// When cookies carry `Secure`: `always` behind a TLS-terminating proxy (the server itself speaks plain HTTP
-    /// to the proxy, the browser speaks HTTPS), `auto` when the server itself serves TLS.
+    /// to the proxy, the browser speaks HTTPS), `auto` when the server itself serves TLS or a trusted proxy says
+    /// the browser spoke HTTPS (``HTTPRequest/forwardedHTTPS``).
     public enum CookieSecurity: String, Sendable, Equatable, CaseIterable {
         /// Every cookie is `Secure`.
         case always
-        /// Cookies are `Secure` when the server serves TLS.
+        /// Cookies are `Secure` when the server serves TLS, or a trusted proxy forwards an HTTPS request.
         case auto
     }
 
