@@ -292,7 +292,15 @@ struct FuzzTests {
         header["ephemeralPublicKey"] = Data(key).base64EncodedString()
         paymentData["header"] = header
         let token = try PaymentToken(json: Self.rebuild(root, nested: nested, paymentData: paymentData))
-        #expect(throws: PaymentTokenError(.malformedToken)) { try seed.decryptor.decryptUnverifiedForTests(token) }
+        // OpenSSL's decoder clears the bit the string claims unused. When it was zero (about half of the minted
+        // tokens' random keys) the point is the same and the key is refused as not DER; otherwise the point moves off
+        // the curve and the decoder refuses it. Either way it never decrypts as the same key.
+        let refused = #expect(throws: PaymentTokenError.self) { try seed.decryptor.decryptUnverifiedForTests(token) }
+        if key[key.count - 1] & 1 == 0 {
+            #expect(refused?.code == .malformedToken, "\(String(describing: refused))")
+        } else {
+            #expect(refused?.code == .decryptionFailed, "\(String(describing: refused))")
+        }
         // The key is signed content: the token as a whole fails on its signature first.
         #expect(throws: PaymentTokenError(.signatureInvalid)) { try seed.decryptor.decrypt(token, at: seed.now) }
     }
