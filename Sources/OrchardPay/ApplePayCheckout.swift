@@ -99,7 +99,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
 
     /// A checkout for `cart`, shown on `sheet`. Throws ``CheckoutError`` when the cart breaks TapPay's deferred
     /// table (`88013`…`88016`) or the payment request rules (`missing_supports_3ds`, `unknown_currency`,
-    /// `too_many_decimals` …). `gateway` defaults to one for ``OrchardPay/setup(appID:appKey:environment:gatewayURL:)``.
+    /// `too_many_decimals` …). `gateway` defaults to one for ``OrchardPaySDK/setup(appID:appKey:environment:gatewayURL:)``.
     public init(
         merchant: Merchant, consumer: Consumer, cart: Cart, delegate: any ApplePayCheckoutDelegate,
         sheet: any PaymentSheet, gateway: GatewayClient? = nil
@@ -142,14 +142,14 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             return true
         }
         guard first else {
-            OrchardPay.log("checkout: start() called again; ignored")
+            OrchardPaySDK.log("checkout: start() called again; ignored")
             return
         }
         let request = paymentRequest
         Task {
             await callDelegate { $0.checkoutDidStart(self) }
             if await !sheet.present(request, delegate: self) {
-                OrchardPay.log("checkout: the sheet could not be shown")
+                OrchardPaySDK.log("checkout: the sheet could not be shown")
                 let result = TransactionResult(
                     status: -3, message: "the Apple Pay sheet could not be shown", code: CheckoutError.sheetUnavailable,
                     amount: cart.totalAmount, paymentMethod: nil)
@@ -173,7 +173,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             return (state.amount, state.consumer.paymentMethod)
         }
         guard let (amount, method) = snapshot else {
-            OrchardPay.log("checkout: showPaymentResult outside of a pending payment; ignored")
+            OrchardPaySDK.log("checkout: showPaymentResult outside of a pending payment; ignored")
             return
         }
         let result =
@@ -254,7 +254,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             guard let request = try? Self.paymentRequest(merchant: self.merchant, consumer: consumer, cart: cart),
                 (try? Self.validate(request)) != nil
             else {
-                OrchardPay.log("checkout: the cart returned for the card is invalid; the sheet keeps the current one")
+                OrchardPaySDK.log("checkout: the cart returned for the card is invalid; the sheet keeps the current one")
                 answer.answer(.unchanged(current))
                 return
             }
@@ -297,10 +297,10 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         }
         switch start {
         case .refuse(let errors):
-            OrchardPay.log("checkout: authorization refused: \(errors.map(\.description).joined(separator: "; "))")
+            OrchardPaySDK.log("checkout: authorization refused: \(errors.map(\.description).joined(separator: "; "))")
             handler(PaymentAuthorizationResult(status: .failure, errors: errors))
         case .go(let contact, let request, let amount):
-            OrchardPay.log("checkout: authorized; tokenizing")
+            OrchardPaySDK.log("checkout: authorized; tokenizing")
             Task { await tokenize(payment, contact: contact, request: request, amount: amount) }
         }
     }
@@ -320,7 +320,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             }
         }
         guard let cancelled else {
-            OrchardPay.log("checkout: the sheet closed while the payment is in flight; waiting for its outcome")
+            OrchardPaySDK.log("checkout: the sheet closed while the payment is in flight; waiting for its outcome")
             return
         }
         Task {
@@ -352,10 +352,10 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             return
         }
         do throws(CheckoutError) {
-            let gateway = try OrchardPay.gatewayClient(gatewayOverride)
+            let gateway = try OrchardPaySDK.gatewayClient(gatewayOverride)
             let prime = try await gateway.createPrime(
                 token: payment.token, paymentRequest: PaymentRequestCoder.encode(request, as: .tapPayWeb))
-            OrchardPay.log("checkout: prime issued; waiting for the merchant's result")
+            OrchardPaySDK.log("checkout: prime issued; waiting for the merchant's result")
             state.withLock {
                 $0.phase = .awaitingResult
                 $0.prime = prime
@@ -366,7 +366,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
                     merchantReferenceInfo: prime.merchantReferenceInfo)
             }
         } catch {
-            OrchardPay.log("checkout: tokenizing failed: \(error.code)")
+            OrchardPaySDK.log("checkout: tokenizing failed: \(error.code)")
             let completing = state.withLock { state -> Bool in
                 guard state.phase == .authorizing else { return false }
                 state.phase = .completing
@@ -408,7 +408,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             return !state.finishReported
         }
         guard first else { return }
-        OrchardPay.log("checkout: finished")
+        OrchardPaySDK.log("checkout: finished")
         await callDelegate { $0.checkoutDidFinish(self) }
     }
 

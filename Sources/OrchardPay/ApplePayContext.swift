@@ -64,7 +64,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
     private let gatewayOverride: GatewayClient?
 
     /// A context for `paymentRequest` on `sheet`. The delegate is held until the payment completes.
-    /// `gateway` defaults to one for ``OrchardPay/setup(appID:appKey:environment:gatewayURL:)``.
+    /// `gateway` defaults to one for ``OrchardPaySDK/setup(appID:appKey:environment:gatewayURL:)``.
     public init(
         paymentRequest: PaymentRequest, delegate: some ApplePayContextDelegate, sheet: any PaymentSheet,
         gateway: GatewayClient? = nil
@@ -123,7 +123,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
             return true
         }
         guard first else {
-            OrchardPay.log("context: present() called again; ignored")
+            OrchardPaySDK.log("context: present() called again; ignored")
             return
         }
         if let error = Self.problem(of: paymentRequest) {
@@ -211,7 +211,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
             handler(PaymentAuthorizationResult(status: .failure, errors: refusal))
             return
         }
-        OrchardPay.log("context: authorized; asking for the order token")
+        OrchardPaySDK.log("context: authorized; asking for the order token")
         Task { await pay(payment) }
     }
 
@@ -228,7 +228,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         }
         switch action {
         case .none:
-            OrchardPay.log("context: the sheet closed while the payment is in flight; waiting for its outcome")
+            OrchardPaySDK.log("context: the sheet closed while the payment is in flight; waiting for its outcome")
         case .some(.some(let (status, error))):
             finish(status, error)
         case .some(.none):
@@ -255,10 +255,10 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
                     message: "the order token handler failed: \(String(describing: error))"))
         }
         do throws(CheckoutError) {
-            let gateway = try OrchardPay.gatewayClient(gatewayOverride)
+            let gateway = try OrchardPaySDK.gatewayClient(gatewayOverride)
             let paid = try await gateway.paySession(orderToken: orderToken, token: payment.token)
             state.withLock { $0.payment = paid }
-            OrchardPay.log("context: the session is paid (\(paid.status)\(paid.wasReplayed ? ", replayed" : ""))")
+            OrchardPaySDK.log("context: the session is paid (\(paid.status)\(paid.wasReplayed ? ", replayed" : ""))")
             if ["captured", "authorized"].contains(paid.status) {
                 completeAuthorization(.success, nil)
             } else {
@@ -269,7 +269,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
                         message: "the payment \(paid.paymentID) is \(paid.status); its outcome arrives by webhook"))
             }
         } catch {
-            OrchardPay.log("context: paying failed: \(error.code)")
+            OrchardPaySDK.log("context: paying failed: \(error.code)")
             completeAuthorization(.error, error)
         }
     }
@@ -299,7 +299,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
             return (state.delegate, state.waiters)
         }
         guard let (delegate, waiters) = taken else { return }
-        OrchardPay.log("context: completed with \(status.rawValue)\(error.map { " (\($0.code))" } ?? "")")
+        OrchardPaySDK.log("context: completed with \(status.rawValue)\(error.map { " (\($0.code))" } ?? "")")
         delegate?.applePayContext(self, didCompleteWith: status, error: error)
         for waiter in waiters { waiter.resume() }
     }

@@ -47,7 +47,7 @@ public struct CheckoutError: Error, Hashable, Sendable, CustomStringConvertible,
 
     // MARK: The SDK's own codes
 
-    /// `OrchardPay.setup` was not called.
+    /// `OrchardPaySDK.setup` was not called.
     public static let notSetUp = "not_set_up"
     /// No gateway URL for production (there is no default gateway outside the sandbox).
     public static let gatewayNotConfigured = "gateway_not_configured"

@@ -100,16 +100,16 @@ public struct OrderSession: Hashable, Sendable {
 ///
 /// Every POST carries an `Idempotency-Key`; a request whose answer was lost (a transport error, or
 /// `409 idempotency_in_flight`) is sent again with the same key up to
-/// ``OrchardPay/Configuration/retryLimit`` times, so the gateway does the work once and answers the retry
+/// ``OrchardPaySDK/Configuration/retryLimit`` times, so the gateway does the work once and answers the retry
 /// from its store.
 public final class GatewayClient: Sendable {
     /// The set-up used.
-    public let configuration: OrchardPay.Configuration
+    public let configuration: OrchardPaySDK.Configuration
     /// How requests are sent.
     public let transport: any HTTPTransport
 
     /// A client for `configuration` over `transport`.
-    public init(configuration: OrchardPay.Configuration, transport: any HTTPTransport = URLSessionTransport()) {
+    public init(configuration: OrchardPaySDK.Configuration, transport: any HTTPTransport = URLSessionTransport()) {
         self.configuration = configuration
         self.transport = transport
     }
@@ -243,7 +243,7 @@ public final class GatewayClient: Sendable {
             do {
                 let (data, response) = try await transport.send(request)
                 let elapsed = ContinuousClock.now - started
-                OrchardPay.log(
+                OrchardPaySDK.log(
                     "\(method) \(Self.redactedPath(path)) → \(response.statusCode) in \(Self.milliseconds(elapsed)) ms")
                 // The client SDK reads the gateway's answers with Foundation, as an app does.
                 let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
@@ -262,7 +262,7 @@ public final class GatewayClient: Sendable {
             } catch let error as CheckoutError {
                 throw error
             } catch {
-                OrchardPay.log(
+                OrchardPaySDK.log(
                     "\(method) \(Self.redactedPath(path)) got no answer (attempt \(attempt) of \(configuration.retryLimit + 1)): \(Self.transportReason(error))"
                 )
                 guard attempt <= configuration.retryLimit else {

@@ -334,7 +334,7 @@
         }
     }
 
-    /// PassKit's availability answers, the default ``OrchardPay/sheetProvider`` on Apple platforms.
+    /// PassKit's availability answers, the default ``OrchardPaySDK/sheetProvider`` on Apple platforms.
     public struct PassKitAvailability: PaymentSheetProvider {
         /// Creates the provider.
         public init() {}

@@ -255,7 +255,7 @@ final class BudgetedAnswer<Value: Sendable>: Sendable {
             await timer.wait(budget)
             guard !Task.isCancelled else { return }
             if self.answer(fallback()) {
-                OrchardPay.log("a merchant handler missed the sheet's budget; the sheet got the fallback update")
+                OrchardPaySDK.log("a merchant handler missed the sheet's budget; the sheet got the fallback update")
             }
         }
         self.timer.withLock { $0 = task }

@@ -50,7 +50,7 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
         case finished
     }
 
-    /// Whether a device would offer Apple Pay: a fixed answer for ``OrchardPay/sheetProvider``.
+    /// Whether a device would offer Apple Pay: a fixed answer for ``OrchardPaySDK/sheetProvider``.
     public struct Availability: PaymentSheetProvider {
         /// Whether Apple Pay is supported.
         public var supported: Bool
@@ -93,7 +93,7 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
     private let wallet: GatewayClient?
 
     /// A sheet playing `steps`, paying with `card`. `wallet` is the gateway to ask for tokens (default: the
-    /// one of ``OrchardPay/setup(appID:appKey:environment:gatewayURL:)``).
+    /// one of ``OrchardPaySDK/setup(appID:appKey:environment:gatewayURL:)``).
     public init(steps: [Step], card: SandboxCard = .visaCredit, wallet: GatewayClient? = nil) {
         self.steps = steps
         self.card = card
@@ -172,7 +172,7 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
                 let amount = request.amountForApple
                 let token: PaymentToken
                 do throws(CheckoutError) {
-                    token = try await OrchardPay.gatewayClient(wallet).sandboxWalletToken(amount: amount, card: card)
+                    token = try await OrchardPaySDK.gatewayClient(wallet).sandboxWalletToken(amount: amount, card: card)
                 } catch {
                     record(.walletFailed(error))
                     return finish(delegate)

@@ -2,22 +2,22 @@ import Foundation
 import OrchardPay
 import Testing
 
-/// `OrchardPay.setup`, availability and logging: process-wide state, so these run one at a time.
+/// `OrchardPaySDK.setup`, availability and logging: process-wide state, so these run one at a time.
 @Suite("OrchardPay: set-up, availability, logs", .serialized)
 struct SetupTests {
     @Test("setup: the sandbox defaults to a local orchard serve; production needs the gateway's URL")
     func setupDefaults() throws {
-        OrchardPay.setup(appID: "app_test", appKey: "ak_test", environment: .sandbox)
-        #expect(OrchardPay.configuration?.gatewayURL == OrchardPay.defaultSandboxURL)
-        #expect(OrchardPay.configuration?.appID == "app_test")
-        #expect(throws: Never.self) { try OrchardPay.gatewayClient() }
-        OrchardPay.setup(appID: "app_test", appKey: "ak_test", environment: .production)
-        let error = #expect(throws: CheckoutError.self) { try OrchardPay.gatewayClient() }
+        OrchardPaySDK.setup(appID: "app_test", appKey: "ak_test", environment: .sandbox)
+        #expect(OrchardPaySDK.configuration?.gatewayURL == OrchardPaySDK.defaultSandboxURL)
+        #expect(OrchardPaySDK.configuration?.appID == "app_test")
+        #expect(throws: Never.self) { try OrchardPaySDK.gatewayClient() }
+        OrchardPaySDK.setup(appID: "app_test", appKey: "ak_test", environment: .production)
+        let error = #expect(throws: CheckoutError.self) { try OrchardPaySDK.gatewayClient() }
         #expect(error?.code == CheckoutError.gatewayNotConfigured)
-        OrchardPay.setup(
+        OrchardPaySDK.setup(
             appID: "app_test", appKey: "ak_test", environment: .production,
             gatewayURL: URL(string: "https://pay.example.com"))
-        #expect(OrchardPay.configuration?.environment == .production)
+        #expect(OrchardPaySDK.configuration?.environment == .production)
     }
 
     @Test("the simulated wallet refuses a production set-up")
@@ -34,25 +34,25 @@ struct SetupTests {
 
     @Test("canMakePayments is answered by the active provider; no card of the networks means \"Set up\"")
     func availability() {
-        let saved = OrchardPay.sheetProvider
-        defer { OrchardPay.sheetProvider = saved }
-        OrchardPay.sheetProvider = nil
-        #expect(!OrchardPay.canMakePayments())
-        OrchardPay.sheetProvider = SimulatedPaymentSheet.Availability(networks: [.visa, .jcb])
-        #expect(OrchardPay.canMakePayments())
-        #expect(OrchardPay.canMakePayments(usingNetworks: [.masterCard, .jcb]))
-        #expect(!OrchardPay.canMakePayments(usingNetworks: [.amex]))
-        OrchardPay.sheetProvider = SimulatedPaymentSheet.Availability(supported: false)
-        #expect(!OrchardPay.canMakePayments(usingNetworks: [.visa]))
+        let saved = OrchardPaySDK.sheetProvider
+        defer { OrchardPaySDK.sheetProvider = saved }
+        OrchardPaySDK.sheetProvider = nil
+        #expect(!OrchardPaySDK.canMakePayments())
+        OrchardPaySDK.sheetProvider = SimulatedPaymentSheet.Availability(networks: [.visa, .jcb])
+        #expect(OrchardPaySDK.canMakePayments())
+        #expect(OrchardPaySDK.canMakePayments(usingNetworks: [.masterCard, .jcb]))
+        #expect(!OrchardPaySDK.canMakePayments(usingNetworks: [.amex]))
+        OrchardPaySDK.sheetProvider = SimulatedPaymentSheet.Availability(supported: false)
+        #expect(!OrchardPaySDK.canMakePayments(usingNetworks: [.visa]))
     }
 
     @Test("both flows on the set-up's gateway; the logs never hold the token, DPAN, cryptogram, prime or app key")
     func nothingSecretInLogs() async throws {
         let gateway = try LiveGateway()
         let lines = Guarded<[String]>([])
-        OrchardPay.logHandler = { line in lines.withLock { $0.append(line) } }
-        defer { OrchardPay.logHandler = nil }
-        OrchardPay.setup(appID: gateway.appID, appKey: gateway.appKey, environment: .sandbox, gatewayURL: gateway.url)
+        OrchardPaySDK.logHandler = { line in lines.withLock { $0.append(line) } }
+        defer { OrchardPaySDK.logHandler = nil }
+        OrchardPaySDK.setup(appID: gateway.appID, appKey: gateway.appKey, environment: .sandbox, gatewayURL: gateway.url)
 
         let transport = RecordingTransport()
         let recorder = CheckoutRecorder(gateway)

@@ -50,8 +50,8 @@ func coffeeMerchant(_ gateway: LiveGateway) -> Merchant {
 }
 
 /// A configuration for `gateway` with quick retries.
-func configuration(_ gateway: LiveGateway, url: URL? = nil, appKey: String? = nil) -> OrchardPay.Configuration {
-    var configuration = OrchardPay.Configuration(
+func configuration(_ gateway: LiveGateway, url: URL? = nil, appKey: String? = nil) -> OrchardPaySDK.Configuration {
+    var configuration = OrchardPaySDK.Configuration(
         appID: gateway.appID, appKey: appKey ?? gateway.appKey, environment: .sandbox, gatewayURL: url ?? gateway.url)
     configuration.retryDelay = .milliseconds(20)
     configuration.requestTimeout = 10

@@ -5,10 +5,10 @@ import Foundation
 /// provider that answers availability, and an optional log handler.
 ///
 /// ```swift
-/// OrchardPay.setup(appID: "app_…", appKey: "ak_…", environment: .sandbox,
-///                  gatewayURL: URL(string: "https://pay.example.com"))
+/// OrchardPaySDK.setup(appID: "app_…", appKey: "ak_…", environment: .sandbox,
+///                     gatewayURL: URL(string: "https://pay.example.com"))
 /// ```
-public enum OrchardPay {
+public enum OrchardPaySDK {
     /// Which gateway environment the credentials belong to.
     public enum Environment: String, Hashable, Sendable {
         /// Test credentials: the sandbox acquirer, the sandbox wallet, no real money.
@@ -62,7 +62,7 @@ public enum OrchardPay {
                 url == nil
                 ? CheckoutError(
                     code: CheckoutError.gatewayNotConfigured,
-                    message: "OrchardPay.setup needs the gateway's URL in production") : nil
+                    message: "OrchardPaySDK.setup needs the gateway's URL in production") : nil
         }
     }
 
@@ -82,7 +82,7 @@ public enum OrchardPay {
         let (configuration, error) = state.withLock { ($0.configuration, $0.setupError) }
         if let error { throw error }
         guard let configuration else {
-            throw CheckoutError(code: CheckoutError.notSetUp, message: "call OrchardPay.setup before paying")
+            throw CheckoutError(code: CheckoutError.notSetUp, message: "call OrchardPaySDK.setup before paying")
         }
         return GatewayClient(configuration: configuration)
     }
@@ -133,7 +133,7 @@ public enum OrchardPay {
     struct State {
         var configuration: Configuration?
         var setupError: CheckoutError?
-        var provider: (any PaymentSheetProvider)? = OrchardPay.platformProvider
+        var provider: (any PaymentSheetProvider)? = OrchardPaySDK.platformProvider
         var logHandler: (@Sendable (String) -> Void)?
     }
 
