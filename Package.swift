@@ -6,8 +6,10 @@ import PackageDescription
 let package = Package(
     name: "Orchard",
     // The package uses no API newer than these (no Synchronization's Mutex or Atomic, which need macOS 15 and iOS
-    // 18): its one lock box is OrchardBase's `Locked`, on NSLock, so the client SDK keeps iOS 17.
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    // 18): its one lock box is OrchardBase's `Locked`, on NSLock. The client SDK (OrchardPay and what it imports)
+    // keeps iOS 15: no Duration, clocks, Regex or other iOS 16 API (OrchardPayTests' AvailabilityTests check it on
+    // Linux), and PassKit's newer features are set behind `#available`.
+    platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .library(name: "ApplePayModel", targets: ["ApplePayModel"]),
         .library(name: "ApplePayToken", targets: ["ApplePayToken"]),

@@ -239,10 +239,10 @@ public final class GatewayClient: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let started = ContinuousClock.now
+            let started = DispatchTime.now().uptimeNanoseconds
             do {
                 let (data, response) = try await transport.send(request)
-                let elapsed = ContinuousClock.now - started
+                let elapsed = DispatchTime.now().uptimeNanoseconds - started
                 OrchardPaySDK.log(
                     "\(method) \(Self.redactedPath(path)) → \(response.statusCode) in \(Self.milliseconds(elapsed)) ms")
                 // The client SDK reads the gateway's answers with Foundation, as an app does.
@@ -250,7 +250,7 @@ public final class GatewayClient: Sendable {
                 if response.statusCode == 409, let error = json?["error"] as? [String: Any],
                     error["code"] as? String == "idempotency_in_flight", attempt <= configuration.retryLimit
                 {
-                    try? await Task.sleep(for: configuration.retryDelay)
+                    await sleep(seconds: configuration.retryDelay)
                     continue
                 }
                 guard (200..<300).contains(response.statusCode) else {
@@ -272,7 +272,7 @@ public final class GatewayClient: Sendable {
                             "the gateway at \(configuration.gatewayURL.absoluteString) could not be reached: \(Self.transportReason(error))"
                     )
                 }
-                try? await Task.sleep(for: configuration.retryDelay)
+                await sleep(seconds: configuration.retryDelay)
             }
         }
     }
@@ -355,7 +355,5 @@ public final class GatewayClient: Sendable {
         return String(describing: type(of: error))
     }
 
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-    }
+    static func milliseconds(_ nanoseconds: UInt64) -> UInt64 { nanoseconds / 1_000_000 }
 }

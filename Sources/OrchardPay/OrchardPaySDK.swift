@@ -33,8 +33,8 @@ public enum OrchardPaySDK {
         /// How many times a request whose answer was lost is sent again with the same `Idempotency-Key`
         /// (default 2). The gateway answers a retry from its idempotency store, so a payment is charged once.
         public var retryLimit: Int = 2
-        /// The pause before a retry (default 300 ms).
-        public var retryDelay: Duration = .milliseconds(300)
+        /// The pause before a retry, in seconds (default 0.3).
+        public var retryDelay: TimeInterval = 0.3
 
         /// A configuration.
         public init(appID: String, appKey: String, environment: Environment, gatewayURL: URL) {

@@ -11,8 +11,8 @@
     /// `paymentShippingAddressInvalidError(withKey:…)`.
     // Unchecked: PassKit's controller and the presented request and delegate are touched only on the main actor.
     public final class PassKitPaymentSheet: NSObject, PaymentSheet, @unchecked Sendable {
-        /// How long a selection may take to be answered: PassKit allows about 30 s (default 25 s).
-        public var handlerBudget: Duration = .seconds(25)
+        /// How long a selection may take to be answered, in seconds: PassKit allows about 30 (default 25).
+        public var handlerBudget: TimeInterval = 25
         /// The system clock.
         public var handlerTimer: any HandlerTimer = SystemHandlerTimer()
 
@@ -137,7 +137,8 @@
                 case .supportsEMV: set.insert(.emv)
                 case .supportsCredit: set.insert(.credit)
                 case .supportsDebit: set.insert(.debit)
-                case .supportsInstantFundsOut: set.insert(.instantFundsOut)
+                case .supportsInstantFundsOut:
+                    if #available(iOS 17.0, macOS 14.0, *) { set.insert(.instantFundsOut) }
                 default: continue
                 }
             }

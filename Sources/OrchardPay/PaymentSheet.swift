@@ -14,9 +14,9 @@ public protocol PaymentSheet: AnyObject, Sendable {
     /// sheet cannot be shown (then no event follows).
     func present(_ request: PaymentRequest, delegate: any PaymentSheetDelegate) async -> Bool
 
-    /// How long the sheet waits for a selection to be answered before it needs an update (PassKit: about
-    /// 30 s). A merchant handler slower than this gets the fallback update instead.
-    var handlerBudget: Duration { get }
+    /// How long the sheet waits for a selection to be answered before it needs an update, in seconds
+    /// (PassKit: about 30). A merchant handler slower than this gets the fallback update instead.
+    var handlerBudget: TimeInterval { get }
 
     /// What measures ``handlerBudget`` (the system clock; a manual one in tests).
     var handlerTimer: any HandlerTimer { get }
@@ -48,16 +48,16 @@ public protocol PaymentSheetDelegate: AnyObject, Sendable {
 
 /// Measures a handler's time budget.
 public protocol HandlerTimer: Sendable {
-    /// Returns once `budget` has passed (or the task is cancelled).
-    func wait(_ budget: Duration) async
+    /// Returns once `budget` seconds have passed (or the task is cancelled).
+    func wait(_ budget: TimeInterval) async
 }
 
 /// ``HandlerTimer`` on the system's continuous clock.
 public struct SystemHandlerTimer: HandlerTimer {
     /// Creates the timer.
     public init() {}
-    /// Sleeps for `budget`.
-    public func wait(_ budget: Duration) async { try? await Task.sleep(for: budget) }
+    /// Sleeps for `budget` seconds.
+    public func wait(_ budget: TimeInterval) async { await sleep(seconds: budget) }
 }
 
 /// Whether a selection or an authorization went through (PassKit's `PKPaymentAuthorizationStatus`).
@@ -250,7 +250,7 @@ final class BudgetedAnswer<Value: Sendable>: Sendable {
     }
 
     /// Answers `fallback()` when `budget` passes first.
-    func arm(budget: Duration, timer: any HandlerTimer, fallback: @escaping @Sendable () -> Value) {
+    func arm(budget: TimeInterval, timer: any HandlerTimer, fallback: @escaping @Sendable () -> Value) {
         let task = Task {
             await timer.wait(budget)
             guard !Task.isCancelled else { return }
@@ -260,6 +260,11 @@ final class BudgetedAnswer<Value: Sendable>: Sendable {
         }
         self.timer.withLock { $0 = task }
     }
+}
+
+/// Sleeps `seconds` (or until the task is cancelled), with `Task.sleep(nanoseconds:)`, which iOS 15 has.
+func sleep(seconds: TimeInterval) async {
+    try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
 }
 
 /// Runs a synchronous merchant callback off the Swift concurrency pool, so one that blocks cannot starve it.

@@ -75,8 +75,8 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
     public let card: SandboxCard
     /// The billing contact the customer's card carries.
     public var billingContact: Contact?
-    /// How long a selection may take to be answered (default 30 s).
-    public var handlerBudget: Duration = .seconds(30)
+    /// How long a selection may take to be answered, in seconds (default 30).
+    public var handlerBudget: TimeInterval = 30
     /// What measures the budget (default: the system clock).
     public var handlerTimer: any HandlerTimer = SystemHandlerTimer()
 

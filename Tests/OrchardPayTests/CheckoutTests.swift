@@ -28,7 +28,7 @@ struct CheckoutTests {
         let sheet = SimulatedPaymentSheet(steps: steps, card: card, wallet: client(gateway))
         if let timer {
             sheet.handlerTimer = timer
-            sheet.handlerBudget = .seconds(2)
+            sheet.handlerBudget = 2
         }
         let checkout = try ApplePayCheckout(
             merchant: coffeeMerchant(gateway), consumer: consumer, cart: cart, delegate: recorder, sheet: sheet,

@@ -53,7 +53,7 @@ func coffeeMerchant(_ gateway: LiveGateway) -> Merchant {
 func configuration(_ gateway: LiveGateway, url: URL? = nil, appKey: String? = nil) -> OrchardPaySDK.Configuration {
     var configuration = OrchardPaySDK.Configuration(
         appID: gateway.appID, appKey: appKey ?? gateway.appKey, environment: .sandbox, gatewayURL: url ?? gateway.url)
-    configuration.retryDelay = .milliseconds(20)
+    configuration.retryDelay = 0.02
     configuration.requestTimeout = 10
     return configuration
 }
@@ -170,7 +170,7 @@ final class ManualTimer: HandlerTimer, @unchecked Sendable {
     private let state = Guarded<(expired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     let armed = Signal()
 
-    func wait(_ budget: Duration) async {
+    func wait(_ budget: TimeInterval) async {
         await withCheckedContinuation { continuation in
             let expired = state.withLock { state -> Bool in
                 if !state.expired { state.waiters.append(continuation) }
