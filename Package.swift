@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "GatewayCurl", targets: ["GatewayCurl"]),
         .library(name: "GatewayHTTP", targets: ["GatewayHTTP"]),
         .library(name: "OrchardPay", targets: ["OrchardPay"]),
+        .library(name: "PassKitShim", targets: ["PassKitShim"]),
         .executable(name: "orchard", targets: ["orchard"]),
     ],
     targets: [
@@ -77,8 +78,18 @@ let package = Package(
             ],
             // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
             resources: [.copy("Web")]),
-        // The client SDK for apps: OrchardBase, ApplePayModel and Foundation only (it ships inside iOS apps).
-        .target(name: "OrchardPay", dependencies: ["OrchardBase", "ApplePayModel"]),
+        // The part of PassKit (and Contacts) the SDK's PassKit adapter touches, with Apple's names, for platforms
+        // without PassKit: the adapter compiles and is tested on Linux against it (docs/ios.md). Foundation only;
+        // a layer built on OrchardPay that speaks PassKit imports it the same way.
+        .target(name: "PassKitShim"),
+        // The client SDK for apps: OrchardBase, ApplePayModel and Foundation only (it ships inside iOS apps); on
+        // platforms without PassKit it compiles its PassKit adapter against PassKitShim.
+        .target(
+            name: "OrchardPay",
+            dependencies: [
+                "OrchardBase", "ApplePayModel",
+                .target(name: "PassKitShim", condition: .when(platforms: Package.withoutPassKit)),
+            ]),
         .target(
             name: "OrchardCLI",
             dependencies: [
@@ -118,7 +129,15 @@ let package = Package(
         // The client SDK against a real gateway served in-process on loopback.
         .testTarget(
             name: "OrchardPayTests",
-            dependencies: ["OrchardPay", "GatewayHTTP", "OrchardHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport"]),
+            dependencies: [
+                "OrchardPay", "GatewayHTTP", "OrchardHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport",
+                .target(name: "PassKitShim", condition: .when(platforms: Package.withoutPassKit)),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )
+
+extension Package {
+    /// The platforms without PassKit, where OrchardPay's adapter compiles against PassKitShim.
+    static var withoutPassKit: [Platform] { [.linux, .windows, .android, .wasi, .openbsd] }
+}
