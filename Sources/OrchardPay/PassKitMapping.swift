@@ -9,11 +9,11 @@ import Foundation
 /// The translation between the SDK's types and PassKit's, as pure functions: what ``PassKitPaymentSheet`` hands
 /// PassKit and what it reads back. On platforms without PassKit they compile against PassKitShim, so they are
 /// tested there.
-enum PassKitMapping {
+package enum PassKitMapping {
     // MARK: The request
 
     /// `request` as PassKit's request.
-    static func passKitRequest(_ request: PaymentRequest) -> PKPaymentRequest {
+    package static func passKitRequest(_ request: PaymentRequest) -> PKPaymentRequest {
         let passKit = PKPaymentRequest()
         passKit.merchantIdentifier = request.merchantIdentifier ?? ""
         passKit.countryCode = request.countryCode?.code ?? ""
@@ -33,7 +33,7 @@ enum PassKitMapping {
     }
 
     /// The line items, then the total (labelled with the merchant's name) at `amountForApple`.
-    static func summaryItems(_ request: PaymentRequest) -> [PKPaymentSummaryItem] {
+    package static func summaryItems(_ request: PaymentRequest) -> [PKPaymentSummaryItem] {
         var items = request.lineItems.map { item in
             PKPaymentSummaryItem(
                 label: item.label, amount: NSDecimalNumber(decimal: item.amount.amount),
@@ -46,7 +46,7 @@ enum PassKitMapping {
         return items
     }
 
-    static func passKitShippingMethod(_ method: ShippingMethod) -> PKShippingMethod {
+    package static func passKitShippingMethod(_ method: ShippingMethod) -> PKShippingMethod {
         let passKit = PKShippingMethod(label: method.label, amount: NSDecimalNumber(decimal: method.amount.amount))
         passKit.identifier = method.identifier
         passKit.detail = method.detail
@@ -57,7 +57,7 @@ enum PassKitMapping {
         return passKit
     }
 
-    static func dateComponents(_ value: DateComponentsValue) -> DateComponents {
+    package static func dateComponents(_ value: DateComponentsValue) -> DateComponents {
         let calendar = Calendar(identifier: .gregorian)
         var offset = DateComponents()
         offset.year = value.years
@@ -71,7 +71,7 @@ enum PassKitMapping {
     // MARK: Vocabulary
 
     /// Each network PassKit names with a constant, beside the SDK's; the others go by PassKit's string.
-    static let networks: [(PaymentNetwork, PKPaymentNetwork)] = [
+    package static let networks: [(PaymentNetwork, PKPaymentNetwork)] = [
         (.amex, .amex), (.visa, .visa), (.masterCard, .masterCard), (.jcb, .JCB), (.chinaUnionPay, .chinaUnionPay),
         (.discover, .discover), (.maestro, .maestro), (.interac, .interac), (.electron, .electron), (.elo, .elo),
         (.mada, .mada), (.eftpos, .eftpos), (.cartesBancaires, .cartesBancaires), (.girocard, .girocard),
@@ -79,17 +79,17 @@ enum PassKitMapping {
         (.vPay, .vPay),
     ]
 
-    static func passKitNetwork(_ network: PaymentNetwork) -> PKPaymentNetwork {
+    package static func passKitNetwork(_ network: PaymentNetwork) -> PKPaymentNetwork {
         if let known = networks.first(where: { $0.0 == network }) { return known.1 }
         let name = network.rawValue
         return PKPaymentNetwork(rawValue: name.prefix(1).uppercased() + name.dropFirst())
     }
 
-    static func network(_ passKit: PKPaymentNetwork) -> PaymentNetwork {
+    package static func network(_ passKit: PKPaymentNetwork) -> PaymentNetwork {
         networks.first { $0.1 == passKit }?.0 ?? PaymentNetwork(rawValue: passKit.rawValue)
     }
 
-    static func passKitCapabilities(_ capabilities: [MerchantCapability]) -> PKMerchantCapability {
+    package static func passKitCapabilities(_ capabilities: [MerchantCapability]) -> PKMerchantCapability {
         var set: PKMerchantCapability = []
         for capability in capabilities {
             switch capability {
@@ -105,7 +105,7 @@ enum PassKitMapping {
         return set
     }
 
-    static func passKitShippingType(_ type: ShippingType) -> PKShippingType {
+    package static func passKitShippingType(_ type: ShippingType) -> PKShippingType {
         switch type {
         case .delivery: .delivery
         case .storePickup: .storePickup
@@ -114,7 +114,7 @@ enum PassKitMapping {
         }
     }
 
-    static func passKitField(_ field: ContactField) -> PKContactField {
+    package static func passKitField(_ field: ContactField) -> PKContactField {
         switch field {
         case .email: .emailAddress
         case .name: .name
@@ -124,13 +124,13 @@ enum PassKitMapping {
         }
     }
 
-    static let methodTypes: [(PKPaymentMethodType, PaymentMethodType)] = [
+    package static let methodTypes: [(PKPaymentMethodType, PaymentMethodType)] = [
         (.debit, .debit), (.credit, .credit), (.prepaid, .prepaid), (.store, .store), (.eMoney, .eMoney),
     ]
 
     // MARK: What the sheet gives back
 
-    static func contact(_ passKit: PKContact) -> Contact {
+    package static func contact(_ passKit: PKContact) -> Contact {
         var contact = Contact()
         contact.givenName = passKit.name?.givenName
         contact.familyName = passKit.name?.familyName
@@ -151,7 +151,7 @@ enum PassKitMapping {
         return contact
     }
 
-    static func paymentMethod(_ passKit: PKPaymentMethod) -> PaymentMethod {
+    package static func paymentMethod(_ passKit: PKPaymentMethod) -> PaymentMethod {
         PaymentMethod(
             type: methodTypes.first { $0.0 == passKit.type }?.1 ?? .unknown, network: passKit.network.map(network),
             displayName: passKit.displayName)
@@ -159,31 +159,45 @@ enum PassKitMapping {
 
     // MARK: Errors and statuses
 
-    static func passKitErrors(_ errors: [PaymentSheetError]) -> [any Error] {
-        errors.map { error in
-            switch (error.code, error.contactField, error.postalAddressKey) {
-            case (.shippingContactInvalid, .postalAddress, let key?):
-                return PKPaymentRequest.paymentShippingAddressInvalidError(
-                    withKey: key, localizedDescription: error.message)
-            case (.billingContactInvalid, _, let key?):
-                return PKPaymentRequest.paymentBillingAddressInvalidError(
-                    withKey: key, localizedDescription: error.message)
-            case (.shippingContactInvalid, let field?, _):
-                return PKPaymentRequest.paymentContactInvalidError(
-                    withContactField: passKitField(field), localizedDescription: error.message)
-            case (.shippingAddressUnserviceable, _, _):
-                return PKPaymentRequest.paymentShippingAddressUnserviceableError(
-                    withLocalizedDescription: error.message)
-            default:
-                return NSError(
-                    domain: PKPaymentErrorDomain, code: PKPaymentError.Code.unknownError.rawValue,
-                    userInfo: [NSLocalizedDescriptionKey: error.message])
+    package static func passKitErrors(_ errors: [PaymentSheetError]) -> [any Error] { errors.map(passKitError) }
+
+    /// The PassKit error that highlights `error`'s field: a contact field, an address key (street, postal code
+    /// …), the whole shipping or billing contact when there is no field, the coupon field, or — for
+    /// ``PaymentSheetError/Code/unknown`` only — a general failure.
+    package static func passKitError(_ error: PaymentSheetError) -> any Error {
+        let message = error.message
+        switch error.code {
+        case .shippingContactInvalid:
+            if let key = error.postalAddressKey, error.contactField == nil || error.contactField == .postalAddress {
+                return PKPaymentRequest.paymentShippingAddressInvalidError(withKey: key, localizedDescription: message)
             }
+            if let field = error.contactField {
+                return PKPaymentRequest.paymentContactInvalidError(
+                    withContactField: passKitField(field), localizedDescription: message)
+            }
+            return PKPaymentError(.shippingContactInvalidError, userInfo: [NSLocalizedDescriptionKey: message])
+        case .billingContactInvalid:
+            if let key = error.postalAddressKey, error.contactField == nil || error.contactField == .postalAddress {
+                return PKPaymentRequest.paymentBillingAddressInvalidError(withKey: key, localizedDescription: message)
+            }
+            var userInfo: [String: Any] = [NSLocalizedDescriptionKey: message]
+            if let field = error.contactField {
+                userInfo[PKPaymentErrorKey.contactFieldUserInfoKey.rawValue] = passKitField(field).rawValue
+            }
+            return PKPaymentError(.billingContactInvalidError, userInfo: userInfo)
+        case .shippingAddressUnserviceable:
+            return PKPaymentRequest.paymentShippingAddressUnserviceableError(withLocalizedDescription: message)
+        case .couponCodeInvalid:
+            return PKPaymentRequest.paymentCouponCodeInvalidError(localizedDescription: message)
+        case .couponCodeExpired:
+            return PKPaymentRequest.paymentCouponCodeExpiredError(localizedDescription: message)
+        case .unknown:
+            return PKPaymentError(.unknownError, userInfo: [NSLocalizedDescriptionKey: message])
         }
     }
 
     /// PassKit's status for a sheet status.
-    static func passKitStatus(_ status: PaymentSheetStatus) -> PKPaymentAuthorizationStatus {
+    package static func passKitStatus(_ status: PaymentSheetStatus) -> PKPaymentAuthorizationStatus {
         status == .success ? .success : .failure
     }
 }

@@ -116,17 +116,25 @@ public struct PaymentAuthorizationResult: Hashable, Sendable {
 }
 
 /// A problem the sheet shows next to a field (PassKit's `PKPaymentError`: `shippingContactInvalid`,
-/// `billingContactInvalid`, `addressUnserviceable`).
+/// `billingContactInvalid`, `addressUnserviceable`, the coupon errors; Apple Pay JS's `ApplePayError`).
+///
+/// On PassKit's sheet each becomes the error that highlights its field: with a ``contactField`` (and, for an
+/// address, a ``postalAddressKey``) the field itself, without one the shipping or billing section; the coupon
+/// codes mark the coupon field. Only ``Code/unknown`` is a general failure.
 public struct PaymentSheetError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of problem, as PassKit names it.
-    public enum Code: String, Hashable, Sendable {
+    public enum Code: String, Hashable, Sendable, CaseIterable {
         /// A shipping contact field is missing or invalid (`PKPaymentError.shippingContactInvalidError`).
         case shippingContactInvalid
         /// A billing contact field is missing or invalid (`PKPaymentError.billingContactInvalidError`).
         case billingContactInvalid
         /// The merchant cannot ship to the address (`PKPaymentError.shippingAddressUnserviceableError`).
         case shippingAddressUnserviceable
-        /// Something else.
+        /// The coupon code is not valid (`PKPaymentError.couponCodeInvalidError`).
+        case couponCodeInvalid
+        /// The coupon code has expired (`PKPaymentError.couponCodeExpiredError`).
+        case couponCodeExpired
+        /// Something else (`PKPaymentError.unknownError`): the sheet shows a general failure.
         case unknown
     }
 

@@ -48,6 +48,65 @@
             #expect(customer.dismissals == 1)
         }
 
+        @Test("canAuthorizeWith false: PassKit gets a shipping-contact error for the whole contact, not unknownError")
+        @MainActor
+        func refusedContactHighlightsTheShippingContact() async throws {
+            let gateway = try LiveGateway()
+            let recorder = CheckoutRecorder(gateway)
+            recorder.accepts = false
+            let contact = passKitContact(given: "Mei", family: "Lin", email: "mei@example.com")
+            let customer = PassKitCustomer(
+                steps: [.selectShippingContact(contact), .authorize(shipping: contact)], wallet: client(gateway))
+            _ = try await checkout(gateway, recorder, customer: customer)
+            let result = try #require(customer.results.first)
+            #expect(result.status == .failure)
+            let error = try #require(result.errors.first) as NSError
+            #expect(error.domain == PKPaymentErrorDomain)
+            #expect(error.code == PKPaymentError.Code.shippingContactInvalidError.rawValue)
+            #expect(error.userInfo[PKPaymentErrorKey.contactFieldUserInfoKey.rawValue] == nil)
+            #expect(recorder.prime.current == nil)
+            #expect(recorder.events.current == ["didStart", "canAuthorize", "didCancel", "didFinish"])
+        }
+
+        @Test("a missing billing name: PassKit's billing-contact error on the name field; corrected, it pays")
+        @MainActor
+        func billingNameHighlighted() async throws {
+            let gateway = try LiveGateway()
+            let recorder = CheckoutRecorder(gateway)
+            let consumer = Consumer(requiredBillingContactFields: [.name])
+            let customer = PassKitCustomer(
+                steps: [.authorize(billing: passKitContact(email: "x@example.com")),
+                        .authorize(billing: passKitContact(given: "Mei", family: "Lin"))],
+                wallet: client(gateway))
+            _ = try await checkout(gateway, recorder, customer: customer, consumer: consumer)
+            #expect(customer.results.map(\.status) == [.failure, .success])
+            let error = try #require(customer.results.first?.errors.first) as NSError
+            #expect(error.code == PKPaymentError.Code.billingContactInvalidError.rawValue)
+            #expect(error.userInfo[PKPaymentErrorKey.contactFieldUserInfoKey.rawValue] as? String == PKContactField.name.rawValue)
+            #expect(error.userInfo[NSLocalizedDescriptionKey] as? String == "Enter a name")
+            #expect(recorder.result.current?.status == 0)
+        }
+
+        @Test("a shipping address without a postal code: PassKit's address error on the postal code key")
+        @MainActor
+        func postalCodeHighlighted() async throws {
+            let gateway = try LiveGateway()
+            let recorder = CheckoutRecorder(gateway)
+            let consumer = Consumer(requiredShippingContactFields: [.postalAddress])
+            let incomplete = passKitContact(street: "No. 7 Xinyi Road", city: "Taipei", country: "tw")
+            let complete = passKitContact(street: "No. 7 Xinyi Road", city: "Taipei", postalCode: "110", country: "tw")
+            let customer = PassKitCustomer(
+                steps: [.authorize(shipping: incomplete), .authorize(shipping: complete)], wallet: client(gateway))
+            let checkout = try await checkout(gateway, recorder, customer: customer, consumer: consumer)
+            let error = try #require(customer.results.first?.errors.first) as NSError
+            #expect(error.code == PKPaymentError.Code.shippingContactInvalidError.rawValue)
+            #expect(error.userInfo[PKPaymentErrorKey.contactFieldUserInfoKey.rawValue] as? String == PKContactField.postalAddress.rawValue)
+            #expect(error.userInfo[PKPaymentErrorKey.postalAddressUserInfoKey.rawValue] as? String == CNPostalAddressPostalCodeKey)
+            #expect(customer.results.last?.status == .success)
+            #expect(checkout.consumer.shippingContact?.countryCode == "TW")
+            #expect(checkout.consumer.shippingContact?.postalCode == "110")
+        }
+
         @Test("a controller nothing can show: present answers false and the checkout fails with sheet_unavailable")
         func nothingPresents() async throws {
             let gateway = try LiveGateway()
