@@ -422,15 +422,21 @@ private struct Rules {
         }
     }
 
-    func isISO8601(_ text: String) -> Bool {
+    func isISO8601(_ text: String) -> Bool { PaymentRequestValidator.date(text) != nil }
+}
+
+extension PaymentRequestValidator {
+    /// The date of a request's ISO 8601 field (`2026-12-01T09:00:00Z`, with or without fractional seconds, or
+    /// `2026-12-01`); `nil` when it is not one (the rules' `invalid_date`).
+    package static func date(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         for options: ISO8601DateFormatter.Options in [
             [.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds], [.withFullDate],
         ] {
             formatter.formatOptions = options
-            if formatter.date(from: text) != nil { return true }
+            if let date = formatter.date(from: text) { return date }
         }
-        return false
+        return nil
     }
 }
 

@@ -463,6 +463,9 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             })
         request.requiredShippingContactFields = consumer.requiredShippingContactFields
         request.requiredBillingContactFields = consumer.requiredBillingContactFields
+        request.shippingContact = consumer.shippingContact
+        request.billingContact = consumer.billingContact
+        request.shippingContactEditingMode = consumer.shippingContactEditingMode
         return request
     }
 

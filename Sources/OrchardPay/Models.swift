@@ -41,10 +41,15 @@ public struct Consumer: Hashable, Sendable {
     public var requiredShippingContactFields: [ContactField]
     /// The billing contact fields the sheet must collect.
     public var requiredBillingContactFields: [ContactField]
-    /// The shipping contact the customer chose (set by the checkout during the sheet).
+    /// The shipping contact: set before ``ApplePayCheckout/start()``, the sheet opens prefilled with it
+    /// (`PKPaymentRequest.shippingContact`); the checkout then sets the one the customer chose.
     public var shippingContact: Contact?
-    /// The billing contact of the authorized payment (set by the checkout).
+    /// The billing contact: set before `start()`, the sheet opens prefilled with it; the checkout then sets
+    /// the authorized payment's.
     public var billingContact: Contact?
+    /// Whether the customer may edit the shipping contact: `.storePickup` shows a prefilled pickup address that
+    /// cannot be edited (`PKPaymentRequest.shippingContactEditingMode`); `nil` is PassKit's default (editable).
+    public var shippingContactEditingMode: ShippingContactEditingMode?
     /// The card the customer chose (set by the checkout; TapPay's `consumer.paymentMethod`).
     public var paymentMethod: PaymentMethod?
 

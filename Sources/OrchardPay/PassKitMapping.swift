@@ -12,7 +12,10 @@ import Foundation
 package enum PassKitMapping {
     // MARK: The request
 
-    /// `request` as PassKit's request.
+    /// `request` as PassKit's request: everything the model says that PassKit can say. The features newer than
+    /// the platform floor (iOS 15) are set where the system has them: recurring, automatic-reload and multi-token
+    /// requests from iOS 16, deferred ones from iOS 16.4; on an older system the sheet shows the payment without
+    /// them, and ``unsupportedFeatures(_:)`` names what it left out.
     package static func passKitRequest(_ request: PaymentRequest) -> PKPaymentRequest {
         let passKit = PKPaymentRequest()
         passKit.merchantIdentifier = request.merchantIdentifier ?? ""
@@ -21,29 +24,199 @@ package enum PassKitMapping {
         passKit.supportedNetworks = request.supportedNetworks.map(passKitNetwork)
         passKit.merchantCapabilities = passKitCapabilities(request.merchantCapabilities)
         passKit.paymentSummaryItems = summaryItems(request)
-        passKit.shippingMethods = request.shippingMethods.map(passKitShippingMethod)
+        passKit.shippingMethods = passKitShippingMethods(request.shippingMethods)
         if let type = request.shippingType { passKit.shippingType = passKitShippingType(type) }
         passKit.requiredShippingContactFields = Set(request.requiredShippingContactFields.map(passKitField))
         passKit.requiredBillingContactFields = Set(request.requiredBillingContactFields.map(passKitField))
+        passKit.billingContact = request.billingContact.map(passKitContact)
+        passKit.shippingContact = request.shippingContact.map(passKitContact)
+        if let mode = request.shippingContactEditingMode {
+            passKit.shippingContactEditingMode = mode == .storePickup ? .storePickup : .available
+        }
+        passKit.supportsCouponCode = request.supportsCouponCode ?? false
+        passKit.couponCode = request.couponCode
         if !request.supportedCountries.isEmpty {
             passKit.supportedCountries = Set(request.supportedCountries.map(\.code))
         }
         if let data = request.applicationData { passKit.applicationData = Data(base64Encoded: data) }
+        if #available(iOS 16.0, macOS 13.0, *) {
+            passKit.recurringPaymentRequest = request.recurringPaymentRequest.flatMap(passKitRecurring)
+            passKit.automaticReloadPaymentRequest = request.automaticReloadPaymentRequest.flatMap(passKitReload)
+            passKit.multiTokenContexts = request.multiTokenContexts.map(passKitTokenContext)
+        }
+        if #available(iOS 16.4, macOS 13.3, *) {
+            passKit.deferredPaymentRequest = request.deferredPaymentRequest.flatMap(passKitDeferred)
+        }
         return passKit
     }
 
-    /// The line items, then the total (labelled with the merchant's name) at `amountForApple`.
-    package static func summaryItems(_ request: PaymentRequest) -> [PKPaymentSummaryItem] {
-        var items = request.lineItems.map { item in
-            PKPaymentSummaryItem(
-                label: item.label, amount: NSDecimalNumber(decimal: item.amount.amount),
-                type: item.type == .pending ? .pending : .final)
+    /// What `request` says that this system's PassKit cannot (before iOS 16 and 16.4), for the log.
+    package static func unsupportedFeatures(_ request: PaymentRequest) -> [String] {
+        var missing: [String] = []
+        if #available(iOS 16.0, macOS 13.0, *) {} else {
+            if request.recurringPaymentRequest != nil { missing.append("recurringPaymentRequest (iOS 16)") }
+            if request.automaticReloadPaymentRequest != nil {
+                missing.append("automaticReloadPaymentRequest (iOS 16)")
+            }
+            if !request.multiTokenContexts.isEmpty { missing.append("multiTokenContexts (iOS 16)") }
         }
-        items.append(
-            PKPaymentSummaryItem(
-                label: request.total.label, amount: NSDecimalNumber(decimal: request.amountForApple.amount),
-                type: request.total.type == .pending ? .pending : .final))
+        if #available(iOS 16.4, macOS 13.3, *) {} else {
+            if request.deferredPaymentRequest != nil { missing.append("deferredPaymentRequest (iOS 16.4)") }
+        }
+        return missing
+    }
+
+    /// The line items, then the total (labelled with the merchant's name) at `amountForApple`. An item with a
+    /// recurring, deferred or automatic-reload timing is PassKit's summary item of that kind.
+    package static func summaryItems(_ request: PaymentRequest) -> [PKPaymentSummaryItem] {
+        var items = request.lineItems.map(summaryItem)
+        var total = request.total
+        total.amount = request.amountForApple
+        items.append(summaryItem(total))
         return items
+    }
+
+    /// One summary item: PassKit's class for its payment timing, with its schedule.
+    package static func summaryItem(_ item: SummaryItem) -> PKPaymentSummaryItem {
+        let amount = NSDecimalNumber(decimal: item.amount.amount)
+        let type: PKPaymentSummaryItemType = item.type == .pending ? .pending : .final
+        switch item.paymentTiming {
+        case .recurring?: return recurringItem(item)
+        case .deferred?:
+            let deferred = PKDeferredPaymentSummaryItem(label: item.label, amount: amount, type: type)
+            if let date = item.deferredPaymentDate.flatMap(PaymentRequestValidator.date) { deferred.deferredDate = date }
+            return deferred
+        case .automaticReload?:
+            let reload = PKAutomaticReloadPaymentSummaryItem(label: item.label, amount: amount, type: type)
+            if let threshold = item.automaticReloadPaymentThresholdAmount {
+                reload.thresholdAmount = NSDecimalNumber(decimal: threshold.amount)
+            }
+            return reload
+        default:
+            return PKPaymentSummaryItem(label: item.label, amount: amount, type: type)
+        }
+    }
+
+    static func recurringItem(_ item: SummaryItem) -> PKRecurringPaymentSummaryItem {
+        let recurring = PKRecurringPaymentSummaryItem(
+            label: item.label, amount: NSDecimalNumber(decimal: item.amount.amount),
+            type: item.type == .pending ? .pending : .final)
+        recurring.startDate = item.recurringPaymentStartDate.flatMap(PaymentRequestValidator.date)
+        recurring.endDate = item.recurringPaymentEndDate.flatMap(PaymentRequestValidator.date)
+        if let unit = item.recurringPaymentIntervalUnit.flatMap(calendarUnit) { recurring.intervalUnit = unit }
+        if let count = item.recurringPaymentIntervalCount { recurring.intervalCount = count }
+        return recurring
+    }
+
+    package static func calendarUnit(_ unit: RecurringIntervalUnit) -> NSCalendar.Unit? {
+        switch unit {
+        case .year: .year
+        case .month: .month
+        case .day: .day
+        case .hour: .hour
+        case .minute: .minute
+        default: nil
+        }
+    }
+
+    @available(iOS 16.0, macOS 13.0, *)
+    static func passKitRecurring(_ request: RecurringPaymentRequest) -> PKRecurringPaymentRequest? {
+        guard let url = URL(string: request.managementURL) else { return nil }
+        let passKit = PKRecurringPaymentRequest(
+            paymentDescription: request.paymentDescription, regularBilling: recurringItem(request.regularBilling),
+            managementURL: url)
+        passKit.trialBilling = request.trialBilling.map(recurringItem)
+        passKit.billingAgreement = request.billingAgreement
+        passKit.tokenNotificationURL = request.tokenNotificationURL.flatMap(URL.init(string:))
+        return passKit
+    }
+
+    @available(iOS 16.0, macOS 13.0, *)
+    static func passKitReload(_ request: AutomaticReloadPaymentRequest) -> PKAutomaticReloadPaymentRequest? {
+        guard let url = URL(string: request.managementURL), let billing = reloadItem(request.automaticReloadBilling)
+        else { return nil }
+        let passKit = PKAutomaticReloadPaymentRequest(
+            paymentDescription: request.paymentDescription, automaticReloadBilling: billing, managementURL: url)
+        passKit.billingAgreement = request.billingAgreement
+        passKit.tokenNotificationURL = request.tokenNotificationURL.flatMap(URL.init(string:))
+        return passKit
+    }
+
+    /// The billing item as an automatic-reload item whatever timing the model gave it.
+    static func reloadItem(_ item: SummaryItem) -> PKAutomaticReloadPaymentSummaryItem? {
+        var reload = item
+        reload.paymentTiming = .automaticReload
+        return summaryItem(reload) as? PKAutomaticReloadPaymentSummaryItem
+    }
+
+    @available(iOS 16.4, macOS 13.3, *)
+    static func passKitDeferred(_ request: DeferredPaymentRequest) -> PKDeferredPaymentRequest? {
+        var item = request.deferredBilling
+        item.paymentTiming = .deferred
+        guard let url = URL(string: request.managementURL),
+            let billing = summaryItem(item) as? PKDeferredPaymentSummaryItem
+        else { return nil }
+        let passKit = PKDeferredPaymentRequest(
+            paymentDescription: request.paymentDescription, deferredBilling: billing, managementURL: url)
+        passKit.billingAgreement = request.billingAgreement
+        passKit.tokenNotificationURL = request.tokenNotificationURL.flatMap(URL.init(string:))
+        passKit.freeCancellationDate = request.freeCancellationDate.flatMap(PaymentRequestValidator.date)
+        passKit.freeCancellationDateTimeZone = request.freeCancellationDateTimeZone.flatMap(TimeZone.init(identifier:))
+        return passKit
+    }
+
+    @available(iOS 16.0, macOS 13.0, *)
+    static func passKitTokenContext(_ context: MultiTokenContext) -> PKPaymentTokenContext {
+        PKPaymentTokenContext(
+            merchantIdentifier: context.merchantIdentifier, externalIdentifier: context.externalIdentifier,
+            merchantName: context.merchantName, merchantDomain: context.merchantDomain,
+            amount: NSDecimalNumber(decimal: context.amount.amount))
+    }
+
+    /// A prefilled contact as PassKit's.
+    package static func passKitContact(_ contact: Contact) -> PKContact {
+        let passKit = PKContact()
+        if contact.givenName != nil || contact.familyName != nil || contact.phoneticGivenName != nil
+            || contact.phoneticFamilyName != nil
+        {
+            var name = PersonNameComponents()
+            name.givenName = contact.givenName
+            name.familyName = contact.familyName
+            if contact.phoneticGivenName != nil || contact.phoneticFamilyName != nil {
+                var phonetic = PersonNameComponents()
+                phonetic.givenName = contact.phoneticGivenName
+                phonetic.familyName = contact.phoneticFamilyName
+                name.phoneticRepresentation = phonetic
+            }
+            passKit.name = name
+        }
+        passKit.emailAddress = contact.emailAddress
+        passKit.phoneNumber = contact.phoneNumber.map { CNPhoneNumber(stringValue: $0) }
+        let addressFields: [String?] = [
+            contact.addressLines?.joined(), contact.subLocality, contact.locality, contact.postalCode,
+            contact.subAdministrativeArea, contact.administrativeArea, contact.country, contact.countryCode,
+        ]
+        if addressFields.contains(where: { $0 != nil }) {
+            let address = CNMutablePostalAddress()
+            address.street = contact.addressLines?.joined(separator: "\n") ?? ""
+            address.subLocality = contact.subLocality ?? ""
+            address.city = contact.locality ?? ""
+            address.postalCode = contact.postalCode ?? ""
+            address.subAdministrativeArea = contact.subAdministrativeArea ?? ""
+            address.state = contact.administrativeArea ?? ""
+            address.country = contact.country ?? ""
+            address.isoCountryCode = contact.countryCode ?? ""
+            passKit.postalAddress = address
+        }
+        return passKit
+    }
+
+    /// The shipping methods in PassKit's order: the selected one first (PassKit's sheet opens on the first),
+    /// then the others as listed.
+    package static func passKitShippingMethods(_ methods: [ShippingMethod]) -> [PKShippingMethod] {
+        let selected = methods.filter { $0.selected == true }.prefix(1)
+        let others = methods.filter { method in !selected.contains { $0.identifier == method.identifier } }
+        return (selected + others).map(passKitShippingMethod)
     }
 
     package static func passKitShippingMethod(_ method: ShippingMethod) -> PKShippingMethod {
@@ -139,14 +312,16 @@ package enum PassKitMapping {
         contact.emailAddress = passKit.emailAddress
         contact.phoneNumber = passKit.phoneNumber?.stringValue
         if let address = passKit.postalAddress {
-            contact.addressLines = address.street.isEmpty ? nil : address.street.components(separatedBy: "\n")
-            contact.subLocality = address.subLocality
-            contact.locality = address.city
-            contact.postalCode = address.postalCode
-            contact.subAdministrativeArea = address.subAdministrativeArea
-            contact.administrativeArea = address.state
-            contact.country = address.country
-            contact.countryCode = address.isoCountryCode.uppercased()
+            // Contacts leaves an unknown field empty; the SDK's contact leaves it nil.
+            func given(_ text: String) -> String? { text.isEmpty ? nil : text }
+            contact.addressLines = given(address.street)?.components(separatedBy: "\n")
+            contact.subLocality = given(address.subLocality)
+            contact.locality = given(address.city)
+            contact.postalCode = given(address.postalCode)
+            contact.subAdministrativeArea = given(address.subAdministrativeArea)
+            contact.administrativeArea = given(address.state)
+            contact.country = given(address.country)
+            contact.countryCode = given(address.isoCountryCode.uppercased())
         }
         return contact
     }

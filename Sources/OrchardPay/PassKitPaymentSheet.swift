@@ -41,6 +41,10 @@ public final class PassKitPaymentSheet: NSObject, PaymentSheet, @unchecked Senda
     @MainActor
     private func presentOnMain(_ request: PaymentRequest, delegate: any PaymentSheetDelegate) async -> Bool {
         guard controller == nil else { return false }
+        let missing = PassKitMapping.unsupportedFeatures(request)
+        if !missing.isEmpty {
+            OrchardPaySDK.log("PassKit sheet: this system's PassKit cannot show \(missing.joined(separator: ", "))")
+        }
         let controller = makeController(PassKitMapping.passKitRequest(request))
         controller.delegate = self
         self.controller = controller
@@ -136,7 +140,7 @@ extension PassKitPaymentSheet: PKPaymentAuthorizationControllerDelegate {
         let passKit = PKPaymentRequestShippingContactUpdate(
             errors: update.errors.isEmpty ? nil : PassKitMapping.passKitErrors(update.errors),
             paymentSummaryItems: items,
-            shippingMethods: (request?.shippingMethods ?? []).map(PassKitMapping.passKitShippingMethod))
+            shippingMethods: PassKitMapping.passKitShippingMethods(request?.shippingMethods ?? []))
         passKit.status = PassKitMapping.passKitStatus(update.status)
         return passKit
     }

@@ -107,6 +107,67 @@
             #expect(checkout.consumer.shippingContact?.postalCode == "110")
         }
 
+        @Test("the cart's selected shipping method opens first on PassKit's sheet; prefilled contacts and store pickup reach it")
+        @MainActor
+        func requestFieldsReachPassKit() async throws {
+            let gateway = try LiveGateway()
+            let recorder = CheckoutRecorder(gateway)
+            let twd = { (text: String) in try! Money(text, currency: .twd) }
+            let cart = Cart(
+                items: [PaymentItem(label: "Tea", amount: dec("500.00"))],
+                shippingMethods: [
+                    ShippingMethod(identifier: "standard", label: "Standard", amount: twd("60.00")),
+                    ShippingMethod(identifier: "express", label: "Express", amount: twd("150.00"), selected: true),
+                ])
+            var consumer = Consumer(requiredShippingContactFields: [.name])
+            consumer.shippingContact = CheckoutTests.contact
+            consumer.billingContact = CheckoutTests.contact
+            consumer.shippingContactEditingMode = .storePickup
+            let customer = PassKitCustomer(
+                steps: [.authorize(shipping: passKitContact(given: "Mei", family: "Lin"))], wallet: client(gateway))
+            _ = try await checkout(gateway, recorder, customer: customer, cart: cart, consumer: consumer)
+            let request = try #require(customer.presented.first)
+            #expect(request.shippingMethods?.map(\.identifier) == ["express", "standard"])
+            #expect(request.paymentSummaryItems.map(\.amount.stringValue) == ["500", "150", "650"])
+            #expect(request.shippingContact?.name?.givenName == "Mei")
+            #expect(request.shippingContact?.postalAddress?.postalCode == "110")
+            #expect(request.billingContact?.emailAddress == "mei@example.com")
+            #expect(request.shippingContactEditingMode == .storePickup)
+            #expect(customer.authorizedAmounts == ["650.00"])
+            #expect(recorder.result.current?.status == 0)
+        }
+
+        @Test("the session flow hands PassKit the request's recurring payment and pays the session")
+        @MainActor
+        func sessionRecurringRequest() async throws {
+            let gateway = try LiveGateway()
+            let created = try await gateway.createSession(amount: "300.00", outTradeNo: "club-1")
+            let orderToken = try #require(created.json["order_token"] as? String)
+            var request = ApplePayContext.paymentRequest(
+                merchantIdentifier: gateway.merchantIdentifier, country: "TW", currency: "TWD")
+            var monthly = SummaryItem(label: "Tea club", amount: try Money("300.00", currency: .twd))
+            monthly.paymentTiming = .recurring
+            monthly.recurringPaymentIntervalUnit = .month
+            monthly.recurringPaymentIntervalCount = 1
+            request.total = SummaryItem(label: "Orchard Tea", amount: try Money("300.00", currency: .twd))
+            request.recurringPaymentRequest = RecurringPaymentRequest(
+                paymentDescription: "Orchard tea club", regularBilling: monthly,
+                managementURL: "https://shop.example/club")
+            let customer = PassKitCustomer(steps: [.authorize()], wallet: client(gateway))
+            let sheet = PassKitPaymentSheet()
+            sheet.makeController = customer.controllers()
+            let recorder = ContextRecorder(orderToken: orderToken)
+            let context = ApplePayContext(paymentRequest: request, delegate: recorder, sheet: sheet, gateway: client(gateway))
+            await context.present()
+            await customer.waitUntilFinished()
+            let recurring = try #require(customer.presented.first?.recurringPaymentRequest)
+            #expect(recurring.paymentDescription == "Orchard tea club")
+            #expect(recurring.regularBilling.intervalUnit == .month)
+            #expect(recurring.managementURL.absoluteString == "https://shop.example/club")
+            #expect(recorder.outcomes.current.map(\.0) == [.success])
+            #expect(context.sessionPayment?.status == "captured")
+        }
+
         @Test("a controller nothing can show: present answers false and the checkout fails with sheet_unavailable")
         func nothingPresents() async throws {
             let gateway = try LiveGateway()
