@@ -113,6 +113,32 @@ public enum OrchardPaySDK {
         sheetProvider?.canMakePayments(usingNetworks: networks) ?? false
     }
 
+    /// Whether the customer has a card of one of `networks` that `capabilities` accept: with
+    /// ``MerchantCapability/supportsCredit`` or ``MerchantCapability/supportsDebit``, a card of that kind
+    /// (`PKPaymentAuthorizationController.canMakePayments(usingNetworks:capabilities:)`).
+    public static func canMakePayments(
+        usingNetworks networks: [PaymentNetwork], capabilities: [MerchantCapability]
+    ) -> Bool {
+        sheetProvider?.canMakePayments(usingNetworks: networks, capabilities: capabilities) ?? false
+    }
+
+    /// Which Apple Pay button to show for a merchant accepting `networks` with `capabilities` (TapPay's
+    /// guidance): ``ApplePayButtonKind/buy`` when the wallet holds such a card, ``ApplePayButtonKind/setUp``
+    /// when the device has Apple Pay but no such card (its tap calls ``openPaymentSetup()``), and
+    /// ``ApplePayButtonKind/unavailable`` when the device has no Apple Pay (show no Apple Pay button).
+    public static func paymentButton(
+        networks: [PaymentNetwork], capabilities: [MerchantCapability] = []
+    ) -> ApplePayButtonKind {
+        guard canMakePayments() else { return .unavailable }
+        return canMakePayments(usingNetworks: networks, capabilities: capabilities) ? .buy : .setUp
+    }
+
+    /// Opens Wallet's screen for adding a card (`PKPassLibrary.openPaymentSetup()`), the action of the "Set up
+    /// Apple Pay" button. False when the device cannot (no Apple Pay, no provider).
+    @MainActor
+    @discardableResult
+    public static func openPaymentSetup() -> Bool { sheetProvider?.openPaymentSetup() ?? false }
+
     // MARK: Logging
 
     /// Receives the SDK's log lines (requests, their status and timing, state changes). The SDK never puts
@@ -155,4 +181,29 @@ public protocol PaymentSheetProvider: Sendable {
     func canMakePayments() -> Bool
     /// Whether the wallet holds a card of one of `networks`.
     func canMakePayments(usingNetworks networks: [PaymentNetwork]) -> Bool
+    /// Whether the wallet holds a card of one of `networks` that `capabilities` accept (credit, debit).
+    func canMakePayments(usingNetworks networks: [PaymentNetwork], capabilities: [MerchantCapability]) -> Bool
+    /// Opens the device's screen for adding a card; false when it cannot.
+    @MainActor func openPaymentSetup() -> Bool
+}
+
+extension PaymentSheetProvider {
+    /// A provider that cannot tell card kinds apart answers by network alone.
+    public func canMakePayments(usingNetworks networks: [PaymentNetwork], capabilities: [MerchantCapability]) -> Bool {
+        canMakePayments(usingNetworks: networks)
+    }
+
+    /// A provider without a set-up screen cannot open one.
+    @MainActor public func openPaymentSetup() -> Bool { false }
+}
+
+/// Which Apple Pay button to show (``OrchardPaySDK/paymentButton(networks:capabilities:)``).
+public enum ApplePayButtonKind: String, Hashable, Sendable {
+    /// The customer can pay: show the Apple Pay button (`PKPaymentButtonType.buy` or another call to action).
+    case buy
+    /// The device has Apple Pay but no card the merchant accepts: show "Set up Apple Pay"
+    /// (`PKPaymentButtonType.setUp`); its tap calls ``OrchardPaySDK/openPaymentSetup()``.
+    case setUp
+    /// No Apple Pay on this device: show no Apple Pay button.
+    case unavailable
 }

@@ -176,4 +176,29 @@ public struct PassKitAvailability: PaymentSheetProvider {
     public func canMakePayments(usingNetworks networks: [PaymentNetwork]) -> Bool {
         PKPaymentAuthorizationController.canMakePayments(usingNetworks: networks.map(PassKitMapping.passKitNetwork))
     }
+    /// `PKPaymentAuthorizationController.canMakePayments(usingNetworks:capabilities:)`.
+    public func canMakePayments(usingNetworks networks: [PaymentNetwork], capabilities: [MerchantCapability]) -> Bool {
+        PKPaymentAuthorizationController.canMakePayments(
+            usingNetworks: networks.map(PassKitMapping.passKitNetwork),
+            capabilities: PassKitMapping.passKitCapabilities(capabilities))
+    }
+    /// `PKPassLibrary().openPaymentSetup()` when the device has a pass library.
+    @MainActor
+    public func openPaymentSetup() -> Bool {
+        guard PKPassLibrary.isPassLibraryAvailable() else { return false }
+        PKPassLibrary().openPaymentSetup()
+        return true
+    }
+}
+
+extension ApplePayButtonKind {
+    /// PassKit's button for this kind: `callToAction` (default `.buy`; `.checkout`, `.book` …) for ``buy``,
+    /// `.setUp` for ``setUp``, none for ``unavailable``.
+    public func passKitButtonType(callToAction: PKPaymentButtonType = .buy) -> PKPaymentButtonType? {
+        switch self {
+        case .buy: callToAction
+        case .setUp: .setUp
+        case .unavailable: nil
+        }
+    }
 }

@@ -56,16 +56,39 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
         public var supported: Bool
         /// The networks of the cards in the simulated wallet.
         public var networks: [PaymentNetwork]
-        /// A wallet holding cards of `networks`.
-        public init(supported: Bool = true, networks: [PaymentNetwork] = [.visa, .masterCard, .jcb, .amex]) {
+        /// The kinds of those cards (credit, debit …).
+        public var cardTypes: [PaymentMethodType]
+        /// Called when the "Set up Apple Pay" action opens the (simulated) Wallet.
+        public var onOpenPaymentSetup: (@Sendable () -> Void)?
+        /// A wallet holding cards of `networks`, of the kinds `cardTypes`.
+        public init(
+            supported: Bool = true, networks: [PaymentNetwork] = [.visa, .masterCard, .jcb, .amex],
+            cardTypes: [PaymentMethodType] = [.credit, .debit]
+        ) {
             self.supported = supported
             self.networks = networks
+            self.cardTypes = cardTypes
         }
         /// ``supported``.
         public func canMakePayments() -> Bool { supported }
         /// Whether the wallet holds a card of one of `networks`.
         public func canMakePayments(usingNetworks networks: [PaymentNetwork]) -> Bool {
             supported && networks.contains(where: self.networks.contains)
+        }
+        /// Whether the wallet holds a card of one of `networks` whose kind `capabilities` accept: with
+        /// `supportsCredit` or `supportsDebit`, a credit or debit card (PassKit's rule).
+        public func canMakePayments(usingNetworks networks: [PaymentNetwork], capabilities: [MerchantCapability]) -> Bool {
+            let credit = capabilities.contains(.supportsCredit)
+            let debit = capabilities.contains(.supportsDebit)
+            let kinds = !credit && !debit || cardTypes.contains { ($0 == .credit && credit) || ($0 == .debit && debit) }
+            return canMakePayments(usingNetworks: networks) && kinds
+        }
+        /// Calls ``onOpenPaymentSetup``; false without Apple Pay.
+        @MainActor
+        public func openPaymentSetup() -> Bool {
+            guard supported else { return false }
+            onOpenPaymentSetup?()
+            return true
         }
     }
 

@@ -46,6 +46,31 @@ struct SetupTests {
         #expect(!OrchardPaySDK.canMakePayments(usingNetworks: [.visa]))
     }
 
+    @Test("paymentButton: buy with a card of the networks and capabilities, set up without one, none without Apple Pay")
+    @MainActor
+    func paymentButtonChoice() {
+        let saved = OrchardPaySDK.sheetProvider
+        defer { OrchardPaySDK.sheetProvider = saved }
+        let opened = Guarded(0)
+        var wallet = SimulatedPaymentSheet.Availability(networks: [.visa], cardTypes: [.credit])
+        wallet.onOpenPaymentSetup = { opened.withLock { $0 += 1 } }
+        OrchardPaySDK.sheetProvider = wallet
+        #expect(OrchardPaySDK.paymentButton(networks: [.visa, .jcb]) == .buy)
+        #expect(OrchardPaySDK.paymentButton(networks: [.visa], capabilities: [.supports3DS, .supportsCredit]) == .buy)
+        // A credit card only, and the merchant takes debit cards only: "Set up Apple Pay".
+        #expect(!OrchardPaySDK.canMakePayments(usingNetworks: [.visa], capabilities: [.supports3DS, .supportsDebit]))
+        #expect(OrchardPaySDK.paymentButton(networks: [.visa], capabilities: [.supports3DS, .supportsDebit]) == .setUp)
+        #expect(OrchardPaySDK.paymentButton(networks: [.amex]) == .setUp)
+        #expect(OrchardPaySDK.openPaymentSetup())
+        #expect(opened.current == 1)
+        OrchardPaySDK.sheetProvider = SimulatedPaymentSheet.Availability(supported: false)
+        #expect(OrchardPaySDK.paymentButton(networks: [.visa]) == .unavailable)
+        #expect(!OrchardPaySDK.openPaymentSetup())
+        OrchardPaySDK.sheetProvider = nil
+        #expect(OrchardPaySDK.paymentButton(networks: [.visa]) == .unavailable)
+        #expect(!OrchardPaySDK.openPaymentSetup())
+    }
+
     @Test("both flows on the set-up's gateway; the logs never hold the token, DPAN, cryptogram, prime or app key")
     func nothingSecretInLogs() async throws {
         let gateway = try LiveGateway()
@@ -108,3 +133,38 @@ struct SetupTests {
         }
     }
 }
+
+#if !canImport(PassKit)
+    @preconcurrency import PassKitShim
+
+    extension SetupTests {
+        @Test("PassKitAvailability asks PassKit with its networks and capabilities and opens Wallet's set-up")
+        @MainActor
+        func passKitAvailability() {
+            let saved = PKShimDevice.current
+            defer { PKShimDevice.current = saved }
+            let provider = PassKitAvailability()
+            // PassKit's answers on a platform without it: no Apple Pay.
+            PKShimDevice.current = PKShimDevice()
+            #expect(!provider.canMakePayments())
+            #expect(!provider.openPaymentSetup())
+            PKShimDevice.current = PKShimDevice(
+                supportsApplePay: true, cards: [PKShimDevice.Card(network: .JCB, type: .debit)])
+            #expect(provider.canMakePayments())
+            #expect(provider.canMakePayments(usingNetworks: [.jcb]))
+            #expect(!provider.canMakePayments(usingNetworks: [.visa, .masterCard]))
+            #expect(provider.canMakePayments(usingNetworks: [.jcb], capabilities: [.supports3DS, .supportsDebit]))
+            #expect(!provider.canMakePayments(usingNetworks: [.jcb], capabilities: [.supports3DS, .supportsCredit]))
+            #expect(provider.openPaymentSetup())
+            #expect(PKShimDevice.current.paymentSetupRequests == 1)
+            let savedProvider = OrchardPaySDK.sheetProvider
+            defer { OrchardPaySDK.sheetProvider = savedProvider }
+            OrchardPaySDK.sheetProvider = provider
+            let button = OrchardPaySDK.paymentButton(networks: [.jcb], capabilities: [.supports3DS, .supportsCredit])
+            #expect(button == .setUp)
+            #expect(button.passKitButtonType() == .setUp)
+            #expect(OrchardPaySDK.paymentButton(networks: [.jcb]).passKitButtonType(callToAction: .checkout) == .checkout)
+            #expect(ApplePayButtonKind.unavailable.passKitButtonType() == nil)
+        }
+    }
+#endif
