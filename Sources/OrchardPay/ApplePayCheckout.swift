@@ -30,6 +30,17 @@ public protocol ApplePayCheckoutDelegate: AnyObject {
     func checkout(_ c: ApplePayCheckout, didSelect paymentMethod: PaymentMethod, cart: Cart) -> Cart
     /// The customer chose a shipping method; the checkout recomputes the total with its amount. Optional.
     func checkout(_ c: ApplePayCheckout, didSelect shippingMethod: ShippingMethod)
+    /// The customer chose or edited a shipping contact (PassKit's redacted form before authorization: city,
+    /// postal code, country, no street): return the cart for that address — its shipping methods and their
+    /// costs, its items — and any errors to show, e.g. `PaymentSheetError(.shippingAddressUnserviceable, …)`.
+    /// `cart` is the merchant's cart before changes made for the card. Answer within the sheet's budget, or
+    /// the sheet keeps the current cart. Optional: the default returns `cart` unchanged.
+    func checkout(_ c: ApplePayCheckout, didSelectShippingContact contact: Contact, cart: Cart) -> CartUpdate
+    /// The customer entered or changed a coupon code (``Cart/supportsCouponCode``): return the cart with its
+    /// discount, or errors such as `PaymentSheetError(.couponCodeInvalid, …)` / `.couponCodeExpired`. `cart` is
+    /// the merchant's cart before changes made for the card; the returned cart's ``Cart/couponCode`` becomes the
+    /// code entered. Optional: the default returns `cart` unchanged.
+    func checkout(_ c: ApplePayCheckout, didChangeCouponCode couponCode: String, cart: Cart) -> CartUpdate
     /// Whether the merchant accepts this shipping contact; false shows it as invalid on the sheet
     /// (`shippingContactInvalid`) and the customer may correct it. Optional: the default is true.
     func checkout(_ c: ApplePayCheckout, canAuthorizeWith shippingContact: Contact) -> Bool
@@ -47,6 +58,14 @@ extension ApplePayCheckoutDelegate {
     public func checkout(_ c: ApplePayCheckout, didSelect paymentMethod: PaymentMethod, cart: Cart) -> Cart { cart }
     /// Does nothing.
     public func checkout(_ c: ApplePayCheckout, didSelect shippingMethod: ShippingMethod) {}
+    /// Returns `cart` unchanged.
+    public func checkout(_ c: ApplePayCheckout, didSelectShippingContact contact: Contact, cart: Cart) -> CartUpdate {
+        CartUpdate(cart: cart)
+    }
+    /// Returns `cart` unchanged.
+    public func checkout(_ c: ApplePayCheckout, didChangeCouponCode couponCode: String, cart: Cart) -> CartUpdate {
+        CartUpdate(cart: cart)
+    }
     /// Accepts every contact.
     public func checkout(_ c: ApplePayCheckout, canAuthorizeWith shippingContact: Contact) -> Bool { true }
     /// Does nothing.
@@ -220,17 +239,30 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         }
     }
 
-    /// Remembers the contact; its fields are checked when the customer authorizes (PassKit redacts the address
-    /// until then).
+    /// Asks the delegate for the cart at this address (per-address shipping costs, "cannot ship here"), within
+    /// the sheet's budget. The contact is remembered; its fields are checked when the customer authorizes
+    /// (PassKit redacts the address until then).
     public func paymentSheet(
         _ sheet: any PaymentSheet, didSelectShippingContact contact: Contact,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
     ) {
-        let request = state.withLock { state -> PaymentRequest in
-            state.consumer.shippingContact = contact
-            return state.request
+        state.withLock { $0.consumer.shippingContact = contact }
+        answerWithCart(sheet, handler: handler, listShippingMethods: true) { delegate, base in
+            delegate.checkout(self, didSelectShippingContact: contact, cart: base)
         }
-        handler(.unchanged(request))
+    }
+
+    /// Asks the delegate for the cart with this coupon code (its discount, or why it is refused), within the
+    /// sheet's budget.
+    public func paymentSheet(
+        _ sheet: any PaymentSheet, didChangeCouponCode couponCode: String,
+        handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
+    ) {
+        answerWithCart(sheet, handler: handler, listShippingMethods: true) { delegate, base in
+            var update = delegate.checkout(self, didChangeCouponCode: couponCode, cart: base)
+            update.cart.couponCode = couponCode
+            return update
+        }
     }
 
     /// Asks the delegate for the card's cart, within the sheet's budget.
@@ -238,10 +270,23 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         _ sheet: any PaymentSheet, didSelectPaymentMethod method: PaymentMethod,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
     ) {
-        let (base, current) = state.withLock { state -> (Cart, PaymentRequest) in
-            state.consumer.paymentMethod = method
-            return (state.baseCart, state.request)
+        state.withLock { $0.consumer.paymentMethod = method }
+        answerWithCart(sheet, handler: handler, listShippingMethods: false, changesBase: false) { delegate, base in
+            CartUpdate(cart: delegate.checkout(self, didSelect: method, cart: base))
         }
+    }
+
+    /// Runs a merchant callback that answers a cart (for a shipping contact, a coupon code, a card) within the
+    /// sheet's budget, from the merchant's cart before card changes. A valid cart becomes the sheet's, with the
+    /// callback's errors; when `changesBase`, it also becomes the merchant's cart, and the card's cart is asked
+    /// again from it if it changed (so a card's discount is neither lost nor taken twice). An invalid cart, or
+    /// none in time, leaves the sheet as it is.
+    private func answerWithCart(
+        _ sheet: any PaymentSheet, handler: @escaping @Sendable (PaymentRequestUpdate) -> Void,
+        listShippingMethods: Bool, changesBase: Bool = true,
+        _ ask: @escaping @Sendable (any ApplePayCheckoutDelegate, Cart) -> CartUpdate
+    ) {
+        let (base, current, method) = state.withLock { ($0.baseCart, $0.request, $0.consumer.paymentMethod) }
         let answer = BudgetedAnswer(handler)
         answer.arm(budget: sheet.handlerBudget, timer: sheet.handlerTimer) { .unchanged(current) }
         runOffPool { [weak self] in
@@ -249,19 +294,29 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
                 answer.answer(.unchanged(current))
                 return
             }
-            let cart = delegate.checkout(self, didSelect: method, cart: base)
+            let update = ask(delegate, base)
+            let newBase = update.cart.withSelectedShippingMethod()
+            var cart = newBase
+            if changesBase, newBase != base, let method {
+                cart = delegate.checkout(self, didSelect: method, cart: newBase).withSelectedShippingMethod()
+            }
             let consumer = self.consumer
             guard let request = try? Self.paymentRequest(merchant: self.merchant, consumer: consumer, cart: cart),
                 (try? Self.validate(request)) != nil
             else {
-                OrchardPaySDK.log("checkout: the cart returned for the card is invalid; the sheet keeps the current one")
+                OrchardPaySDK.log("checkout: the cart the delegate returned is invalid; the sheet keeps the current one")
                 answer.answer(.unchanged(current))
                 return
             }
-            answer.answer(PaymentRequestUpdate(lineItems: request.lineItems, total: request.total)) {
+            let shown = PaymentRequestUpdate(
+                status: update.errors.isEmpty ? .success : .failure, lineItems: request.lineItems,
+                total: request.total, shippingMethods: listShippingMethods ? request.shippingMethods : nil,
+                errors: update.errors)
+            answer.answer(shown) {
                 self.state.withLock {
                     $0.cart = cart
                     $0.request = request
+                    if changesBase { $0.baseCart = newBase }
                 }
             }
         }
@@ -466,6 +521,8 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         request.shippingContact = consumer.shippingContact
         request.billingContact = consumer.billingContact
         request.shippingContactEditingMode = consumer.shippingContactEditingMode
+        if cart.supportsCouponCode { request.supportsCouponCode = true }
+        request.couponCode = cart.couponCode
         return request
     }
 

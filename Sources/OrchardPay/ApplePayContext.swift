@@ -15,6 +15,36 @@ public protocol ApplePayContextDelegate: AnyObject {
     /// (`network_error` …), or `.userCancellation` (the customer closed the sheet before authorizing; never
     /// while the payment is in flight). Called exactly once, after the sheet is gone.
     func applePayContext(_ c: ApplePayContext, didCompleteWith status: ApplePayContext.PaymentStatus, error: Error?)
+    /// The customer chose or edited a shipping contact (redacted before authorization): answer the sheet's new
+    /// summary (items, total, shipping methods) and errors such as `.shippingAddressUnserviceable`. `request` is
+    /// the request as the sheet shows it. The session's amount must match the total when the token is paid:
+    /// a merchant that changes it creates the session for the new total when asked for the order token. Answer
+    /// within the sheet's budget, or the sheet keeps its summary. Optional: the default keeps it.
+    func applePayContext(
+        _ c: ApplePayContext, didSelectShippingContact contact: Contact, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate
+    /// The customer entered or changed a coupon code (``PaymentRequest/supportsCouponCode``): answer the new
+    /// summary (a discount item and its total) or errors such as `.couponCodeInvalid`. As for a shipping
+    /// contact, the order session must then be for the total shown. Optional: the default keeps the summary.
+    func applePayContext(
+        _ c: ApplePayContext, didChangeCouponCode couponCode: String, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate
+}
+
+extension ApplePayContextDelegate {
+    /// Keeps the summary.
+    public func applePayContext(
+        _ c: ApplePayContext, didSelectShippingContact contact: Contact, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate {
+        .unchanged(request)
+    }
+
+    /// Keeps the summary.
+    public func applePayContext(
+        _ c: ApplePayContext, didChangeCouponCode couponCode: String, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate {
+        .unchanged(request)
+    }
 }
 
 /// The session flow (PayerMax's `PMApplePayContext`): the merchant's server fixes the amount in an order
@@ -58,6 +88,8 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         var handler: (@Sendable (PaymentAuthorizationResult) -> Void)?
         var waiters: [CheckedContinuation<Void, Never>] = []
         var payment: SessionPayment?
+        /// The request as the sheet shows it, with the accepted updates.
+        var shown: PaymentRequest
     }
 
     private let state: Locked<State>
@@ -72,7 +104,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         self.paymentRequest = paymentRequest
         self.sheet = sheet
         self.gatewayOverride = gateway
-        state = Locked(State(delegate: delegate))
+        state = Locked(State(delegate: delegate, shown: paymentRequest))
     }
 
     #if canImport(PassKit)
@@ -84,6 +116,10 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
 
     /// The gateway's answer once the session is paid.
     public var sessionPayment: SessionPayment? { state.withLock { $0.payment } }
+
+    /// The request as the sheet shows it now: ``paymentRequest`` with the summaries the delegate answered to a
+    /// shipping contact or a coupon code (the total the order session must charge).
+    public var shownPaymentRequest: PaymentRequest { state.withLock { $0.shown } }
 
     /// A payment request for a session (PayerMax's `PMApplePayConfiguration.paymentRequest`): the merchant
     /// identifier, country and currency from the session, 3-D Secure, Visa, Mastercard, American Express, JCB
@@ -126,9 +162,9 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
             OrchardPaySDK.log("context: present() called again; ignored")
             return
         }
-        if let error = Self.problem(of: paymentRequest) {
+        if let error = Self.problem(of: shownPaymentRequest) {
             finish(.error, error)
-        } else if await !sheet.present(paymentRequest, delegate: self) {
+        } else if await !sheet.present(shownPaymentRequest, delegate: self) {
             state.withLock { $0.sheetClosed = true }
             finish(
                 .error,
@@ -167,15 +203,28 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         _ sheet: any PaymentSheet, didSelectShippingMethod method: ShippingMethod,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
     ) {
-        handler(.unchanged(paymentRequest))
+        handler(.unchanged(shownPaymentRequest))
     }
 
-    /// Keeps the summary; the contact's fields are checked when the customer authorizes.
+    /// Asks the delegate for the summary at this address, within the sheet's budget; the contact's fields are
+    /// checked when the customer authorizes.
     public func paymentSheet(
         _ sheet: any PaymentSheet, didSelectShippingContact contact: Contact,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
     ) {
-        handler(.unchanged(paymentRequest))
+        answerWithUpdate(sheet, handler: handler) { delegate, request in
+            await delegate.applePayContext(self, didSelectShippingContact: contact, paymentRequest: request)
+        }
+    }
+
+    /// Asks the delegate for the summary with this coupon code, within the sheet's budget.
+    public func paymentSheet(
+        _ sheet: any PaymentSheet, didChangeCouponCode couponCode: String,
+        handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
+    ) {
+        answerWithUpdate(sheet, handler: handler, couponCode: couponCode) { delegate, request in
+            await delegate.applePayContext(self, didChangeCouponCode: couponCode, paymentRequest: request)
+        }
     }
 
     /// Keeps the summary.
@@ -183,7 +232,38 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         _ sheet: any PaymentSheet, didSelectPaymentMethod method: PaymentMethod,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
     ) {
-        handler(.unchanged(paymentRequest))
+        handler(.unchanged(shownPaymentRequest))
+    }
+
+    /// Runs a delegate method that answers a summary within the sheet's budget: a summary the rules accept
+    /// becomes the shown request (with `couponCode` when given); one they refuse, or none in time, leaves the
+    /// sheet as it is.
+    private func answerWithUpdate(
+        _ sheet: any PaymentSheet, handler: @escaping @Sendable (PaymentRequestUpdate) -> Void,
+        couponCode: String? = nil,
+        _ ask: @escaping @Sendable (any ApplePayContextDelegate, PaymentRequest) async -> PaymentRequestUpdate
+    ) {
+        let (current, box) = state.withLock { ($0.shown, ContextDelegateBox($0.delegate)) }
+        let answer = BudgetedAnswer(handler)
+        answer.arm(budget: sheet.handlerBudget, timer: sheet.handlerTimer) { .unchanged(current) }
+        Task {
+            guard let delegate = box.delegate else {
+                answer.answer(.unchanged(current))
+                return
+            }
+            let update = await ask(delegate, current)
+            var shown = current
+            shown.lineItems = update.lineItems
+            shown.total = update.total
+            if let methods = update.shippingMethods { shown.shippingMethods = methods }
+            if let couponCode { shown.couponCode = couponCode }
+            if let problem = Self.problem(of: shown) {
+                OrchardPaySDK.log("context: the summary the delegate answered is invalid (\(problem.code)); kept")
+                answer.answer(.unchanged(current))
+                return
+            }
+            answer.answer(update) { self.state.withLock { $0.shown = shown } }
+        }
     }
 
     /// Checks the contact, asks the delegate for the order token and pays the session.
@@ -303,4 +383,11 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         delegate?.applePayContext(self, didCompleteWith: status, error: error)
         for waiter in waiters { waiter.resume() }
     }
+}
+
+/// Carries the context's delegate to the task that calls it.
+// Unchecked: the delegate protocol is not Sendable; the box only carries the reference to the task that calls it.
+private struct ContextDelegateBox: @unchecked Sendable {
+    let delegate: (any ApplePayContextDelegate)?
+    init(_ delegate: (any ApplePayContextDelegate)?) { self.delegate = delegate }
 }

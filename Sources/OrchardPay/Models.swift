@@ -101,6 +101,12 @@ public struct Cart: Hashable, Sendable {
     public var shippingMethods: [ShippingMethod]
     /// The shipping method selected: the one marked `selected`, else the first; changed by the sheet.
     public var shippingMethod: ShippingMethod?
+    /// Whether the sheet offers a coupon code field (`PKPaymentRequest.supportsCouponCode`, iOS 15); an entered
+    /// code reaches ``ApplePayCheckoutDelegate/checkout(_:didChangeCouponCode:cart:)``.
+    public var supportsCouponCode: Bool = false
+    /// The coupon code the sheet starts with (`PKPaymentRequest.couponCode`); the code the customer entered
+    /// once the sheet changed it.
+    public var couponCode: String?
 
     /// Creates a cart.
     public init(
@@ -117,10 +123,36 @@ public struct Cart: Hashable, Sendable {
     /// Adds an item at the end (TapPay's `cart.add`).
     public mutating func add(_ item: PaymentItem) { items.append(item) }
 
+    /// The cart with a shipping method that is one of its methods: the one chosen when still offered (its
+    /// new cost), else the one marked `selected`, else the first.
+    func withSelectedShippingMethod() -> Cart {
+        var cart = self
+        cart.shippingMethod =
+            shippingMethods.first { $0.identifier == shippingMethod?.identifier }
+            ?? shippingMethods.first { $0.selected == true } ?? shippingMethods.first
+        return cart
+    }
+
     /// The sum of the items whose amounts are known, plus the selected shipping method's amount. Exact
     /// (`Decimal`).
     public var totalAmount: Decimal {
         items.filter { !$0.isPending }.reduce(shippingMethod?.amount.amount ?? 0) { $0 + $1.amount }
+    }
+}
+
+/// A merchant's answer to a shipping contact or a coupon code: the cart to show and the errors to show with it
+/// (PassKit's `PKPaymentRequestShippingContactUpdate` / `PKPaymentRequestCouponCodeUpdate`).
+public struct CartUpdate: Hashable, Sendable {
+    /// The cart: its items, shipping methods (with their costs at this address) and selected method.
+    public var cart: Cart
+    /// What the sheet shows next to the field: `.shippingAddressUnserviceable`, `.shippingContactInvalid`
+    /// with a field, `.couponCodeInvalid`, `.couponCodeExpired` ….
+    public var errors: [PaymentSheetError]
+
+    /// An update.
+    public init(cart: Cart, errors: [PaymentSheetError] = []) {
+        self.cart = cart
+        self.errors = errors
     }
 }
 

@@ -145,6 +145,26 @@ extension PassKitPaymentSheet: PKPaymentAuthorizationControllerDelegate {
         return passKit
     }
 
+    /// The customer entered or changed a coupon code.
+    @MainActor
+    public func paymentAuthorizationController(
+        _ controller: PKPaymentAuthorizationController, didChangeCouponCode couponCode: String
+    ) async -> PKPaymentRequestCouponCodeUpdate {
+        guard let delegate else {
+            return PKPaymentRequestCouponCodeUpdate(
+                errors: nil, paymentSummaryItems: request.map(PassKitMapping.summaryItems) ?? [], shippingMethods: [])
+        }
+        let update = await withCheckedContinuation { continuation in
+            delegate.paymentSheet(self, didChangeCouponCode: couponCode) { continuation.resume(returning: $0) }
+        }
+        let passKit = PKPaymentRequestCouponCodeUpdate(
+            errors: update.errors.isEmpty ? nil : PassKitMapping.passKitErrors(update.errors),
+            paymentSummaryItems: updatedSummaryItems(update),
+            shippingMethods: PassKitMapping.passKitShippingMethods(request?.shippingMethods ?? []))
+        passKit.status = PassKitMapping.passKitStatus(update.status)
+        return passKit
+    }
+
     /// The customer chose a card.
     @MainActor
     public func paymentAuthorizationController(

@@ -37,6 +37,10 @@ public protocol PaymentSheetDelegate: AnyObject, Sendable {
     func paymentSheet(
         _ sheet: any PaymentSheet, didSelectPaymentMethod method: PaymentMethod,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void)
+    /// The customer entered or changed a coupon code (when the request ``PaymentRequest/supportsCouponCode``).
+    func paymentSheet(
+        _ sheet: any PaymentSheet, didChangeCouponCode couponCode: String,
+        handler: @escaping @Sendable (PaymentRequestUpdate) -> Void)
     /// The customer authorized (Face ID / Touch ID): the token is ready to be charged.
     func paymentSheet(
         _ sheet: any PaymentSheet, didAuthorizePayment payment: Payment,

@@ -24,6 +24,8 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
         case selectShippingContact(Contact)
         /// Chooses a card of this type (of ``SimulatedPaymentSheet/card``'s network).
         case selectPaymentMethod(PaymentMethodType)
+        /// Enters a coupon code (the request should ``PaymentRequest/supportsCouponCode``).
+        case enterCouponCode(String)
         /// Authorizes with Face ID: a sandbox wallet token for the shown total.
         case authorize
         /// Closes the sheet.
@@ -189,6 +191,16 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
                 let method = PaymentMethod(type: type, network: card.network, displayName: card.network.rawValue)
                 let update = await withCheckedContinuation { continuation in
                     delegate.paymentSheet(self, didSelectPaymentMethod: method) { continuation.resume(returning: $0) }
+                }
+                apply(update, to: &request)
+            case .enterCouponCode(let code):
+                guard request.supportsCouponCode == true else {
+                    record(.skipped(step, reason: "the request offers no coupon code field"))
+                    continue
+                }
+                request.couponCode = code
+                let update = await withCheckedContinuation { continuation in
+                    delegate.paymentSheet(self, didChangeCouponCode: code) { continuation.resume(returning: $0) }
                 }
                 apply(update, to: &request)
             case .authorize:

@@ -51,7 +51,8 @@ struct CheckoutTests {
 
         #expect(
             recorder.events.current == [
-                "didStart", "didSelectPaymentMethod:credit", "canAuthorize", "didReceivePrime", "showPaymentResult",
+                "didStart", "didSelectShippingContact:TW", "didSelectPaymentMethod:credit", "canAuthorize",
+                "didReceivePrime", "showPaymentResult",
                 "didSucceed", "didFinish",
             ])
         let prime = try #require(recorder.prime.current)
@@ -85,7 +86,7 @@ struct CheckoutTests {
         checkout.showPaymentResult(false)
         try await Task.sleep(for: .milliseconds(50))
         #expect(recorder.events.current.filter { $0 == "didFinish" }.count == 1)
-        #expect(recorder.events.current.count == 7)
+        #expect(recorder.events.current.count == 8)
         // The prime is one-time: paying it again is refused.
         let again = try await gateway.payPrime(prime.prime, amount: "100.00")
         #expect(again.status != 200)
@@ -350,7 +351,8 @@ struct CheckoutTests {
         let (_, sheet) = try await run(gateway, recorder, steps: [.selectShippingContact(Self.contact), .authorize])
         #expect(authorizationResults(sheet).first?.errors.map(\.code) == [.shippingContactInvalid])
         #expect(recorder.prime.current == nil)
-        #expect(recorder.events.current == ["didStart", "canAuthorize", "didCancel", "didFinish"])
+        #expect(
+            recorder.events.current == ["didStart", "didSelectShippingContact:TW", "canAuthorize", "didCancel", "didFinish"])
     }
 
     @Test("a card handler that misses the sheet's budget gets the fallback update; its late cart is ignored")
@@ -387,5 +389,164 @@ struct CheckoutTests {
         #expect(checkout.cart.totalAmount == dec("100.00"))
         #expect(recorder.result.current?.status == 0)
         #expect(recorder.payment.current?.json["amount"] as? String == "100.00")
+    }
+}
+
+/// The shipping contact hook and coupon codes of the prime flow.
+@Suite("ApplePayCheckout: shipping contacts and coupon codes")
+struct CheckoutHookTests {
+    static func twd(_ text: String) -> Money { try! Money(text, currency: .twd) }
+
+    static func contact(_ country: String, postalCode: String = "110") -> Contact {
+        var contact = Contact()
+        contact.locality = "City"
+        contact.postalCode = postalCode
+        contact.countryCode = country
+        return contact
+    }
+
+    static let teaCart = Cart(
+        items: [PaymentItem(label: "Tea", amount: dec("500.00"))],
+        shippingMethods: [ShippingMethod(identifier: "standard", label: "Standard", amount: twd("60.00"))])
+
+    /// Shipping to Japan costs 400 by air; postal code 999 cannot be served.
+    static let perAddress: @Sendable (Contact, Cart) -> CartUpdate = { contact, cart in
+        var cart = cart
+        if contact.postalCode == "999" {
+            return CartUpdate(
+                cart: cart,
+                errors: [PaymentSheetError(.shippingAddressUnserviceable, message: "We cannot deliver there")])
+        }
+        if contact.countryCode == "JP" {
+            cart.shippingMethods = [ShippingMethod(identifier: "air", label: "Air mail", amount: twd("400.00"))]
+        }
+        return CartUpdate(cart: cart)
+    }
+
+    func run(
+        _ gateway: LiveGateway, _ recorder: CheckoutRecorder, cart: Cart, steps: [SimulatedPaymentSheet.Step],
+        card: SandboxCard = .visaCredit
+    ) async throws -> (ApplePayCheckout, SimulatedPaymentSheet) {
+        let sheet = SimulatedPaymentSheet(steps: steps, card: card, wallet: client(gateway))
+        let checkout = try ApplePayCheckout(
+            merchant: coffeeMerchant(gateway), consumer: Consumer(), cart: cart, delegate: recorder, sheet: sheet,
+            gateway: client(gateway))
+        checkout.start()
+        await recorder.finished.wait()
+        await sheet.waitUntilDone()
+        return (checkout, sheet)
+    }
+
+    static func updates(_ sheet: SimulatedPaymentSheet) -> [PaymentRequestUpdate] {
+        sheet.events.compactMap { event in
+            if case .updated(let update, _) = event { return update }
+            return nil
+        }
+    }
+
+    @Test("a shipping contact gets its address's shipping methods and costs; the charge follows them")
+    func perAddressShipping() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.cartForContact = Self.perAddress
+        let (checkout, sheet) = try await run(
+            gateway, recorder, cart: Self.teaCart, steps: [.selectShippingContact(Self.contact("JP")), .authorize])
+        let update = try #require(Self.updates(sheet).first)
+        #expect(update.status == .success)
+        #expect(update.shippingMethods?.map(\.identifier) == ["air"])
+        #expect(update.lineItems.map(\.label) == ["Tea", "Air mail"])
+        #expect(shownTotals(sheet) == ["560.00", "900.00"])
+        #expect(authorizedAmounts(sheet) == ["900.00"])
+        #expect(checkout.cart.shippingMethod?.identifier == "air")
+        #expect(recorder.events.current.contains("didSelectShippingContact:JP"))
+        #expect(recorder.payment.current?.json["amount"] as? String == "900.00")
+        #expect(recorder.result.current?.status == 0)
+    }
+
+    @Test("an address the merchant cannot serve comes back as shippingAddressUnserviceable; another one pays")
+    func unserviceableAddress() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.cartForContact = Self.perAddress
+        let (_, sheet) = try await run(
+            gateway, recorder, cart: Self.teaCart,
+            steps: [
+                .selectShippingContact(Self.contact("TW", postalCode: "999")), .selectShippingContact(Self.contact("TW")),
+                .authorize,
+            ])
+        let updates = Self.updates(sheet)
+        #expect(updates.first?.status == .failure)
+        #expect(updates.first?.errors.map(\.code) == [.shippingAddressUnserviceable])
+        #expect(updates.first?.errors.first?.message == "We cannot deliver there")
+        #expect(updates.last?.errors == [])
+        #expect(recorder.result.current?.status == 0)
+    }
+
+    @Test("a new cart for the address keeps the card's discount: the card's cart is asked again, from the new cart")
+    func contactAfterCardKeepsDiscount() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.cartForContact = Self.perAddress
+        let (_, sheet) = try await run(
+            gateway, recorder, cart: Self.teaCart,
+            steps: [.selectPaymentMethod(.debit), .selectShippingContact(Self.contact("JP")), .authorize],
+            card: .visaDebit)
+        // 500 + 60 − 1, then 500 + 400 − 1 (not −2, not without the discount).
+        #expect(shownTotals(sheet) == ["560.00", "559.00", "899.00"])
+        #expect(recorder.events.current.filter { $0 == "didSelectPaymentMethod:debit" }.count == 2)
+        #expect(recorder.payment.current?.json["amount"] as? String == "899.00")
+    }
+
+    @Test("coupon codes: the request offers the field; an invalid or expired code shows its error, a valid one its discount")
+    func couponCodes() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.cartForCoupon = { code, cart in
+            var cart = cart
+            switch code {
+            case "TEA10":
+                cart.add(PaymentItem(label: "Coupon TEA10", amount: dec("-50.00")))
+                return CartUpdate(cart: cart)
+            case "SPRING":
+                return CartUpdate(cart: cart, errors: [PaymentSheetError(.couponCodeExpired, message: "Expired")])
+            default:
+                return CartUpdate(cart: cart, errors: [PaymentSheetError(.couponCodeInvalid, message: "Unknown code")])
+            }
+        }
+        var cart = Self.teaCart
+        cart.supportsCouponCode = true
+        cart.couponCode = "WELCOME"
+        let (checkout, sheet) = try await run(
+            gateway, recorder, cart: cart,
+            steps: [.enterCouponCode("NOPE"), .enterCouponCode("SPRING"), .enterCouponCode("TEA10"), .authorize])
+        let updates = Self.updates(sheet)
+        #expect(updates.map { $0.errors.map(\.code) } == [[.couponCodeInvalid], [.couponCodeExpired], []])
+        #expect(updates.map(\.status) == [.failure, .failure, .success])
+        #expect(shownTotals(sheet) == ["560.00", "560.00", "560.00", "510.00"])
+        #expect(checkout.cart.couponCode == "TEA10")
+        #expect(checkout.paymentRequest.supportsCouponCode == true)
+        #expect(checkout.paymentRequest.couponCode == "TEA10")
+        #expect(recorder.events.current.filter { $0.hasPrefix("didChangeCouponCode") } == [
+            "didChangeCouponCode:NOPE", "didChangeCouponCode:SPRING", "didChangeCouponCode:TEA10",
+        ])
+        #expect(recorder.payment.current?.json["amount"] as? String == "510.00")
+    }
+
+    @Test("a coupon step on a request without the coupon field is skipped; an invalid cart from a hook is ignored")
+    func couponFieldAndInvalidCart() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.cartForContact = { _, cart in
+            var cart = cart
+            cart.add(PaymentItem(label: "Too precise", amount: dec("0.001")))
+            return CartUpdate(cart: cart)
+        }
+        let (checkout, sheet) = try await run(
+            gateway, recorder, cart: Self.teaCart,
+            steps: [.enterCouponCode("TEA10"), .selectShippingContact(Self.contact("TW")), .authorize])
+        #expect(sheet.events.contains(.skipped(.enterCouponCode("TEA10"), reason: "the request offers no coupon code field")))
+        #expect(shownTotals(sheet) == ["560.00", "560.00"])
+        #expect(checkout.cart.items.map(\.label) == ["Tea"])
+        #expect(recorder.result.current?.status == 0)
     }
 }

@@ -65,7 +65,8 @@
             #expect(error.code == PKPaymentError.Code.shippingContactInvalidError.rawValue)
             #expect(error.userInfo[PKPaymentErrorKey.contactFieldUserInfoKey.rawValue] == nil)
             #expect(recorder.prime.current == nil)
-            #expect(recorder.events.current == ["didStart", "canAuthorize", "didCancel", "didFinish"])
+            #expect(
+                recorder.events.current == ["didStart", "didSelectShippingContact:", "canAuthorize", "didCancel", "didFinish"])
         }
 
         @Test("a missing billing name: PassKit's billing-contact error on the name field; corrected, it pays")
@@ -166,6 +167,47 @@
             #expect(recurring.managementURL.absoluteString == "https://shop.example/club")
             #expect(recorder.outcomes.current.map(\.0) == [.success])
             #expect(context.sessionPayment?.status == "captured")
+        }
+
+        @Test("coupons and shipping contacts on PassKit's sheet: the coupon field, coupon errors, per-address methods")
+        @MainActor
+        func couponsAndContacts() async throws {
+            let gateway = try LiveGateway()
+            let recorder = CheckoutRecorder(gateway)
+            recorder.cartForContact = CheckoutHookTests.perAddress
+            recorder.cartForCoupon = { code, cart in
+                var cart = cart
+                guard code == "TEA10" else {
+                    return CartUpdate(cart: cart, errors: [PaymentSheetError(.couponCodeExpired, message: "Expired")])
+                }
+                cart.add(PaymentItem(label: "Coupon", amount: dec("-50.00")))
+                return CartUpdate(cart: cart)
+            }
+            var cart = CheckoutHookTests.teaCart
+            cart.supportsCouponCode = true
+            let customer = PassKitCustomer(
+                steps: [
+                    .enterCouponCode("OLD"), .enterCouponCode("TEA10"),
+                    .selectShippingContact(passKitContact(city: "Osaka", postalCode: "530", country: "jp")),
+                    .selectShippingContact(passKitContact(city: "Nowhere", postalCode: "999", country: "jp")),
+                    .authorize(),
+                ], wallet: client(gateway))
+            _ = try await checkout(gateway, recorder, customer: customer, cart: cart)
+            let request = try #require(customer.presented.first)
+            #expect(request.supportsCouponCode)
+            let expired = try #require(customer.couponCodeUpdates.first)
+            #expect(expired.status == .failure)
+            #expect(expired.errors.first.map { $0 as NSError }?.code == PKPaymentError.Code.couponCodeExpiredError.rawValue)
+            #expect(customer.couponCodeUpdates.last?.paymentSummaryItems.last?.amount == NSDecimalNumber(string: "510"))
+            let japan = try #require(customer.shippingContactUpdates.first)
+            #expect(japan.shippingMethods.map(\.identifier) == ["air"])
+            #expect(japan.paymentSummaryItems.last?.amount == NSDecimalNumber(string: "850"))
+            let nowhere = try #require(customer.shippingContactUpdates.last)
+            #expect(nowhere.status == .failure)
+            #expect(
+                nowhere.errors.first.map { $0 as NSError }?.code == PKPaymentError.Code.shippingAddressUnserviceableError.rawValue)
+            #expect(customer.authorizedAmounts == ["850.00"])
+            #expect(recorder.payment.current?.json["amount"] as? String == "850.00")
         }
 
         @Test("a controller nothing can show: present answers false and the checkout fails with sheet_unavailable")

@@ -12,6 +12,7 @@
             case selectShippingMethod(String)
             case selectShippingContact(PKContact)
             case selectPaymentMethod(PKPaymentMethodType)
+            case enterCouponCode(String)
             case authorize(billing: PKContact? = nil, shipping: PKContact? = nil)
             case cancel
         }
@@ -26,6 +27,7 @@
         private(set) var shippingMethodUpdates: [PKPaymentRequestShippingMethodUpdate] = []
         private(set) var shippingContactUpdates: [PKPaymentRequestShippingContactUpdate] = []
         private(set) var paymentMethodUpdates: [PKPaymentRequestPaymentMethodUpdate] = []
+        private(set) var couponCodeUpdates: [PKPaymentRequestCouponCodeUpdate] = []
         private(set) var results: [PKPaymentAuthorizationResult] = []
         private(set) var authorizedAmounts: [String] = []
         private(set) var dismissals = 0
@@ -97,6 +99,10 @@
                     let update = await delegate.paymentAuthorizationController(
                         controller, didSelectPaymentMethod: method)
                     paymentMethodUpdates.append(update)
+                    summary = update.paymentSummaryItems
+                case .enterCouponCode(let code):
+                    let update = await delegate.paymentAuthorizationController(controller, didChangeCouponCode: code)
+                    couponCodeUpdates.append(update)
                     summary = update.paymentSummaryItems
                 case .authorize(let billing, let shipping):
                     let currency = try! Currency(code: controller.paymentRequest.currencyCode)

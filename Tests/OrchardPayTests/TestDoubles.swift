@@ -85,6 +85,10 @@ final class CheckoutRecorder: ApplePayCheckoutDelegate, @unchecked Sendable {
     var onPrime: (@Sendable (ApplePayCheckout, String) -> Void)?
     /// Called when `didSelect paymentMethod` starts (before `cartForMethod`).
     var onSelectMethod: (@Sendable () -> Void)?
+    /// The answer to a shipping contact (default: the cart unchanged).
+    var cartForContact: (@Sendable (Contact, Cart) -> CartUpdate)?
+    /// The answer to a coupon code (default: the cart unchanged).
+    var cartForCoupon: (@Sendable (String, Cart) -> CartUpdate)?
 
     init(_ gateway: LiveGateway) { self.gateway = gateway }
 
@@ -100,6 +104,16 @@ final class CheckoutRecorder: ApplePayCheckoutDelegate, @unchecked Sendable {
 
     func checkout(_ c: ApplePayCheckout, didSelect shippingMethod: ShippingMethod) {
         record("didSelectShippingMethod:\(shippingMethod.identifier)")
+    }
+
+    func checkout(_ c: ApplePayCheckout, didSelectShippingContact contact: Contact, cart: Cart) -> CartUpdate {
+        record("didSelectShippingContact:\(contact.countryCode ?? "")")
+        return cartForContact?(contact, cart) ?? CartUpdate(cart: cart)
+    }
+
+    func checkout(_ c: ApplePayCheckout, didChangeCouponCode couponCode: String, cart: Cart) -> CartUpdate {
+        record("didChangeCouponCode:\(couponCode)")
+        return cartForCoupon?(couponCode, cart) ?? CartUpdate(cart: cart)
     }
 
     func checkout(_ c: ApplePayCheckout, canAuthorizeWith shippingContact: Contact) -> Bool {
@@ -148,8 +162,26 @@ final class ContextRecorder: ApplePayContextDelegate, @unchecked Sendable {
     let orderToken: String
     let outcomes = Guarded<[(ApplePayContext.PaymentStatus, CheckoutError?)]>([])
     let methods = Guarded<[PaymentMethod]>([])
+    /// The summary for a coupon code, when set (default: unchanged).
+    var summaryForCoupon: (@Sendable (String, PaymentRequest) -> PaymentRequestUpdate)?
+    /// The summary for a shipping contact, when set (default: unchanged).
+    var summaryForContact: (@Sendable (Contact, PaymentRequest) -> PaymentRequestUpdate)?
+    /// The total of the shown request when the order token was asked for.
+    let shownTotalAtAuthorization = Guarded<String?>(nil)
 
     init(orderToken: String) { self.orderToken = orderToken }
+
+    func applePayContext(
+        _ c: ApplePayContext, didChangeCouponCode couponCode: String, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate {
+        summaryForCoupon?(couponCode, request) ?? .unchanged(request)
+    }
+
+    func applePayContext(
+        _ c: ApplePayContext, didSelectShippingContact contact: Contact, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate {
+        summaryForContact?(contact, request) ?? .unchanged(request)
+    }
 
     func applePayContext(
         _ c: ApplePayContext, didCreatePaymentMethod m: PaymentMethod, payment: Payment
@@ -157,6 +189,7 @@ final class ContextRecorder: ApplePayContextDelegate, @unchecked Sendable {
         -> String
     {
         methods.withLock { $0.append(m) }
+        shownTotalAtAuthorization.withLock { $0 = c.shownPaymentRequest.total.amount.decimalString }
         return orderToken
     }
 
