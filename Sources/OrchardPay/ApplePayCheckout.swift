@@ -111,6 +111,8 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         var authorizationHandler: (@Sendable (PaymentAuthorizationResult) -> Void)?
         var amount: Decimal = 0
         var prime: PrimeResult?
+        /// The app asked to close the sheet (``ApplePayCheckout/abort()``).
+        var aborted = false
     }
 
     private let state: Locked<State>
@@ -202,6 +204,25 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
                 status: -2, message: "the merchant's server did not complete the payment",
                 code: CheckoutError.merchantDeclined, amount: amount, paymentMethod: method)
         Task { await complete(result) }
+    }
+
+    /// Closes the sheet from code, e.g. when the app's own timer runs out (PassKit's `dismiss`). Before the
+    /// customer authorizes, the checkout fails with `aborted` (status -4) and no authorization that arrives
+    /// after this call is tokenized. Once the customer has authorized, the sheet closes and the payment in flight
+    /// is reported with its real outcome — the prime, then the merchant's `showPaymentResult` — never as a cancel
+    /// or `aborted`. After the outcome, or before ``start()``, it does nothing.
+    public func abort() {
+        let dismiss = state.withLock { state -> Bool in
+            guard state.phase != .idle, state.phase != .completed, !state.sheetClosed else { return false }
+            state.aborted = true
+            return true
+        }
+        guard dismiss else {
+            OrchardPaySDK.log("checkout: abort() without an open sheet; ignored")
+            return
+        }
+        OrchardPaySDK.log("checkout: the app dismissed the sheet")
+        sheet.dismiss()
     }
 
     // MARK: PaymentSheetDelegate
@@ -332,7 +353,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             case go(Contact, PaymentRequest, Decimal)
         }
         let start = state.withLock { state -> Start in
-            guard state.phase == .presenting else { return .refuse([]) }
+            guard state.phase == .presenting, !state.aborted else { return .refuse([]) }
             let shipping = payment.shippingContact ?? state.consumer.shippingContact ?? Contact()
             if let problem = shipping.problem(required: state.consumer.requiredShippingContactFields) {
                 return .refuse([problem])
@@ -360,9 +381,10 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         }
     }
 
-    /// The sheet is gone: a cancel before authorizing, otherwise the outcome follows (or has been reported).
+    /// The sheet is gone: a cancel (or the app's abort) before authorizing, otherwise the outcome follows (or
+    /// has been reported).
     public func paymentSheetDidFinish(_ sheet: any PaymentSheet) {
-        let cancelled = state.withLock { state -> Bool? in
+        let closedBeforeAuthorizing = state.withLock { state -> Bool? in
             state.sheetClosed = true
             switch state.phase {
             case .idle, .presenting:
@@ -374,14 +396,24 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
                 return false
             }
         }
-        guard let cancelled else {
+        guard let closedBeforeAuthorizing else {
             OrchardPaySDK.log("checkout: the sheet closed while the payment is in flight; waiting for its outcome")
             return
         }
         Task {
-            if cancelled { await callDelegate { $0.checkoutDidCancel(self) } }
+            if closedBeforeAuthorizing { await reportClosedBeforeAuthorizing() }
             await finishOnce()
         }
+    }
+
+    /// `didCancel` for the customer's close, `didFail` with `aborted` for the app's.
+    private func reportClosedBeforeAuthorizing() async {
+        let (aborted, amount, method) = state.withLock { ($0.aborted, $0.cart.totalAmount, $0.consumer.paymentMethod) }
+        guard aborted else { return await callDelegate { $0.checkoutDidCancel(self) } }
+        await report(
+            TransactionResult(
+                status: -4, message: "the app dismissed the sheet before the customer authorized",
+                code: CheckoutError.aborted, amount: amount, paymentMethod: method))
     }
 
     // MARK: Flow
@@ -401,7 +433,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
                         PaymentSheetError(.shippingContactInvalid, message: "The merchant cannot accept this contact")
                     ]))
             if state.withLock({ $0.sheetClosed }) {
-                await callDelegate { $0.checkoutDidCancel(self) }
+                await reportClosedBeforeAuthorizing()
                 await finishOnce()
             }
             return

@@ -88,6 +88,8 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         var handler: (@Sendable (PaymentAuthorizationResult) -> Void)?
         var waiters: [CheckedContinuation<Void, Never>] = []
         var payment: SessionPayment?
+        /// The app asked to close the sheet (``ApplePayContext/abort()``).
+        var aborted = false
         /// The request as the sheet shows it, with the accepted updates.
         var shown: PaymentRequest
     }
@@ -178,6 +180,24 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
             }
             if done { continuation.resume() }
         }
+    }
+
+    /// Closes the sheet from code, e.g. when the app's own timer runs out. Before the customer authorizes, the
+    /// payment completes with `.error` and code `aborted`, and no authorization arriving after this call is paid.
+    /// Once the customer has authorized, the sheet closes and the payment in flight completes with its real
+    /// outcome — never `.userCancellation` or `aborted`. Afterwards, or before ``present()``, it does nothing.
+    public func abort() {
+        let dismiss = state.withLock { state -> Bool in
+            guard state.phase != .idle, state.phase != .completed, !state.sheetClosed else { return false }
+            state.aborted = true
+            return true
+        }
+        guard dismiss else {
+            OrchardPaySDK.log("context: abort() without an open sheet; ignored")
+            return
+        }
+        OrchardPaySDK.log("context: the app dismissed the sheet")
+        sheet.dismiss()
     }
 
     static func problem(of request: PaymentRequest) -> CheckoutError? {
@@ -272,7 +292,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         handler: @escaping @Sendable (PaymentAuthorizationResult) -> Void
     ) {
         let refusal = state.withLock { state -> [PaymentSheetError]? in
-            guard state.phase == .presenting else { return [] }
+            guard state.phase == .presenting, !state.aborted else { return [] }
             if let problem = (payment.shippingContact ?? Contact()).problem(
                 required: paymentRequest.requiredShippingContactFields)
             {
@@ -301,7 +321,15 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         let action = state.withLock { state -> (PaymentStatus, CheckoutError?)?? in
             state.sheetClosed = true
             switch state.phase {
-            case .idle, .presenting: return .some((.userCancellation, nil))
+            case .idle, .presenting:
+                guard state.aborted else { return .some((.userCancellation, nil)) }
+                return .some(
+                    (
+                        .error,
+                        CheckoutError(
+                            code: CheckoutError.aborted,
+                            message: "the app dismissed the sheet before the customer authorized")
+                    ))
             case .authorizing: return .none
             case .completed: return .some(state.outcome)
             }

@@ -63,6 +63,8 @@ public struct CheckoutError: Error, Hashable, Sendable, CustomStringConvertible,
     public static let alreadyStarted = "already_started"
     /// The merchant reported a failure with `showPaymentResult(false)`.
     public static let merchantDeclined = "merchant_declined"
+    /// The app closed the sheet with `abort()` before the customer authorized; nothing was charged.
+    public static let aborted = "aborted"
     /// The charge was sent but its outcome is not known yet (the gateway answered `status: unknown`); the
     /// final state arrives by webhook to the merchant's server.
     public static let paymentOutcomeUnknown = "payment_outcome_unknown"

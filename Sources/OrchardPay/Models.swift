@@ -309,7 +309,8 @@ public struct MerchantReferenceInfo: Hashable, Sendable {
 ///
 /// ``status`` is 0 on success. Otherwise it is the gateway's HTTP status (400–599) when the gateway refused,
 /// -1 when the gateway could not be reached or answered something unreadable, -2 when the merchant reported a
-/// failure with `showPaymentResult(false)`, and -3 when the sheet could not be shown.
+/// failure with `showPaymentResult(false)`, -3 when the sheet could not be shown, and -4 when the app closed the
+/// sheet with `abort()` before the customer authorized.
 public struct TransactionResult: Hashable, Sendable {
     /// 0 on success; see the type's documentation for the other values.
     public var status: Int

@@ -58,6 +58,28 @@ public final class PassKitPaymentSheet: NSObject, PaymentSheet, @unchecked Senda
         return presented
     }
 
+    /// Dismisses PassKit's sheet and reports it finished (PassKit does not call `didFinish` for a dismiss from
+    /// code).
+    public func dismiss() {
+        Task { @MainActor in self.dismissOnMain() }
+    }
+
+    @MainActor
+    private func dismissOnMain() {
+        guard let controller else { return }
+        finish(controller)
+    }
+
+    /// The sheet is gone: dismiss the controller and tell the coordinator, once.
+    @MainActor
+    private func finish(_ controller: PKPaymentAuthorizationController) {
+        let delegate = self.delegate
+        self.delegate = nil
+        self.controller = nil
+        controller.dismiss()
+        delegate?.paymentSheetDidFinish(self)
+    }
+
     /// The summary items of an update, with the total at `amountForApple`.
     func updatedSummaryItems(_ update: PaymentRequestUpdate) -> [PKPaymentSummaryItem] {
         guard var shown = request else { return [] }
@@ -96,11 +118,8 @@ extension PassKitPaymentSheet: PKPaymentAuthorizationControllerDelegate {
     /// The sheet is gone.
     @MainActor
     public func paymentAuthorizationControllerDidFinish(_ controller: PKPaymentAuthorizationController) {
-        let delegate = self.delegate
-        self.delegate = nil
-        self.controller = nil
-        controller.dismiss()
-        delegate?.paymentSheetDidFinish(self)
+        guard controller === self.controller else { return }
+        finish(controller)
     }
 
     /// The customer chose a shipping method.

@@ -14,6 +14,11 @@ public protocol PaymentSheet: AnyObject, Sendable {
     /// sheet cannot be shown (then no event follows).
     func present(_ request: PaymentRequest, delegate: any PaymentSheetDelegate) async -> Bool
 
+    /// Closes the sheet from code (the app's own timer ran out …): the delegate gets
+    /// ``PaymentSheetDelegate/paymentSheetDidFinish(_:)`` once, and an authorization still being handled is
+    /// answered to the closed sheet. Does nothing before ``present(_:delegate:)`` or once the sheet is gone.
+    func dismiss()
+
     /// How long the sheet waits for a selection to be answered before it needs an update, in seconds
     /// (PassKit: about 30). A merchant handler slower than this gets the fallback update instead.
     var handlerBudget: TimeInterval { get }

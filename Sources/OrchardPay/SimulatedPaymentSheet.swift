@@ -32,6 +32,9 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
         case cancel
         /// Closes the sheet while the authorization is still being handled (after ``authorize``).
         case cancelWhilePending
+        /// Does nothing until the app dismisses the sheet from code (``SimulatedPaymentSheet/dismiss()``): a
+        /// customer looking at the sheet.
+        case idle
     }
 
     /// What the sheet showed and did, in order.
@@ -48,6 +51,8 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
         case skipped(Step, reason: String)
         /// The sandbox wallet refused or could not be reached; the sheet closed.
         case walletFailed(CheckoutError)
+        /// The app dismissed the sheet from code.
+        case dismissed
         /// The sheet closed.
         case finished
     }
@@ -112,6 +117,13 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
         var lateResultPending = false
         var waiters: [CheckedContinuation<Void, Never>] = []
         var request: PaymentRequest?
+        var delegate: (any PaymentSheetDelegate)?
+        /// The sheet is gone: its delegate got `paymentSheetDidFinish`.
+        var closed = false
+        /// An authorization is being handled (its result is awaited).
+        var authorizing = false
+        /// The ``Step/idle`` step waiting for the app's dismiss.
+        var idle: CheckedContinuation<Void, Never>?
     }
 
     private let state = Locked(State())
@@ -149,6 +161,7 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
             guard !state.presented else { return false }
             state.presented = true
             state.request = request
+            state.delegate = delegate
             return true
         }
         guard first else { return false }
@@ -157,11 +170,29 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
         return true
     }
 
+    /// Closes the sheet from code (an app's `dismiss`): the delegate gets `paymentSheetDidFinish` now, the steps
+    /// stop, and an authorization being handled is answered to the closed sheet (``waitUntilDone()`` waits for
+    /// it). Nothing happens once the sheet is gone.
+    public func dismiss() {
+        let taken = state.withLock { state -> ((any PaymentSheetDelegate), CheckedContinuation<Void, Never>?)? in
+            guard state.presented, !state.closed, let delegate = state.delegate else { return nil }
+            if state.authorizing { state.lateResultPending = true }
+            defer { state.idle = nil }
+            return (delegate, state.idle)
+        }
+        guard let (delegate, idle) = taken else { return }
+        record(.dismissed)
+        finish(delegate)
+        idle?.resume()
+    }
+
+    private var isClosed: Bool { state.withLock { $0.closed } }
+
     private func play(_ initial: PaymentRequest, delegate: any PaymentSheetDelegate) async {
         var request = initial
         var contact: Contact?
         var index = 0
-        while index < steps.count {
+        while index < steps.count, !isClosed {
             let step = steps[index]
             index += 1
             switch step {
@@ -178,6 +209,7 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
                 let update = await withCheckedContinuation { continuation in
                     delegate.paymentSheet(self, didSelectShippingMethod: method) { continuation.resume(returning: $0) }
                 }
+                if isClosed { return }
                 apply(update, to: &request)
             case .selectShippingContact(let selected):
                 contact = selected
@@ -186,12 +218,14 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
                         continuation.resume(returning: $0)
                     }
                 }
+                if isClosed { return }
                 apply(update, to: &request)
             case .selectPaymentMethod(let type):
                 let method = PaymentMethod(type: type, network: card.network, displayName: card.network.rawValue)
                 let update = await withCheckedContinuation { continuation in
                     delegate.paymentSheet(self, didSelectPaymentMethod: method) { continuation.resume(returning: $0) }
                 }
+                if isClosed { return }
                 apply(update, to: &request)
             case .enterCouponCode(let code):
                 guard request.supportsCouponCode == true else {
@@ -202,6 +236,7 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
                 let update = await withCheckedContinuation { continuation in
                     delegate.paymentSheet(self, didChangeCouponCode: code) { continuation.resume(returning: $0) }
                 }
+                if isClosed { return }
                 apply(update, to: &request)
             case .authorize:
                 let amount = request.amountForApple
@@ -225,13 +260,29 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
                     }
                     return finish(delegate)
                 }
+                state.withLock { $0.authorizing = true }
                 let result = await withCheckedContinuation { continuation in
                     delegate.paymentSheet(self, didAuthorizePayment: payment) { continuation.resume(returning: $0) }
                 }
                 record(.authorizationResult(result))
+                let closed = state.withLock { state -> Bool in
+                    state.authorizing = false
+                    state.lateResultPending = false
+                    return state.closed
+                }
+                if closed { return wakeIfDone() }
                 if result.status == .success || result.errors.isEmpty { return finish(delegate) }
             case .cancel, .cancelWhilePending:
                 return finish(delegate)
+            case .idle:
+                await withCheckedContinuation { continuation in
+                    let closed = state.withLock { state -> Bool in
+                        if !state.closed { state.idle = continuation }
+                        return state.closed
+                    }
+                    if closed { continuation.resume() }
+                }
+                return
             }
         }
         finish(delegate)
@@ -248,7 +299,13 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
 
     private func record(_ event: Event) { state.withLock { $0.events.append(event) } }
 
+    /// Closes the sheet once: records it and tells the delegate.
     private func finish(_ delegate: any PaymentSheetDelegate) {
+        let first = state.withLock { state -> Bool in
+            defer { state.closed = true }
+            return !state.closed
+        }
+        guard first else { return }
         record(.finished)
         delegate.paymentSheetDidFinish(self)
         state.withLock { $0.done = true }

@@ -550,3 +550,111 @@ struct CheckoutHookTests {
         #expect(recorder.result.current?.status == 0)
     }
 }
+
+/// `abort()`: the app closes the sheet from code.
+@Suite("ApplePayCheckout: abort")
+struct CheckoutAbortTests {
+    func checkout(
+        _ gateway: LiveGateway, _ recorder: CheckoutRecorder, sheet: any PaymentSheet, sdk: GatewayClient? = nil
+    ) throws -> ApplePayCheckout {
+        try ApplePayCheckout(
+            merchant: coffeeMerchant(gateway), consumer: Consumer(), cart: CheckoutTests.bookCart, delegate: recorder,
+            sheet: sheet, gateway: sdk ?? client(gateway))
+    }
+
+    @Test("before the customer authorizes: the sheet closes and the checkout fails with aborted, not a cancel")
+    func abortBeforeAuthorizing() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        let selected = Signal()
+        recorder.onSelectMethod = { selected.fire() }
+        let sheet = SimulatedPaymentSheet(steps: [.selectPaymentMethod(.credit), .idle], wallet: client(gateway))
+        let checkout = try checkout(gateway, recorder, sheet: sheet)
+        checkout.abort()  // before start: nothing
+        checkout.start()
+        await selected.wait()
+        checkout.abort()
+        await recorder.finished.wait()
+        await sheet.waitUntilDone()
+        #expect(recorder.events.current == ["didStart", "didSelectPaymentMethod:credit", "didFail:aborted", "didFinish"])
+        let result = try #require(recorder.result.current)
+        #expect(result.status == -4)
+        #expect(result.code == CheckoutError.aborted)
+        #expect(result.amount == dec("100.00"))
+        #expect(sheet.events.suffix(2) == [.dismissed, .finished])
+        #expect(recorder.prime.current == nil)
+        // Afterwards it does nothing.
+        checkout.abort()
+        #expect(recorder.events.current.count == 4)
+    }
+
+    @Test("while the prime is being made: the sheet closes at once, and the prime and the payment are reported")
+    func abortWhileTokenizing() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        let transport = GatedTransport(holding: "/v1/tokens")
+        let sheet = SimulatedPaymentSheet(steps: [.authorize], wallet: client(gateway))
+        let checkout = try checkout(
+            gateway, recorder, sheet: sheet,
+            sdk: GatewayClient(configuration: configuration(gateway), transport: transport))
+        checkout.start()
+        await transport.reached.wait()
+        checkout.abort()
+        while !sheet.events.contains(.finished) { try await Task.sleep(nanoseconds: 5_000_000) }
+        transport.release.fire()
+        await recorder.finished.wait()
+        await sheet.waitUntilDone()
+        #expect(
+            recorder.events.current == [
+                "didStart", "canAuthorize", "didReceivePrime", "showPaymentResult", "didSucceed", "didFinish",
+            ])
+        #expect(recorder.payment.current?.json["status"] as? String == "captured")
+        let dismissed = try #require(sheet.events.firstIndex(of: .dismissed))
+        let answered = try #require(sheet.events.firstIndex(of: .authorizationResult(.init(status: .success))))
+        #expect(dismissed < answered)
+    }
+
+    @Test("while the merchant's server pays: the real outcome, never a cancel or aborted")
+    func abortWhilePaying() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.onPrime = { checkout, prime in
+            checkout.abort()
+            Task {
+                let answer = try? await gateway.payPrime(prime, amount: "100.00")
+                recorder.payment.withLock { $0 = answer }
+                checkout.showPaymentResult(answer?.status == 200)
+            }
+        }
+        let sheet = SimulatedPaymentSheet(steps: [.authorize], wallet: client(gateway))
+        let checkout = try checkout(gateway, recorder, sheet: sheet)
+        checkout.start()
+        await recorder.finished.wait()
+        await sheet.waitUntilDone()
+        #expect(recorder.events.current == ["didStart", "canAuthorize", "didReceivePrime", "didSucceed", "didFinish"])
+        #expect(recorder.result.current?.status == 0)
+        #expect(recorder.payment.current?.status == 200)
+        #expect(sheet.events.contains(.dismissed))
+    }
+
+    @Test("an authorization the sheet delivers after abort() is refused and nothing is tokenized")
+    func authorizationAfterAbortIsRefused() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        let sheet = ManualSheet()
+        let transport = RecordingTransport()
+        let checkout = try checkout(
+            gateway, recorder, sheet: sheet, sdk: GatewayClient(configuration: configuration(gateway), transport: transport))
+        checkout.start()
+        await sheet.presented.wait()
+        checkout.abort()
+        #expect(sheet.dismissals.current == 1)
+        let token = try await client(gateway).sandboxWalletToken(amount: try Money("100.00", currency: .twd), card: .visaCredit)
+        let result = await sheet.authorize(token)
+        #expect(result.status == .failure)
+        sheet.finish()
+        await recorder.finished.wait()
+        #expect(transport.requests(endingIn: "/v1/tokens").isEmpty)
+        #expect(recorder.events.current == ["didStart", "didFail:aborted", "didFinish"])
+    }
+}

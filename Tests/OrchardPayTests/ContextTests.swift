@@ -262,3 +262,53 @@ struct ContextHookTests {
         #expect(recorder.outcomes.current.map(\.0) == [.success])
     }
 }
+
+/// `abort()` in the session flow.
+@Suite("ApplePayContext: abort")
+struct ContextAbortTests {
+    func request(_ gateway: LiveGateway, amount: String) throws -> PaymentRequest {
+        var request = ApplePayContext.paymentRequest(
+            merchantIdentifier: gateway.merchantIdentifier, country: "TW", currency: "TWD")
+        request.total = SummaryItem(label: "Orchard Tea", amount: try Money(amount, currency: .twd))
+        return request
+    }
+
+    @Test("before the customer authorizes: .error with aborted, not .userCancellation")
+    func abortBeforeAuthorizing() async throws {
+        let gateway = try LiveGateway()
+        let recorder = ContextRecorder(orderToken: "ot_unused")
+        let sheet = SimulatedPaymentSheet(steps: [.idle], wallet: client(gateway))
+        let context = ApplePayContext(
+            paymentRequest: try request(gateway, amount: "80.00"), delegate: recorder, sheet: sheet, gateway: client(gateway))
+        let presenting = Task { await context.present() }
+        while sheet.events.isEmpty { try await Task.sleep(nanoseconds: 5_000_000) }
+        context.abort()
+        await presenting.value
+        #expect(recorder.outcomes.current.map(\.0) == [.error])
+        #expect(recorder.outcomes.current.first?.1?.code == CheckoutError.aborted)
+        #expect(sheet.events.suffix(2) == [.dismissed, .finished])
+    }
+
+    @Test("while the session is being paid: the sheet closes and the payment's real outcome is reported")
+    func abortWhilePaying() async throws {
+        let gateway = try LiveGateway()
+        let created = try await gateway.createSession(amount: "120.00", outTradeNo: "abort-1")
+        let orderToken = try #require(created.json["order_token"] as? String)
+        let recorder = ContextRecorder(orderToken: orderToken)
+        let transport = GatedTransport(holding: "/pay")
+        let sheet = SimulatedPaymentSheet(steps: [.authorize], wallet: client(gateway))
+        let context = ApplePayContext(
+            paymentRequest: try request(gateway, amount: "120.00"), delegate: recorder, sheet: sheet,
+            gateway: GatewayClient(configuration: configuration(gateway), transport: transport))
+        let presenting = Task { await context.present() }
+        await transport.reached.wait()
+        context.abort()
+        while !sheet.events.contains(.finished) { try await Task.sleep(nanoseconds: 5_000_000) }
+        #expect(recorder.outcomes.current.isEmpty)
+        transport.release.fire()
+        await presenting.value
+        await sheet.waitUntilDone()
+        #expect(recorder.outcomes.current.map(\.0) == [.success])
+        #expect(context.sessionPayment?.status == "captured")
+    }
+}

@@ -210,6 +210,29 @@
             #expect(recorder.payment.current?.json["amount"] as? String == "850.00")
         }
 
+        @Test("abort() dismisses PassKit's controller and the checkout fails with aborted")
+        @MainActor
+        func abortDismissesTheController() async throws {
+            let gateway = try LiveGateway()
+            let recorder = CheckoutRecorder(gateway)
+            let selected = Signal()
+            recorder.onSelectMethod = { selected.fire() }
+            let customer = PassKitCustomer(steps: [.selectPaymentMethod(.credit), .waitForDismiss], wallet: client(gateway))
+            let sheet = PassKitPaymentSheet()
+            sheet.makeController = customer.controllers()
+            let checkout = try ApplePayCheckout(
+                merchant: coffeeMerchant(gateway), consumer: Consumer(), cart: CheckoutTests.bookCart,
+                delegate: recorder, sheet: sheet, gateway: client(gateway))
+            checkout.start()
+            await selected.wait()
+            checkout.abort()
+            await recorder.finished.wait()
+            await customer.waitUntilFinished()
+            #expect(customer.dismissals == 1)
+            #expect(recorder.result.current?.code == CheckoutError.aborted)
+            #expect(recorder.events.current.filter { $0 == "didFinish" }.count == 1)
+        }
+
         @Test("a controller nothing can show: present answers false and the checkout fails with sheet_unavailable")
         func nothingPresents() async throws {
             let gateway = try LiveGateway()

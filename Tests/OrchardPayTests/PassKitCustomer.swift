@@ -13,6 +13,8 @@
             case selectShippingContact(PKContact)
             case selectPaymentMethod(PKPaymentMethodType)
             case enterCouponCode(String)
+            /// Does nothing until the app dismisses the sheet.
+            case waitForDismiss
             case authorize(billing: PKContact? = nil, shipping: PKContact? = nil)
             case cancel
         }
@@ -56,7 +58,16 @@
             return true
         }
 
-        func dismiss(_ controller: PKPaymentAuthorizationController) { dismissals += 1 }
+        func dismiss(_ controller: PKPaymentAuthorizationController) {
+            dismissals += 1
+            finished = true
+            for waiter in waiters { waiter.resume() }
+            waiters = []
+            dismissWaiter?.resume()
+            dismissWaiter = nil
+        }
+
+        private var dismissWaiter: CheckedContinuation<Void, Never>?
 
         /// The total the sheet shows now (its last summary item).
         var shownTotal: String { summary.last.map { $0.amount.stringValue } ?? "" }
@@ -68,6 +79,7 @@
         }
 
         private func finish(_ controller: PKPaymentAuthorizationController) {
+            guard !finished else { return }
             finished = true
             controller.delegate?.paymentAuthorizationControllerDidFinish(controller)
             for waiter in waiters { waiter.resume() }
@@ -76,6 +88,7 @@
 
         private func play(_ controller: PKPaymentAuthorizationController) async {
             for step in steps {
+                if dismissals > 0 { return }
                 guard let delegate = controller.delegate else { return finish(controller) }
                 switch step {
                 case .selectShippingMethod(let identifier):
@@ -126,6 +139,10 @@
                     if result.status == .success || (result.errors ?? []).isEmpty { return finish(controller) }
                 case .cancel:
                     return finish(controller)
+                case .waitForDismiss:
+                    if dismissals == 0 { await withCheckedContinuation { dismissWaiter = $0 } }
+                    // PassKit does not call didFinish for the app's own dismiss.
+                    return
                 }
             }
             finish(controller)

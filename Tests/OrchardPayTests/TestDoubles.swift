@@ -289,3 +289,52 @@ func authorizationResults(_ sheet: SimulatedPaymentSheet) -> [PaymentAuthorizati
 
 /// Decimal from a literal string.
 func dec(_ text: String) -> Decimal { Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))! }
+
+/// Sends over URLSession, holding requests to paths ending in `suffix` until ``release`` fires.
+final class GatedTransport: HTTPTransport, @unchecked Sendable {
+    let inner = URLSessionTransport()
+    let suffix: String
+    /// Fired when a held request arrives.
+    let reached = Signal()
+    /// Lets the held requests go.
+    let release = Signal()
+
+    init(holding suffix: String) { self.suffix = suffix }
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        if request.url?.path.hasSuffix(suffix) == true {
+            reached.fire()
+            await release.wait()
+        }
+        return try await inner.send(request)
+    }
+}
+
+/// A sheet the test drives by hand: it records `present` and `dismiss` and calls the delegate only when told.
+final class ManualSheet: PaymentSheet, @unchecked Sendable {
+    let handlerBudget: TimeInterval = 30
+    let handlerTimer: any HandlerTimer = SystemHandlerTimer()
+    let delegate = Guarded<(any PaymentSheetDelegate)?>(nil)
+    let dismissals = Guarded(0)
+    let presented = Signal()
+
+    func present(_ request: PaymentRequest, delegate: any PaymentSheetDelegate) async -> Bool {
+        self.delegate.withLock { $0 = delegate }
+        presented.fire()
+        return true
+    }
+
+    func dismiss() { dismissals.withLock { $0 += 1 } }
+
+    /// Plays the customer's authorization of `token`; returns the sheet's result.
+    func authorize(_ token: PaymentToken) async -> PaymentAuthorizationResult {
+        let delegate = try! #require(self.delegate.current)
+        return await withCheckedContinuation { continuation in
+            delegate.paymentSheet(self, didAuthorizePayment: Payment(token: token)) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// The sheet is gone.
+    func finish() { delegate.current?.paymentSheetDidFinish(self) }
+}
+
