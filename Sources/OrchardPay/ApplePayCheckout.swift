@@ -8,7 +8,8 @@ import Foundation
 /// ``checkout(_:didSucceed:)`` or ``checkout(_:didFail:)``, and ``checkoutDidFinish(_:)`` exactly once.
 /// ``checkoutDidCancel(_:)`` replaces the outcome when the customer closes the sheet before authorizing.
 ///
-/// Callbacks are made one at a time, off the main thread; hop to the main actor for UI work.
+/// Callbacks are made one at a time on the main actor (``DelegateCallbacks/mainActor``, the default), or off the
+/// main thread with ``DelegateCallbacks/background``.
 public protocol ApplePayCheckoutDelegate: AnyObject {
     /// The gateway turned the token into a prime: give it to the merchant's server, which pays it with
     /// `POST /v1/payments` and its secret key, then call `showPaymentResult`. `expiryMillis` is Unix time in
@@ -93,6 +94,8 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
     public let sheet: any PaymentSheet
     /// The delegate (held weakly).
     public private(set) weak var delegate: (any ApplePayCheckoutDelegate)?
+    /// Where the delegate is called: the main actor unless the checkout was made with `.background`.
+    public let callbacks: DelegateCallbacks
 
     private enum Phase {
         case idle, presenting, authorizing, awaitingResult, completing, completed
@@ -120,14 +123,16 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
 
     /// A checkout for `cart`, shown on `sheet`. Throws ``CheckoutError`` when the cart breaks TapPay's deferred
     /// table (`88013`…`88016`) or the payment request rules (`missing_supports_3ds`, `unknown_currency`,
-    /// `too_many_decimals` …). `gateway` defaults to one for ``OrchardPaySDK/setup(appID:appKey:environment:gatewayURL:)``.
+    /// `too_many_decimals` …). `gateway` defaults to one for ``OrchardPaySDK/setup(appID:appKey:environment:gatewayURL:)``;
+    /// `callbacks` says where the delegate is called (the main actor by default).
     public init(
         merchant: Merchant, consumer: Consumer, cart: Cart, delegate: any ApplePayCheckoutDelegate,
-        sheet: any PaymentSheet, gateway: GatewayClient? = nil
+        sheet: any PaymentSheet, gateway: GatewayClient? = nil, callbacks: DelegateCallbacks = .mainActor
     ) throws(CheckoutError) {
         self.merchant = merchant
         self.sheet = sheet
         self.delegate = delegate
+        self.callbacks = callbacks
         self.gatewayOverride = gateway
         let request = try Self.paymentRequest(merchant: merchant, consumer: consumer, cart: cart)
         try Self.validate(request)
@@ -137,10 +142,12 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
     #if canImport(PassKit)
         /// A checkout shown on PassKit's sheet.
         public convenience init(
-            merchant: Merchant, consumer: Consumer, cart: Cart, delegate: any ApplePayCheckoutDelegate
+            merchant: Merchant, consumer: Consumer, cart: Cart, delegate: any ApplePayCheckoutDelegate,
+            callbacks: DelegateCallbacks = .mainActor
         ) throws(CheckoutError) {
             try self.init(
-                merchant: merchant, consumer: consumer, cart: cart, delegate: delegate, sheet: PassKitPaymentSheet())
+                merchant: merchant, consumer: consumer, cart: cart, delegate: delegate, sheet: PassKitPaymentSheet(),
+                callbacks: callbacks)
         }
     #endif
 
@@ -254,7 +261,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         }
         let answer = BudgetedAnswer(handler)
         answer.arm(budget: sheet.handlerBudget, timer: sheet.handlerTimer) { update }
-        runOffPool { [weak self] in
+        callbacks.run { [weak self] in
             if let self, let delegate = self.delegate { delegate.checkout(self, didSelect: method) }
             answer.answer(update)
         }
@@ -310,7 +317,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         let (base, current, method) = state.withLock { ($0.baseCart, $0.request, $0.consumer.paymentMethod) }
         let answer = BudgetedAnswer(handler)
         answer.arm(budget: sheet.handlerBudget, timer: sheet.handlerTimer) { .unchanged(current) }
-        runOffPool { [weak self] in
+        callbacks.run { [weak self] in
             guard let self, let delegate = self.delegate else {
                 answer.answer(.unchanged(current))
                 return
@@ -499,7 +506,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         await callDelegate { $0.checkoutDidFinish(self) }
     }
 
-    /// Calls the delegate off the concurrency pool and waits for it to return.
+    /// Calls the delegate where ``callbacks`` says and waits for it to return.
     private func callDelegate(_ body: @escaping @Sendable (any ApplePayCheckoutDelegate) -> Void) async {
         _ = await callDelegate(default: ()) { body($0) }
     }
@@ -509,7 +516,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
     ) async -> R {
         let box = DelegateBox(delegate)
         return await withCheckedContinuation { continuation in
-            runOffPool { continuation.resume(returning: box.delegate.map(body) ?? value) }
+            callbacks.run { continuation.resume(returning: box.delegate.map(body) ?? value) }
         }
     }
 

@@ -76,6 +76,8 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
     public let paymentRequest: PaymentRequest
     /// The sheet shown.
     public let sheet: any PaymentSheet
+    /// Where the delegate is called: the main actor unless the context was made with `.background`.
+    public let callbacks: DelegateCallbacks
 
     private enum Phase { case idle, presenting, authorizing, completed }
 
@@ -87,6 +89,8 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         var reported = false
         var handler: (@Sendable (PaymentAuthorizationResult) -> Void)?
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// `didCompleteWith` has returned: `present()` may return.
+        var delivered = false
         var payment: SessionPayment?
         /// The app asked to close the sheet (``ApplePayContext/abort()``).
         var aborted = false
@@ -98,21 +102,28 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
     private let gatewayOverride: GatewayClient?
 
     /// A context for `paymentRequest` on `sheet`. The delegate is held until the payment completes.
-    /// `gateway` defaults to one for ``OrchardPaySDK/setup(appID:appKey:environment:gatewayURL:)``.
+    /// `gateway` defaults to one for ``OrchardPaySDK/setup(appID:appKey:environment:gatewayURL:)``; `callbacks`
+    /// says where the delegate is called (the main actor by default; its async methods are started there, and an
+    /// implementation isolated to the main actor runs there).
     public init(
         paymentRequest: PaymentRequest, delegate: some ApplePayContextDelegate, sheet: any PaymentSheet,
-        gateway: GatewayClient? = nil
+        gateway: GatewayClient? = nil, callbacks: DelegateCallbacks = .mainActor
     ) {
         self.paymentRequest = paymentRequest
         self.sheet = sheet
+        self.callbacks = callbacks
         self.gatewayOverride = gateway
         state = Locked(State(delegate: delegate, shown: paymentRequest))
     }
 
     #if canImport(PassKit)
         /// A context shown on PassKit's sheet.
-        public convenience init(paymentRequest: PaymentRequest, delegate: some ApplePayContextDelegate) {
-            self.init(paymentRequest: paymentRequest, delegate: delegate, sheet: PassKitPaymentSheet())
+        public convenience init(
+            paymentRequest: PaymentRequest, delegate: some ApplePayContextDelegate,
+            callbacks: DelegateCallbacks = .mainActor
+        ) {
+            self.init(
+                paymentRequest: paymentRequest, delegate: delegate, sheet: PassKitPaymentSheet(), callbacks: callbacks)
         }
     #endif
 
@@ -174,7 +185,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         }
         await withCheckedContinuation { continuation in
             let done = state.withLock { state -> Bool in
-                if state.reported { return true }
+                if state.delivered { return true }
                 state.waiters.append(continuation)
                 return false
             }
@@ -267,11 +278,10 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         let answer = BudgetedAnswer(handler)
         answer.arm(budget: sheet.handlerBudget, timer: sheet.handlerTimer) { .unchanged(current) }
         Task {
-            guard let delegate = box.delegate else {
-                answer.answer(.unchanged(current))
-                return
+            let update = await callbacks.run { () async -> PaymentRequestUpdate in
+                guard let delegate = box.delegate else { return .unchanged(current) }
+                return await ask(delegate, current)
             }
-            let update = await ask(delegate, current)
             var shown = current
             shown.lineItems = update.lineItems
             shown.total = update.total
@@ -347,14 +357,22 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
     // MARK: Flow
 
     private func pay(_ payment: Payment) async {
-        let delegate = state.withLock { $0.delegate }
+        let box = state.withLock { ContextDelegateBox($0.delegate) }
         let orderToken: String
         do {
-            guard let delegate else {
-                throw CheckoutError(code: CheckoutError.orderTokenFailed, message: "no delegate")
+            let asked = await callbacks.run { () async -> Result<String, any Error> in
+                guard let delegate = box.delegate else {
+                    return .failure(CheckoutError(code: CheckoutError.orderTokenFailed, message: "no delegate"))
+                }
+                do {
+                    return .success(
+                        try await delegate.applePayContext(
+                            self, didCreatePaymentMethod: payment.token.paymentMethod, payment: payment))
+                } catch {
+                    return .failure(error)
+                }
             }
-            orderToken = try await delegate.applePayContext(
-                self, didCreatePaymentMethod: payment.token.paymentMethod, payment: payment)
+            orderToken = try asked.get()
         } catch {
             return completeAuthorization(
                 .error,
@@ -395,21 +413,25 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
 
     /// Reports the outcome once and wakes `present()`.
     private func finish(_ status: PaymentStatus, _ error: CheckoutError?) {
-        let taken = state.withLock {
-            state -> ((any ApplePayContextDelegate)?, [CheckedContinuation<Void, Never>])? in
+        let taken = state.withLock { state -> (any ApplePayContextDelegate)?? in
             guard !state.reported else { return nil }
             state.reported = true
             state.phase = .completed
-            defer {
-                state.delegate = nil
-                state.waiters = []
-            }
-            return (state.delegate, state.waiters)
+            defer { state.delegate = nil }
+            return .some(state.delegate)
         }
-        guard let (delegate, waiters) = taken else { return }
+        guard let delegate = taken else { return }
         OrchardPaySDK.log("context: completed with \(status.rawValue)\(error.map { " (\($0.code))" } ?? "")")
-        delegate?.applePayContext(self, didCompleteWith: status, error: error)
-        for waiter in waiters { waiter.resume() }
+        let box = ContextDelegateBox(delegate)
+        callbacks.run {
+            box.delegate?.applePayContext(self, didCompleteWith: status, error: error)
+            let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.delivered = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
     }
 }
 

@@ -284,6 +284,33 @@ func sleep(seconds: TimeInterval) async {
     try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
 }
 
+/// Where a coordinator (``ApplePayCheckout``, ``ApplePayContext``) calls its delegate.
+public enum DelegateCallbacks: String, Hashable, Sendable {
+    /// On the main actor, one at a time, as PassKit and TapPay's SDK call theirs: UI work needs no hop. The
+    /// default. A delegate method must not block (it would hold the main actor, and PassKit's sheet with it).
+    case mainActor
+    /// One at a time off the main thread and off the Swift concurrency pool (a blocking call cannot starve
+    /// either): the SDK's behaviour before callbacks moved to the main actor. Hop to the main actor for UI work.
+    case background
+
+    /// Runs `body` where the delegate is called.
+    func run(_ body: @escaping @Sendable () -> Void) {
+        switch self {
+        case .mainActor: Task { @MainActor in body() }
+        case .background: runOffPool(body)
+        }
+    }
+
+    /// Runs the asynchronous `body` from where the delegate is called: started on the main actor (an
+    /// implementation isolated to it runs there), or on the concurrency pool.
+    func run<Result: Sendable>(_ body: @escaping @Sendable () async -> Result) async -> Result {
+        switch self {
+        case .mainActor: await Task { @MainActor in await body() }.value
+        case .background: await body()
+        }
+    }
+}
+
 /// Runs a synchronous merchant callback off the Swift concurrency pool, so one that blocks cannot starve it.
 func runOffPool(_ work: @escaping @Sendable () -> Void) {
     DispatchQueue.global(qos: .userInitiated).async(execute: work)

@@ -23,7 +23,7 @@ struct CheckoutTests {
     func run(
         _ gateway: LiveGateway, _ recorder: CheckoutRecorder, cart: Cart = bookCart, consumer: Consumer = Consumer(),
         steps: [SimulatedPaymentSheet.Step], card: SandboxCard = .visaCredit, sdk: GatewayClient? = nil,
-        timer: ManualTimer? = nil, afterStart: (() async -> Void)? = nil
+        timer: ManualTimer? = nil, callbacks: DelegateCallbacks = .mainActor, afterStart: (() async -> Void)? = nil
     ) async throws -> (ApplePayCheckout, SimulatedPaymentSheet) {
         let sheet = SimulatedPaymentSheet(steps: steps, card: card, wallet: client(gateway))
         if let timer {
@@ -32,7 +32,7 @@ struct CheckoutTests {
         }
         let checkout = try ApplePayCheckout(
             merchant: coffeeMerchant(gateway), consumer: consumer, cart: cart, delegate: recorder, sheet: sheet,
-            gateway: sdk ?? client(gateway))
+            gateway: sdk ?? client(gateway), callbacks: callbacks)
         checkout.start()
         await afterStart?()
         await recorder.finished.wait()
@@ -372,8 +372,10 @@ struct CheckoutTests {
             defer { returned.fire() }
             return discount(method, cart)
         }
+        // The handler blocks its thread: with callbacks off the main actor (.background), as before they moved there.
         let (checkout, sheet) = try await run(
-            gateway, recorder, steps: [.selectPaymentMethod(.debit), .authorize], card: .visaDebit, timer: timer
+            gateway, recorder, steps: [.selectPaymentMethod(.debit), .authorize], card: .visaDebit, timer: timer,
+            callbacks: .background
         ) {
             await entered.wait()
             await timer.armed.wait()

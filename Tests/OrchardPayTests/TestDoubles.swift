@@ -6,6 +6,18 @@ import Testing
     import FoundationNetworking
 #endif
 
+/// Whether code runs on the main actor's queue (the main dispatch queue): marked with a queue-specific value,
+/// since `Thread.isMainThread` does not say it reliably on Linux.
+enum MainQueue {
+    static let key = DispatchSpecificKey<Bool>()
+    static let marked: Bool = {
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return true
+    }()
+    /// True on the main actor.
+    static var isCurrent: Bool { marked && DispatchQueue.getSpecific(key: key) == true }
+}
+
 /// A value behind a lock, for the tests' recorders.
 final class Guarded<Value>: @unchecked Sendable {
     private var value: Value
@@ -92,7 +104,13 @@ final class CheckoutRecorder: ApplePayCheckoutDelegate, @unchecked Sendable {
 
     init(_ gateway: LiveGateway) { self.gateway = gateway }
 
-    private func record(_ event: String) { events.withLock { $0.append(event) } }
+    /// Each callback with whether it ran on the main thread.
+    let threads = Guarded<[(event: String, onMain: Bool)]>([])
+
+    private func record(_ event: String) {
+        events.withLock { $0.append(event) }
+        if event != "showPaymentResult" { threads.withLock { $0.append((event, MainQueue.isCurrent)) } }
+    }
 
     func checkoutDidStart(_ c: ApplePayCheckout) { record("didStart") }
 
@@ -161,6 +179,8 @@ final class CheckoutRecorder: ApplePayCheckoutDelegate, @unchecked Sendable {
 final class ContextRecorder: ApplePayContextDelegate, @unchecked Sendable {
     let orderToken: String
     let outcomes = Guarded<[(ApplePayContext.PaymentStatus, CheckoutError?)]>([])
+    /// Whether each `didCompleteWith` ran on the main thread.
+    let completedOnMain = Guarded<[Bool]>([])
     let methods = Guarded<[PaymentMethod]>([])
     /// The summary for a coupon code, when set (default: unchanged).
     var summaryForCoupon: (@Sendable (String, PaymentRequest) -> PaymentRequestUpdate)?
@@ -195,6 +215,7 @@ final class ContextRecorder: ApplePayContextDelegate, @unchecked Sendable {
 
     func applePayContext(_ c: ApplePayContext, didCompleteWith status: ApplePayContext.PaymentStatus, error: Error?) {
         outcomes.withLock { $0.append((status, error as? CheckoutError)) }
+        completedOnMain.withLock { $0.append(MainQueue.isCurrent) }
     }
 }
 
