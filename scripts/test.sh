@@ -4,8 +4,9 @@
 #   2. starts a throwaway PostgreSQL cluster on loopback (scripts/pg-cluster.sh) and exports its
 #      superuser URL as ORCHARD_TEST_POSTGRES_URL for the PostgreSQL tests;
 #   3. builds and runs the Swift tests;
-#   4. runs the browser tests (Tests/Browser, pytest + selenium + headless Chromium) against the built
-#      `orchard`, and the API fuzz against openapi.yaml (scripts/schemathesis.sh), when present.
+#   4. builds the app-side sample package (Examples/OrchardPayCheckout) and runs the browser tests
+#      (Tests/Browser, pytest + selenium + headless Chromium; test_samples.py runs the samples) against the
+#      built `orchard`, and the API fuzz against openapi.yaml (scripts/schemathesis.sh), when present.
 # Locally a missing service or tool skips its tests with a message; with CI=true it is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +40,7 @@ fi
 
 if compgen -G "Tests/Browser/test_*.py" >/dev/null; then
     "$SWIFT" build --product orchard
+    "$SWIFT" build --package-path Examples/OrchardPayCheckout
     export ORCHARD_BIN=${ORCHARD_BIN:-$PWD/.build/debug/orchard}
     python3 -m pytest -q -p no:cacheprovider Tests/Browser
 fi
