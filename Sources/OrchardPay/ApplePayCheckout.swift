@@ -219,17 +219,13 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
     /// is reported with its real outcome — the prime, then the merchant's `showPaymentResult` — never as a cancel
     /// or `aborted`. After the outcome, or before ``start()``, it does nothing.
     public func abort() {
-        let dismiss = state.withLock { state -> Bool in
-            guard state.phase != .idle, state.phase != .completed, !state.sheetClosed else { return false }
-            state.aborted = true
-            return true
+        sheet.dismissFromCode(flow: "checkout") {
+            state.withLock { state in
+                guard state.phase != .idle, state.phase != .completed, !state.sheetClosed else { return false }
+                state.aborted = true
+                return true
+            }
         }
-        guard dismiss else {
-            OrchardPaySDK.log("checkout: abort() without an open sheet; ignored")
-            return
-        }
-        OrchardPaySDK.log("checkout: the app dismissed the sheet")
-        sheet.dismiss()
     }
 
     // MARK: PaymentSheetDelegate

@@ -198,17 +198,13 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
     /// Once the customer has authorized, the sheet closes and the payment in flight completes with its real
     /// outcome — never `.userCancellation` or `aborted`. Afterwards, or before ``present()``, it does nothing.
     public func abort() {
-        let dismiss = state.withLock { state -> Bool in
-            guard state.phase != .idle, state.phase != .completed, !state.sheetClosed else { return false }
-            state.aborted = true
-            return true
+        sheet.dismissFromCode(flow: "context") {
+            state.withLock { state in
+                guard state.phase != .idle, state.phase != .completed, !state.sheetClosed else { return false }
+                state.aborted = true
+                return true
+            }
         }
-        guard dismiss else {
-            OrchardPaySDK.log("context: abort() without an open sheet; ignored")
-            return
-        }
-        OrchardPaySDK.log("context: the app dismissed the sheet")
-        sheet.dismiss()
     }
 
     static func problem(of request: PaymentRequest) -> CheckoutError? {

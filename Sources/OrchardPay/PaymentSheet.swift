@@ -27,6 +27,19 @@ public protocol PaymentSheet: AnyObject, Sendable {
     var handlerTimer: any HandlerTimer { get }
 }
 
+extension PaymentSheet {
+    /// Both flows' `abort()`: `markAborted` (run under the flow's lock) answers whether a sheet is open and, when
+    /// it is, marks the flow aborted; then the sheet is dismissed. With no open sheet it only logs.
+    func dismissFromCode(flow: String, markAborted: () -> Bool) {
+        guard markAborted() else {
+            OrchardPaySDK.log("\(flow): abort() without an open sheet; ignored")
+            return
+        }
+        OrchardPaySDK.log("\(flow): the app dismissed the sheet")
+        dismiss()
+    }
+}
+
 /// What a ``PaymentSheet`` tells its coordinator. Every handler must be called exactly once.
 public protocol PaymentSheetDelegate: AnyObject, Sendable {
     /// The customer chose a shipping method.
