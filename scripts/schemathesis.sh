@@ -55,6 +55,10 @@ api_key = "\${ORCHARD_FUZZ_APP_KEY}"
 [auth.openapi.secretKey]
 bearer = "\${ORCHARD_FUZZ_SECRET_KEY}"
 
+# TapPay's header; the body's partner_key is generated, so most calls answer status 82 (HTTP 200).
+[auth.openapi.tappayApiKey]
+api_key = "\${ORCHARD_FUZZ_SECRET_KEY}"
+
 # A schema-valid request may still be refused by a payment rule the schema cannot express (a made-up
 # token or prime, an id that does not exist, a card declined): 402, 404, 409 and 422. A 400 means the
 # spec allowed what the code refuses, and fails.

@@ -111,8 +111,10 @@ public enum AuditLog {
         public static let paymentCapture = "payment.capture"
         public static let paymentVoid = "payment.void"
         public static let paymentRefund = "payment.refund"
+        public static let paymentCaptureCancel = "payment.capture_cancel"
         public static let consoleSignIn = "console.sign_in"
         public static let consoleSignOut = "console.sign_out"
+        public static let tappayAlias = "compat.tappay.update"
     }
 
     /// The most keys a detail holds.

@@ -49,6 +49,11 @@ public enum FieldLimits {
     /// A `metadata` value.
     public static let metadataValue = 500
 
+    /// A payment's `bank_transaction_id` (TapPay's unique merchant reference for the charge).
+    public static let bankTransactionID: ClosedRange<Int> = 1...64
+    /// The merchant alias TapPay-style calls may send as `merchant_id` (TapPay's `String(50)`).
+    public static let merchantAlias: ClosedRange<Int> = 1...50
+
     // MARK: Order sessions
 
     /// `out_trade_no`, of a session and as a listing filter.

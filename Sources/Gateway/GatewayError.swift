@@ -71,6 +71,8 @@ public struct GatewayError: CodedError, Sendable, Codable {
         public static let sessionAlreadyPaid = Code(rawValue: "session_already_paid")
         /// Another session of this merchant has the same out_trade_no.
         public static let duplicateOutTradeNo = Code(rawValue: "duplicate_out_trade_no")
+        /// Another payment of this merchant has the same bank_transaction_id.
+        public static let duplicateBankTransactionID = Code(rawValue: "duplicate_bank_transaction_id")
         /// The idempotency key was used with different parameters or another operation.
         public static let idempotencyConflict = Code(rawValue: "idempotency_conflict")
         /// A request with the same idempotency key is still being processed.

@@ -312,6 +312,14 @@ public final class GatewayService: Sendable {
         {
             throw .invalid("order_number", "1 to \(FieldLimits.orderNumber) characters")
         }
+        if let reference = request.bankTransactionID,
+            !FieldLimits.fits(reference, FieldLimits.bankTransactionID)
+                || !reference.allSatisfy({ $0.isASCII && $0.asciiValue.map { (0x21...0x7E).contains($0) } == true })
+        {
+            throw .invalid(
+                "bank_transaction_id",
+                "\(FieldLimits.text(FieldLimits.bankTransactionID)) printable ASCII characters without spaces")
+        }
         try validate(cardholder: request.cardholder)
         try validate(metadata: request.metadata)
         if case .afterDays(let days) = request.captureMode, !(1...configuration.maxCaptureDelayDays).contains(days) {
@@ -333,6 +341,18 @@ public final class GatewayService: Sendable {
             // crash after it is settled by querying the processor, never by authorizing again.
             var sending: (payment: Payment, card: SecureBytes) = try write { tx in
                 try scope.claim(in: tx)
+                if let reference = request.bankTransactionID {
+                    let query = PaymentQuery(bankTransactionID: reference, limit: 1)
+                    guard
+                        try tx.payments(
+                            merchantID: merchant.id, environment: merchant.environment, query: query, after: nil
+                        ).isEmpty
+                    else {
+                        throw GatewayError(
+                            .duplicateBankTransactionID, "another payment has this bank_transaction_id",
+                            param: "bank_transaction_id")
+                    }
+                }
                 guard let prime = try tx.prime(hash: primeHash), prime.merchantID == merchant.id,
                     prime.environment == merchant.environment
                 else { throw GatewayError(.primeNotFound, "no such prime", param: "prime") }
@@ -360,7 +380,8 @@ public final class GatewayService: Sendable {
                     currency: request.currency,
                     orderNumber: request.orderNumber, details: request.details, cardholder: request.cardholder,
                     metadata: request.metadata, cardInfo: prime.cardInfo, captureMode: request.captureMode,
-                    acquirer: processor.name, authorizationSentAt: now, at: now)
+                    acquirer: processor.name, authorizationSentAt: now, bankTransactionID: request.bankTransactionID,
+                    at: now)
                 try apply(PaymentStateMachine.begin(payment, cause: "paid by prime"), in: tx, at: now)
                 try scope.checkpoint("payment:\(paymentID)", in: tx)
                 return (payment, card)

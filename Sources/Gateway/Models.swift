@@ -215,6 +215,9 @@ public struct Payment: Sendable, Hashable, Codable {
     package var authorizationSentAt: Date?
     /// A capture or void sent to the processor whose answer is not recorded yet.
     package var pendingOperation: PendingOperation?
+    /// The merchant's own unique reference for the charge at the bank (TapPay's `bank_transaction_id`): one
+    /// payment per value and merchant, ever.
+    public var bankTransactionID: String? = nil
 }
 
 /// A capture or void in flight at the processor, kept so a crash or timeout is finished with the same id.
@@ -279,12 +282,16 @@ public struct PayByPrimeRequest: Sendable, Hashable, Codable {
     /// The merchant's server confirms a deferred payment: only then does a deferred prime skip the amount
     /// check (the prime's deferred flag comes from the client). `true` on a non-deferred prime is refused.
     public var deferred: Bool
+    /// The merchant's unique reference for the charge (TapPay's `bank_transaction_id`); a value another payment
+    /// of the merchant already has is refused (`duplicate_bank_transaction_id`) before the prime is claimed.
+    public var bankTransactionID: String?
 
     public init(
         prime: String, amount: Int64, currency: String, orderNumber: String? = nil, details: String? = nil,
         cardholder: Cardholder? = nil, captureMode: CaptureMode = .now, metadata: [String: String] = [:],
-        deferred: Bool = false
+        deferred: Bool = false, bankTransactionID: String? = nil
     ) {
+        self.bankTransactionID = bankTransactionID
         self.prime = prime
         self.amount = amount
         self.currency = currency
@@ -371,6 +378,8 @@ public struct PaymentQuery: Sendable, Hashable, Codable {
     public var outTradeNo: String?
     /// The card's last four digits.
     public var lastFour: String?
+    /// The payment with this bank transaction id (``Payment/bankTransactionID``).
+    public var bankTransactionID: String?
     /// 1…100.
     public var limit: Int
     /// The `nextCursor` of the previous page.
@@ -379,8 +388,10 @@ public struct PaymentQuery: Sendable, Hashable, Codable {
     public init(
         createdFrom: Date? = nil, createdTo: Date? = nil, currency: String? = nil, minAmount: Int64? = nil,
         maxAmount: Int64? = nil, statuses: [PaymentStatus] = [], orderNumber: String? = nil,
-        outTradeNo: String? = nil, lastFour: String? = nil, limit: Int = 20, cursor: String? = nil
+        outTradeNo: String? = nil, lastFour: String? = nil, bankTransactionID: String? = nil, limit: Int = 20,
+        cursor: String? = nil
     ) {
+        self.bankTransactionID = bankTransactionID
         self.createdFrom = createdFrom
         self.createdTo = createdTo
         self.currency = currency

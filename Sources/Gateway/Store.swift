@@ -226,6 +226,8 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     /// The domains registered for Apple Pay on the Web (lower-case host names); absent in records written before
     /// they existed.
     public var applePayDomains: [String]?
+    /// The alias TapPay-style calls may send as `merchant_id` (`PUT /v1/compat/tappay`); nil when none is set.
+    public var tappayMerchantAlias: String?
     public var createdAt: Date
 
     public init(

@@ -68,6 +68,8 @@ extension GatewayAPI {
         mountWebRoutes(&router)
         mountConsoleRoutes(&router)
         mountSandboxRoutes(&router)
+        // TapPay-compatible backend routes.
+        mountTapPayRoutes(&router)
         // Operations.
         router.get("/healthz", summary: "healthz", handler: health)
         router.get("/readyz", summary: "readyz", handler: readiness)

@@ -362,5 +362,14 @@ enum PostgresMigrations {
                     pending_amount = (body #>> '{pendingOperation,amount}')::bigint;
                 ALTER TABLE payments DROP COLUMN body;
                 """),
+        // The merchant's own reference for a charge (TapPay's bank_transaction_id): one payment per value and
+        // merchant, which the unique index guarantees even to two requests at once.
+        PostgresMigration(
+            version: 10, name: "payment_bank_transaction_id",
+            sql: """
+                ALTER TABLE payments ADD COLUMN bank_transaction_id text;
+                CREATE UNIQUE INDEX payments_bank_transaction_id ON payments (merchant_id, bank_transaction_id)
+                    WHERE bank_transaction_id IS NOT NULL;
+                """),
     ]
 }

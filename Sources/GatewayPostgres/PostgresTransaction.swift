@@ -323,6 +323,9 @@ struct PostgresTransaction: StoreTransaction {
         if let number = query.orderNumber { add("order_number = ?", .text(number)) }
         if let outTradeNo = query.outTradeNo { add("out_trade_no = ?", .text(outTradeNo)) }
         if let lastFour = query.lastFour { add("card_last_four = ?", .text(lastFour)) }
+        if let bankTransactionID = query.bankTransactionID {
+            add("bank_transaction_id = ?", .text(bankTransactionID))
+        }
         if let after {
             values += [.timestamptz(after.createdAt), .text(after.id)]
             let at = values.count - 1

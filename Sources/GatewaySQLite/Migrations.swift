@@ -385,6 +385,15 @@ enum Migrations {
                     pending_amount = json_extract(body, '$.pendingOperation.amount');
                 ALTER TABLE payments DROP COLUMN body;
                 """),
+        // The merchant's own reference for a charge (TapPay's bank_transaction_id): one payment per value and
+        // merchant, which the unique index guarantees even to two requests at once.
+        Migration(
+            version: 11, name: "payment_bank_transaction_id",
+            sql: """
+                ALTER TABLE payments ADD COLUMN bank_transaction_id TEXT;
+                CREATE UNIQUE INDEX payments_bank_transaction_id ON payments (merchant_id, bank_transaction_id)
+                    WHERE bank_transaction_id IS NOT NULL;
+                """),
     ]
 }
 

@@ -330,6 +330,10 @@ struct SQLiteTransaction: StoreTransaction {
             clauses.append("out_trade_no = ?")
             values.append(.text(outTradeNo))
         }
+        if let bankTransactionID = query.bankTransactionID {
+            clauses.append("bank_transaction_id = ?")
+            values.append(.text(bankTransactionID))
+        }
         if let lastFour = query.lastFour {
             clauses.append("card_last_four = ?")
             values.append(.text(lastFour))

@@ -133,6 +133,10 @@ struct SpecAgreementTests {
             "components.schemas.ValidatePaymentRequest.merchant_identifier.maxLength":
                 FieldLimits.merchantIdentifier.upperBound,
             "components.schemas.ConsoleSignIn.secret_key.maxLength": FieldLimits.secretKeyBytes,
+            "components.schemas.TapPayCompatUpdate.merchant_alias.minLength": FieldLimits.merchantAlias.lowerBound,
+            "components.schemas.TapPayCompatUpdate.merchant_alias.maxLength": FieldLimits.merchantAlias.upperBound,
+            "components.schemas.TapPayPayByPrimeRequest.bank_transaction_id.maxLength":
+                FieldLimits.bankTransactionID.upperBound,
         ]
         for (name, limit) in FieldLimits.cardholder { table["components.schemas.Cardholder.\(name).maxLength"] = limit }
         for media in ["text/plain", "application/octet-stream"] {
