@@ -202,20 +202,13 @@ extension GatewayAPI {
 
     /// Pay by Prime's answer for `payment` (also a declined one's, under its non-zero status).
     func tappayPayAnswer(_ payment: Payment, merchant: Merchant) -> [String: Any] {
-        let card = payment.cardInfo
-        let start = payment.authorizationSentAt ?? payment.createdAt
-        let end = payment.authorizedAt ?? payment.updatedAt
+        let (start, end) = Self.bankTimes(payment)
         return [
             "rec_trade_id": payment.id, "bank_transaction_id": payment.bankTransactionID ?? "",
             "auth_code": payment.authCode ?? "", "amount": TapPayAmount.units(payment.amount, payment.currency),
             "currency": payment.currency, "order_number": payment.orderNumber ?? "", "acquirer": payment.acquirer,
             "merchant_id": merchant.tappayMerchantAlias ?? merchant.id,
-            "card_info": [
-                "bin_code": card.binCode, "last_four": card.lastFour, "issuer": card.issuer ?? "",
-                "issuer_zh_tw": card.issuerZhTW ?? "", "bank_id": card.bankID ?? "", "funding": card.funding,
-                "type": card.type, "level": card.level ?? "", "country": card.country ?? "",
-                "country_code": card.countryCode ?? "",
-            ] as [String: Any],
+            "card_info": Self.tappayCardInfo(payment.cardInfo),
             "transaction_time_millis": payment.createdAt.unixMilliseconds,
             "bank_transaction_time": [
                 "start_time_millis": String(start.unixMilliseconds), "end_time_millis": String(end.unixMilliseconds),
@@ -223,6 +216,21 @@ extension GatewayAPI {
             "bank_result_code": payment.status == .failed ? (payment.failureCode ?? "") : "",
             "bank_result_msg": "",
         ]
+    }
+
+    /// TapPay's `card_info` (backend names: `bin_code`, `last_four`, `country_code`).
+    static func tappayCardInfo(_ card: CardInfo) -> [String: Any] {
+        [
+            "bin_code": card.binCode, "last_four": card.lastFour, "issuer": card.issuer ?? "",
+            "issuer_zh_tw": card.issuerZhTW ?? "", "bank_id": card.bankID ?? "", "funding": card.funding,
+            "type": card.type, "level": card.level ?? "", "country": card.country ?? "",
+            "country_code": card.countryCode ?? "",
+        ]
+    }
+
+    /// When the authorization went to the processor and when it was answered.
+    static func bankTimes(_ payment: Payment) -> (start: Date, end: Date) {
+        (payment.authorizationSentAt ?? payment.createdAt, payment.authorizedAt ?? payment.updatedAt)
     }
 
     // MARK: Refund and Refund Cancel
@@ -405,8 +413,7 @@ extension GatewayAPI {
     func tappayRecordEntry(_ payment: Payment, _ merchant: Merchant) -> [String: Any] {
         let card = payment.cardInfo
         let units = { (value: Int64) in TapPayAmount.units(value, payment.currency) }
-        let start = payment.authorizationSentAt ?? payment.createdAt
-        let end = payment.authorizedAt ?? payment.updatedAt
+        let (start, end) = Self.bankTimes(payment)
         var entry: [String: Any] = [
             "rec_trade_id": payment.id, "auth_code": payment.authCode ?? "",
             "merchant_id": merchant.tappayMerchantAlias ?? merchant.id, "merchant_name": merchant.name,
@@ -426,12 +433,7 @@ extension GatewayAPI {
                 "address": payment.cardholder?.address ?? "", "national_id": payment.cardholder?.nationalID ?? "",
             ],
             "three_domain_secure": false, "pay_by_instalment": false, "pay_by_redeem": false,
-            "card_info": [
-                "bin_code": card.binCode, "last_four": card.lastFour, "issuer": card.issuer ?? "",
-                "issuer_zh_tw": card.issuerZhTW ?? "", "bank_id": card.bankID ?? "", "funding": card.funding,
-                "type": card.type, "level": card.level ?? "", "country": card.country ?? "",
-                "country_code": card.countryCode ?? "",
-            ] as [String: Any],
+            "card_info": Self.tappayCardInfo(payment.cardInfo),
         ]
         if let at = payment.capturedAt ?? payment.captureAt { entry["cap_millis"] = at.unixMilliseconds }
         return entry
