@@ -115,6 +115,7 @@ public enum AuditLog {
         public static let consoleSignIn = "console.sign_in"
         public static let consoleSignOut = "console.sign_out"
         public static let tappayAlias = "compat.tappay.update"
+        public static let payerMaxRegistration = "compat.payermax.update"
     }
 
     /// The most keys a detail holds.

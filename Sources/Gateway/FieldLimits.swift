@@ -53,6 +53,10 @@ public enum FieldLimits {
     public static let bankTransactionID: ClosedRange<Int> = 1...64
     /// The merchant alias TapPay-style calls may send as `merchant_id` (TapPay's `String(50)`).
     public static let merchantAlias: ClosedRange<Int> = 1...50
+    /// PayerMax's `merchantNo` (`PUT /v1/compat/payermax`; PayerMax's envelope allows 32).
+    public static let payerMaxMerchantNo: ClosedRange<Int> = 1...32
+    /// The merchant's RSA public key for PayerMax-compatible calls (`public_key_pem`), in bytes.
+    public static let publicKeyPEM = 4096
 
     // MARK: Order sessions
 

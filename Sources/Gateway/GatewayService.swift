@@ -92,13 +92,25 @@ public final class GatewayService: Sendable {
 
     /// Writes a webhook event about a payment in the current transaction: its body holds the payment in the
     /// API's wire shape (with its refunds and transitions) as it is now.
+    /// A session's result notification in another form (``OrderSession/notifyFormat``) goes to its notify URL beside
+    /// this event, which then goes to the merchant's endpoint.
     func emit(_ type: String, payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
-        let notifyURL = try payment.sessionID.flatMap { try tx.session(id: $0) }?.notifyURL
+        let session = try payment.sessionID.flatMap { try tx.session(id: $0) }
         try insert(
             try paymentEvent(
                 type, payment: payment, refunds: try tx.refunds(paymentID: payment.id),
-                transitions: try tx.transitions(paymentID: payment.id), deliveryURL: notifyURL, at: now),
+                transitions: try tx.transitions(paymentID: payment.id), deliveryURL: session?.orchardEventURL,
+                at: now),
             in: tx)
+        if let session, session.notifyFormat == .payerMax, let url = session.notifyURL,
+            let result = PayerMaxNotification.Result(eventType: type),
+            let merchant = try tx.merchant(id: payment.merchantID)
+        {
+            try insert(
+                try PayerMaxNotification.event(
+                    result, payment: payment, session: session, merchant: merchant, deliveryURL: url, at: now),
+                in: tx)
+        }
     }
 
     /// The outbox row of an event about `payment` with these refunds and transitions (its body rendered now,
@@ -119,7 +131,7 @@ public final class GatewayService: Sendable {
         let merchantName = try tx.merchant(id: session.merchantID)?.name ?? ""
         try emit(
             type, object: WireFormat.session(session, merchantName: merchantName, now: now), objectID: session.id,
-            merchantID: session.merchantID, deliveryURL: session.notifyURL, in: tx, at: now)
+            merchantID: session.merchantID, deliveryURL: session.orchardEventURL, in: tx, at: now)
     }
 
     /// Writes the outbox row of an event whose `data` is `object`: the body is final (``WebhookEventEnvelope``).
@@ -486,7 +498,7 @@ public final class GatewayService: Sendable {
                     ? ["visa", "masterCard", "amex", "jcb", "chinaUnionPay"] : merchant.allowedNetworks,
                 merchantCapabilities: ["supports3DS"],
                 expiresAt: now.addingTimeInterval(request.lifetime ?? configuration.sessionLifetime),
-                createdAt: now)
+                createdAt: now, notifyFormat: request.notifyFormat)
             try write { tx in
                 guard try tx.insertSession(session) else {
                     throw GatewayError(

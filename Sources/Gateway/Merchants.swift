@@ -15,6 +15,8 @@ public struct Merchant: Sendable, Hashable, Codable {
     public var applePayDomains: [String]
     /// The alias TapPay-style calls may send as `merchant_id` instead of ``id`` (`PUT /v1/compat/tappay`).
     public var tappayMerchantAlias: String?
+    /// The PayerMax registration (`PUT /v1/compat/payermax`), if any.
+    public var payerMax: PayerMaxRegistration?
     public var webhookURL: String?
     /// Whether deliveries to ``webhookURL`` go out; while false its events stay pending.
     public var webhookEnabled: Bool
@@ -41,6 +43,7 @@ public struct Merchant: Sendable, Hashable, Codable {
         webOrigins = record.webOrigins
         applePayDomains = record.applePayDomains ?? []
         tappayMerchantAlias = record.tappayMerchantAlias
+        payerMax = record.payerMax
         webhookURL = record.webhookURL
         webhookEnabled = record.webhookEnabled
         appID = record.appID

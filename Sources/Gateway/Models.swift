@@ -335,6 +335,19 @@ public struct OrderSession: Sendable, Hashable, Codable {
     public var merchantCapabilities: [String]
     public var expiresAt: Date
     public var createdAt: Date
+    /// The form of the result notification sent to ``notifyURL``: nil for Orchard's own webhook event,
+    /// ``SessionNotifyFormat/payerMax`` for a session made through PayerMax's `applyApplePaySession` (Orchard's own
+    /// events then go to the merchant's webhook endpoint).
+    public var notifyFormat: SessionNotifyFormat? = nil
+}
+
+/// The form of a session's result notification to its notify URL.
+public struct SessionNotifyFormat: RawRepresentable, Hashable, Sendable, Codable {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// PayerMax's `collectResultNotifyUrl` notification, signed with the gateway's compatibility key (`sign`).
+    public static let payerMax = SessionNotifyFormat(rawValue: "payermax")
 }
 
 /// Create-session parameters.
@@ -348,11 +361,15 @@ public struct CreateSessionRequest: Sendable, Hashable, Codable {
     public var notifyURL: String?
     /// How long the session can be paid, in seconds; nil for the configured session lifetime.
     public var lifetime: TimeInterval?
+    /// The form of the result notification to ``notifyURL`` (``OrderSession/notifyFormat``).
+    public var notifyFormat: SessionNotifyFormat?
 
     public init(
         outTradeNo: String, amount: Int64, currency: String, country: String, subject: String? = nil,
-        userID: String? = nil, notifyURL: String? = nil, lifetime: TimeInterval? = nil
+        userID: String? = nil, notifyURL: String? = nil, lifetime: TimeInterval? = nil,
+        notifyFormat: SessionNotifyFormat? = nil
     ) {
+        self.notifyFormat = notifyFormat
         self.outTradeNo = outTradeNo
         self.amount = amount
         self.currency = currency

@@ -228,6 +228,9 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     public var applePayDomains: [String]?
     /// The alias TapPay-style calls may send as `merchant_id` (`PUT /v1/compat/tappay`); nil when none is set.
     public var tappayMerchantAlias: String?
+    /// The merchant's PayerMax registration (`PUT /v1/compat/payermax`): its `merchantNo` and the RSA public key
+    /// (PEM) that verifies its signed envelopes; nil when none is set.
+    public var payerMax: PayerMaxRegistration?
     public var createdAt: Date
 
     public init(
