@@ -20,6 +20,11 @@ public struct PayerMaxRegistration: Sendable, Hashable, Codable {
     }
 }
 
+extension GatewayError.Code {
+    /// The uploaded public key is not an RSA public key of at least 2048 bits (PEM or Base64 DER).
+    public static let publicKeyInvalid = GatewayError.Code(rawValue: "public_key_invalid")
+}
+
 extension OrderSession {
     /// Where Orchard's own events about the session go: its notify URL, unless that URL receives the result in
     /// another form (``notifyFormat``); nil sends them to the merchant's webhook endpoint.
@@ -49,9 +54,10 @@ extension MerchantRegistry {
         }
         let key: EVPKey
         do { key = try RSASignature.publicKey(publicKey) } catch {
-            throw .invalid(
-                "public_key_pem",
-                "an RSA public key of at least \(RSASignature.minimumBits) bits, PEM or Base64 DER (\(error.reason))")
+            throw GatewayError(
+                .publicKeyInvalid,
+                "not an RSA public key of at least \(RSASignature.minimumBits) bits, PEM or Base64 DER: \(error.reason)",
+                param: "public_key_pem")
         }
         let now = clock.now()
         return try gatewayThrowing {

@@ -84,7 +84,7 @@ public struct GatewayAPIError: Error, Sendable {
         .captureExceedsAuthorization: (.unprocessableContent, .invalidRequest),
         .refundExceedsCapture: (.unprocessableContent, .invalidRequest),
         .webhookEndpointNotConfigured: (.conflict, .invalidRequest),
-        .certificateInvalid: (.unprocessableContent, .invalidRequest),
+        .certificateInvalid: (.unprocessableContent, .invalidRequest), .publicKeyInvalid: (.unprocessableContent, .invalidRequest),
         .certificateKeyMismatch: (.unprocessableContent, .invalidRequest),
         .binTableInvalid: (.unprocessableContent, .invalidRequest),
         .coBrandTableInvalid: (.unprocessableContent, .invalidRequest),

@@ -111,7 +111,8 @@ struct PayerMaxRoutesTests {
             let refused = try h.merchantServer(
                 "PUT", "/v1/compat/payermax",
                 json: ["merchant_no": Self.merchantNo, "public_key_pem": weak.publicKeyPEM])
-            #expect(refused.status == 400)
+            #expect(refused.status == 422)
+            #expect(refused.error["code"] as? String == "public_key_invalid")
             #expect(refused.error["param"] as? String == "public_key_pem")
         }
         let audit = try h.merchantServer("GET", "/v1/audit-log")
