@@ -19,6 +19,12 @@ public enum FieldLimits {
     /// Whether the length of `text` is in `range`.
     public static func fits(_ text: String, _ range: ClosedRange<Int>) -> Bool { range.contains(length(text)) }
 
+    /// Whether `text` has only printable ASCII characters and no space (`!` to `~`): merchant references and
+    /// compatibility ids.
+    public static func isPrintableASCII(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) }
+    }
+
     // MARK: Listings
 
     /// A page's size (`limit`).

@@ -326,7 +326,7 @@ public final class GatewayService: Sendable {
         }
         if let reference = request.bankTransactionID,
             !FieldLimits.fits(reference, FieldLimits.bankTransactionID)
-                || !reference.allSatisfy({ $0.isASCII && $0.asciiValue.map { (0x21...0x7E).contains($0) } == true })
+                || !FieldLimits.isPrintableASCII(reference)
         {
             throw .invalid(
                 "bank_transaction_id",

@@ -112,7 +112,7 @@ extension MerchantRegistry {
     public func setTapPayMerchantAlias(merchantID: String, _ alias: String?) throws(GatewayError) -> Merchant {
         if let alias {
             guard FieldLimits.fits(alias, FieldLimits.merchantAlias),
-                alias.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) })
+                FieldLimits.isPrintableASCII(alias)
             else {
                 throw .invalid(
                     "merchant_alias",

@@ -44,7 +44,7 @@ extension MerchantRegistry {
         merchantID: String, merchantNo: String, publicKey: String
     ) throws(GatewayError) -> Merchant {
         guard FieldLimits.fits(merchantNo, FieldLimits.payerMaxMerchantNo),
-            merchantNo.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) })
+            FieldLimits.isPrintableASCII(merchantNo)
         else {
             throw .invalid(
                 "merchant_no", "\(FieldLimits.text(FieldLimits.payerMaxMerchantNo)) printable ASCII characters")
