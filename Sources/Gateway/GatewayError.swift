@@ -180,10 +180,11 @@ public struct GatewayError: CodedError, Sendable, Codable {
         GatewayError(.parameterInvalid, reason, param: param)
     }
 
-    /// Wraps any error from a store or a helper: gateway errors pass through, others become `storage_failure`
-    /// naming the wrapped error's type in ``wrapped``.
+    /// Wraps any error from a store or a helper: gateway errors pass through, a ``StoreConflict`` becomes the
+    /// domain's answer to it, others become `storage_failure` naming the wrapped error's type in ``wrapped``.
     package static func wrap(_ error: any Error) -> GatewayError {
         if let error = error as? GatewayError { return error }
+        if let conflict = error as? StoreConflict { return conflict.gatewayError }
         var wrapping = GatewayError(.storageFailure, String(describing: error))
         wrapping.wrapped = String(reflecting: type(of: error))
         return wrapping

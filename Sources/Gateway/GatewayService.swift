@@ -359,11 +359,7 @@ public final class GatewayService: Sendable {
                         try tx.payments(
                             merchantID: merchant.id, environment: merchant.environment, query: query, after: nil
                         ).isEmpty
-                    else {
-                        throw GatewayError(
-                            .duplicateBankTransactionID, "another payment has this bank_transaction_id",
-                            param: "bank_transaction_id")
-                    }
+                    else { throw StoreConflict(.paymentBankTransactionID).gatewayError }
                 }
                 guard let prime = try tx.prime(hash: primeHash), prime.merchantID == merchant.id,
                     prime.environment == merchant.environment

@@ -449,3 +449,35 @@ public struct AuditRow: Sendable, Hashable {
         self.processorCaptures = processorCaptures
     }
 }
+
+/// A write a unique constraint refused, named by the constraint. Stores throw it instead of their own database
+/// error where the domain has an answer for the conflict (``GatewayError/wrap(_:)`` turns it into that answer).
+public struct StoreConflict: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A unique constraint the stores name: the same index name in both schemas.
+    public struct Constraint: RawRepresentable, Hashable, Sendable {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// One payment per merchant and `bank_transaction_id` (index `payments_bank_transaction_id`).
+        public static let paymentBankTransactionID = Constraint(rawValue: "payments_bank_transaction_id")
+    }
+
+    /// The constraint the write violated.
+    public var constraint: Constraint
+
+    /// A conflict on `constraint`.
+    public init(_ constraint: Constraint) { self.constraint = constraint }
+
+    public var description: String { "unique constraint \(constraint.rawValue) violated" }
+
+    /// The domain's answer to the conflict.
+    package var gatewayError: GatewayError {
+        switch constraint {
+        case .paymentBankTransactionID:
+            GatewayError(
+                .duplicateBankTransactionID, "another payment has this bank_transaction_id",
+                param: "bank_transaction_id")
+        default: GatewayError(.storageFailure, description)
+        }
+    }
+}

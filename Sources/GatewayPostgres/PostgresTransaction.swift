@@ -290,7 +290,12 @@ struct PostgresTransaction: StoreTransaction {
         + " WHERE id = $1"
 
     func insertPayment(_ p: Payment) throws {
-        try db.run(Self.insertPaymentSQL, p.storeValues.map(PGValue.init))
+        do {
+            try db.run(Self.insertPaymentSQL, p.storeValues.map(PGValue.init))
+        } catch let error as PostgresError where error.violatesUnique(StoreConflict.Constraint.paymentBankTransactionID.rawValue) {
+            // The transaction is aborted now; the store's retry loop passes this on to the caller.
+            throw StoreConflict(.paymentBankTransactionID)
+        }
     }
 
     func updatePayment(_ p: Payment) throws {

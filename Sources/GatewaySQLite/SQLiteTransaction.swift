@@ -279,7 +279,11 @@ struct SQLiteTransaction: StoreTransaction {
         + " WHERE id = ?"
 
     func insertPayment(_ p: Payment) throws {
-        try db.run(Self.insertPaymentSQL, p.storeValues.map(SQLValue.init))
+        do {
+            try db.run(Self.insertPaymentSQL, p.storeValues.map(SQLValue.init))
+        } catch let error as SQLiteError where error.violatesUnique(on: "payments", "bank_transaction_id") {
+            throw StoreConflict(.paymentBankTransactionID)
+        }
     }
 
     func updatePayment(_ p: Payment) throws {

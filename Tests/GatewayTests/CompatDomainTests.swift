@@ -36,6 +36,31 @@ struct CompatDomainTests {
     }
 
     @Test(
+        "the store refuses a second payment with a merchant's bank_transaction_id as a StoreConflict, writing nothing",
+        arguments: StoreBackend.all)
+    func bankTransactionIDConflict(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token()).prime
+        let first = try h.gateway.payByPrime(
+            merchant: h.merchant,
+            PayByPrimeRequest(prime: prime, amount: 10_000, currency: "TWD", bankTransactionID: "BT-index"))
+        var copy = first
+        copy.id = "pay_conflicting_copy"
+        #expect(throws: StoreConflict(.paymentBankTransactionID)) {
+            try h.store.write { tx in try tx.insertPayment(copy) }
+        }
+        #expect(try h.store.write { tx in try tx.payment(id: copy.id) } == nil)
+        // Without a bank transaction id (or with another) the same row inserts.
+        copy.bankTransactionID = nil
+        try h.store.write { tx in try tx.insertPayment(copy) }
+        var other = copy
+        other.id = "pay_other_reference"
+        other.bankTransactionID = "BT-other"
+        try h.store.write { tx in try tx.insertPayment(other) }
+        #expect(try h.store.write { tx in try tx.payment(id: other.id) }?.bankTransactionID == "BT-other")
+    }
+
+    @Test(
         "a scheduled capture can be cancelled while authorized; not once captured, nor when none is scheduled",
         arguments: StoreBackend.all)
     func cancelScheduledCapture(_ backend: StoreBackend) throws {
