@@ -227,4 +227,40 @@ struct TapPayRoutesTests {
             payBody(h, prime: try h.prime("8.00"), amount: 8, ["delay_capture_in_days": 1000]))
         #expect(tooLong["status"] as? Int == 514)
     }
+
+    @Test("Record paging: records_per_page 1 to 200 (default 50) and a 0-based page, each refused with TapPay's status")
+    func recordPagingParameters() throws {
+        let h = try APIHarness()
+        var ids: [String] = []
+        for amount in [11, 12, 13] {
+            h.clock.advance(by: 1)
+            let paid = try tappay(
+                h, "/tpc/payment/pay-by-prime", payBody(h, prime: try h.prime("\(amount).00"), amount: amount))
+            ids.append(try #require(paid["rec_trade_id"] as? String))
+        }
+        let defaults = try tappay(h, "/tpc/transaction/query", [:])
+        #expect(defaults["status"] as? Int == 0, "\(defaults)")
+        #expect(defaults["records_per_page"] as? Int == 50)
+        #expect(defaults["page"] as? Int == 0)
+        #expect(defaults["total_page_count"] as? Int == 1)
+        let newestFirst = try #require(defaults["trade_records"] as? [[String: Any]]).map { $0["rec_trade_id"] as? String }
+        #expect(newestFirst == ids.reversed())
+        // One record a page: page 1 is the second newest, page 3 is past the end.
+        let second = try tappay(h, "/tpc/transaction/query", ["records_per_page": 1, "page": 1])
+        #expect(second["total_page_count"] as? Int == 3)
+        #expect((second["trade_records"] as? [[String: Any]])?.map { $0["rec_trade_id"] as? String } == [ids[1]])
+        let past = try tappay(h, "/tpc/transaction/query", ["records_per_page": 1, "page": 3])
+        #expect(past["status"] as? Int == 2)
+        let atMost = try tappay(h, "/tpc/transaction/query", ["records_per_page": 200])
+        #expect(atMost["status"] as? Int == 0)
+        let refusals: [([String: Any], Int)] = [
+            (["records_per_page": 0], 559), (["records_per_page": 201], 559), (["records_per_page": "50"], 535),
+            (["records_per_page": 1.5], 535), (["page": -1], 560), (["page": "0"], 536), (["page": true], 536),
+        ]
+        for (body, status) in refusals {
+            let answer = try tappay(h, "/tpc/transaction/query", body)
+            #expect(answer["status"] as? Int == status, "\(body) → \(answer)")
+            #expect(answer["trade_records"] == nil)
+        }
+    }
 }
