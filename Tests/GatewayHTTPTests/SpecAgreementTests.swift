@@ -137,6 +137,7 @@ struct SpecAgreementTests {
             "components.schemas.TapPayCompatUpdate.merchant_alias.maxLength": FieldLimits.merchantAlias.upperBound,
             "components.schemas.TapPayPayByPrimeRequest.bank_transaction_id.maxLength":
                 FieldLimits.bankTransactionID.upperBound,
+            "components.schemas.Payment.bank_transaction_id.maxLength": FieldLimits.bankTransactionID.upperBound,
             "components.schemas.PayerMaxCompatUpdate.merchant_no.minLength": FieldLimits.payerMaxMerchantNo.lowerBound,
             "components.schemas.PayerMaxCompatUpdate.merchant_no.maxLength": FieldLimits.payerMaxMerchantNo.upperBound,
             "components.schemas.PayerMaxCompatUpdate.public_key_pem.maxLength": FieldLimits.publicKeyPEM,

@@ -53,6 +53,13 @@ struct TapPayRoutesTests {
         #expect(read.status == 200)
         #expect(read.json["amount"] as? String == "100.00")
         #expect(read.json["status"] as? String == "captured")
+        #expect(read.json["bank_transaction_id"] as? String == "BT-1")
+        let listed = try h.merchantServer("GET", "/v1/payments?limit=1")
+        let first = try #require((listed.json["data"] as? [[String: Any]])?.first)
+        #expect(first["bank_transaction_id"] as? String == "BT-1")
+        // A payment made without one shows null.
+        let own = try h.pay("20.00")
+        #expect(own.json["bank_transaction_id"] is NSNull, "\(own.json)")
     }
 
     @Test("a wrong, missing or mismatched key answers as TapPay does, HTTP 200 with its status")
