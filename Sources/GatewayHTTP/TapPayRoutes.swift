@@ -76,8 +76,10 @@ extension GatewayAPI {
     func tappay(_ body: @escaping @Sendable (TapPayCall) throws -> [String: Any]) -> HTTPHandler {
         { [gateway] request, context in
             do {
+                // Malformed JSON (the JSON middleware leaves this scope's bodies to the route) and a body that is
+                // not an object are TapPay's status 5.
                 guard let object = Self.parse(request, context: context)?.json.fields else {
-                    throw TapPayRefusal(.wrongJSON)
+                    throw TapPayRefusal(.wrongJSON, orchardCode: "invalid_json")
                 }
                 guard let header = request.headers["x-api-key"], !header.isEmpty else {
                     throw TapPayRefusal(.invalidAPIKey, orchardCode: "missing_credentials")

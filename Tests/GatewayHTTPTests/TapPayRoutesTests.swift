@@ -270,4 +270,28 @@ struct TapPayRoutesTests {
             #expect(answer["trade_records"] == nil)
         }
     }
+
+    @Test("malformed JSON, a duplicate key, a non-object or an empty body answer HTTP 200 status 5, TapPay's shape")
+    func malformedJSON() throws {
+        for transport in [APITransport.inProcess, .loopback] {
+            let h = try APIHarness(transport: transport)
+            let key = h.credentials.secretKey
+            let bodies = [
+                "{\"partner_key\": \"\(key)\", \"prime\": ", "{\"partner_key\": \"\(key)\", \"partner_key\": \"x\"}",
+                "[1, 2]", "\"text\"", "{\"partner_key\": \"\(key)\"} trailing", "",
+            ]
+            for path in ["/tpc/payment/pay-by-prime", "/tpc/transaction/query", "/tpc/transaction/refund"] {
+                for text in bodies {
+                    let response = try h.call(
+                        "POST", path, headers: ["x-api-key": key, "Content-Type": "application/json"],
+                        body: Data(text.utf8))
+                    #expect(response.status == 200, "\(path) \(text): \(response.text)")
+                    #expect(response.json["status"] as? Int == 5, "\(path) \(text): \(response.text)")
+                    #expect(response.json["msg"] as? String == "Wrong JSON format")
+                    #expect(response.json["orchard_code"] as? String == "invalid_json")
+                    #expect(response.json["error"] == nil)
+                }
+            }
+        }
+    }
 }
