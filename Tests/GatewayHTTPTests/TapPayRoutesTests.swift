@@ -26,6 +26,16 @@ struct TapPayRoutesTests {
         return body
     }
 
+    /// Pays each whole-TWD amount through pay-by-prime, one second apart; their `rec_trade_id`s in order.
+    func payEach(_ h: APIHarness, _ amounts: [Int]) throws -> [String] {
+        try amounts.map { amount in
+            h.clock.advance(by: 1)
+            let paid = try tappay(
+                h, "/tpc/payment/pay-by-prime", payBody(h, prime: try h.prime("\(amount).00"), amount: amount))
+            return try #require(paid["rec_trade_id"] as? String)
+        }
+    }
+
     @Test("pay-by-prime: TapPay's whole-dollar TWD amount, card_info enums, rec_trade_id is the /v1 payment")
     func payByPrime() throws {
         let h = try APIHarness()
@@ -153,13 +163,7 @@ struct TapPayRoutesTests {
     @Test("refund, trade history, record paging with status 2 at the end, refund cancel not offered")
     func refundsAndRecords() throws {
         let h = try APIHarness()
-        var ids: [String] = []
-        for amount in [30, 10, 20] {
-            h.clock.advance(by: 1)
-            let paid = try tappay(
-                h, "/tpc/payment/pay-by-prime", payBody(h, prime: try h.prime("\(amount).00"), amount: amount))
-            ids.append(try #require(paid["rec_trade_id"] as? String))
-        }
+        let ids = try payEach(h, [30, 10, 20])
         let refund = try tappay(h, "/tpc/transaction/refund", ["rec_trade_id": ids[0], "amount": 5])
         #expect(refund["status"] as? Int == 0, "\(refund)")
         #expect(refund["refund_amount"] as? Int == 5)
@@ -238,13 +242,7 @@ struct TapPayRoutesTests {
     @Test("Record paging: records_per_page 1 to 200 (default 50) and a 0-based page, each refused with TapPay's status")
     func recordPagingParameters() throws {
         let h = try APIHarness()
-        var ids: [String] = []
-        for amount in [11, 12, 13] {
-            h.clock.advance(by: 1)
-            let paid = try tappay(
-                h, "/tpc/payment/pay-by-prime", payBody(h, prime: try h.prime("\(amount).00"), amount: amount))
-            ids.append(try #require(paid["rec_trade_id"] as? String))
-        }
+        let ids = try payEach(h, [11, 12, 13])
         let defaults = try tappay(h, "/tpc/transaction/query", [:])
         #expect(defaults["status"] as? Int == 0, "\(defaults)")
         #expect(defaults["records_per_page"] as? Int == 50)
