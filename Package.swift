@@ -135,7 +135,7 @@ let package = Package(
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
-                "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
+                "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "GatewayCurl", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
                 "OrchardCLI", "OrchardTestSupport", "OrchardJSON", "OrchardBase",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres", "OrchardBase"]),

@@ -9,9 +9,11 @@ set -euo pipefail
 
 DEBIAN_PACKAGES=(pkg-config libssl-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev libmicrohttpd-dev)
 TEST_DEBIAN_PACKAGES=(postgresql-15 chromium chromium-driver python3 python3-pip openssl lintian systemd adduser nginx-light)
-TEST_PYTHON_PACKAGES=(selenium schemathesis pytest)
+# tappay is TapPay's published client, run unchanged against orchard serve (Tests/Browser/test_tappay_client.py);
+# pinned, since the test checks the wire behaviour of that version.
+TEST_PYTHON_PACKAGES=(selenium schemathesis pytest tappay==0.7.3)
 # The Python module each of TEST_PYTHON_PACKAGES installs.
-TEST_PYTHON_MODULES=(selenium schemathesis pytest)
+TEST_PYTHON_MODULES=(selenium schemathesis pytest tappay)
 
 tests=0
 if [[ "${1:-}" == "--test" ]]; then

@@ -88,6 +88,10 @@ api_key = "\${ORCHARD_FUZZ_APP_KEY}"
 [auth.openapi.secretKey]
 bearer = "\${ORCHARD_FUZZ_SECRET_KEY}"
 
+# TapPay's header; the body's partner_key is generated, so most calls answer status 82 (HTTP 200).
+[auth.openapi.tappayApiKey]
+api_key = "\${ORCHARD_FUZZ_SECRET_KEY}"
+
 # Longer and more scenarios than the defaults (6 steps): a payment's links reach its capture, then its refund,
 # then the payment again.
 [phases.stateful]

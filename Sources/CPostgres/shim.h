@@ -15,6 +15,11 @@ static inline const char *orchard_pq_sqlstate(const PGresult *result) {
     return PQresultErrorField(result, PG_DIAG_SQLSTATE);
 }
 
+/// The constraint a failed result names (PG_DIAG_CONSTRAINT_NAME, e.g. for a unique violation), or NULL.
+static inline const char *orchard_pq_constraint(const PGresult *result) {
+    return PQresultErrorField(result, PG_DIAG_CONSTRAINT_NAME);
+}
+
 static inline void orchard_pq_ignore_notice(void *arg, const char *message) {
     (void)arg;
     (void)message;

@@ -113,11 +113,14 @@ public enum AuditLog {
         public static let paymentCapture = "payment.capture"
         public static let paymentVoid = "payment.void"
         public static let paymentRefund = "payment.refund"
+        public static let paymentCaptureCancel = "payment.capture_cancel"
         public static let consoleSignIn = "console.sign_in"
         public static let consoleSignOut = "console.sign_out"
         /// Every console session of the merchant ended at once (`reason`: sign out everywhere, an app key rotation
         /// or a disable; `sessions`: how many).
         public static let consoleSessionsEnd = "console.sessions_end"
+        public static let tappayAlias = "compat.tappay.update"
+        public static let payerMaxRegistration = "compat.payermax.update"
     }
 
     /// The most keys a detail holds.

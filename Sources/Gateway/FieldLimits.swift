@@ -79,6 +79,12 @@ public enum FieldLimits {
                     : "one line of text, without control characters or bidi overrides"))
     }
 
+    /// Whether `text` has only printable ASCII characters and no space (`!` to `~`): merchant references and
+    /// compatibility ids.
+    public static func isPrintableASCII(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) }
+    }
+
     // MARK: Listings
 
     /// A page's size (`limit`).
@@ -116,6 +122,15 @@ public enum FieldLimits {
     public static let metadataKey: ClosedRange<Int> = 1...40
     /// A `metadata` value.
     public static let metadataValue = 500
+
+    /// A payment's `bank_transaction_id` (TapPay's unique merchant reference for the charge).
+    public static let bankTransactionID: ClosedRange<Int> = 1...64
+    /// The merchant alias TapPay-style calls may send as `merchant_id` (TapPay's `String(50)`).
+    public static let merchantAlias: ClosedRange<Int> = 1...50
+    /// PayerMax's `merchantNo` (`PUT /v1/compat/payermax`; PayerMax's envelope allows 32).
+    public static let payerMaxMerchantNo: ClosedRange<Int> = 1...32
+    /// The merchant's RSA public key for PayerMax-compatible calls (`public_key_pem`), in bytes.
+    public static let publicKeyPEM = 4096
 
     // MARK: Order sessions
 

@@ -71,6 +71,8 @@ public struct GatewayError: CodedError, Sendable, Codable {
         public static let sessionAlreadyPaid = Code(rawValue: "session_already_paid")
         /// Another session of this merchant has the same out_trade_no.
         public static let duplicateOutTradeNo = Code(rawValue: "duplicate_out_trade_no")
+        /// Another payment of this merchant has the same bank_transaction_id.
+        public static let duplicateBankTransactionID = Code(rawValue: "duplicate_bank_transaction_id")
         /// The idempotency key was used with different parameters or another operation.
         public static let idempotencyConflict = Code(rawValue: "idempotency_conflict")
         /// A request with the same idempotency key is still being processed.
@@ -178,10 +180,11 @@ public struct GatewayError: CodedError, Sendable, Codable {
         GatewayError(.parameterInvalid, reason, param: param)
     }
 
-    /// Wraps any error from a store or a helper: gateway errors pass through, others become `storage_failure`
-    /// naming the wrapped error's type in ``wrapped``.
+    /// Wraps any error from a store or a helper: gateway errors pass through, a ``StoreConflict`` becomes the
+    /// domain's answer to it, others become `storage_failure` naming the wrapped error's type in ``wrapped``.
     package static func wrap(_ error: any Error) -> GatewayError {
         if let error = error as? GatewayError { return error }
+        if let conflict = error as? StoreConflict { return conflict.gatewayError }
         var wrapping = GatewayError(.storageFailure, String(describing: error))
         wrapping.wrapped = String(reflecting: type(of: error))
         return wrapping

@@ -100,13 +100,25 @@ public final class GatewayService: Sendable {
 
     /// Writes a webhook event about a payment in the current transaction: its body holds the payment in the
     /// API's wire shape (with its refunds and transitions) as it is now.
+    /// A session's result notification in another form (``OrderSession/notifyFormat``) goes to its notify URL beside
+    /// this event, which then goes to the merchant's endpoint.
     func emit(_ type: String, payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
-        let notifyURL = try payment.sessionID.flatMap { try tx.session(id: $0) }?.notifyURL
+        let session = try payment.sessionID.flatMap { try tx.session(id: $0) }
         try insert(
             try paymentEvent(
                 type, payment: payment, refunds: try tx.refunds(paymentID: payment.id),
-                transitions: try tx.transitions(paymentID: payment.id), deliveryURL: notifyURL, at: now),
+                transitions: try tx.transitions(paymentID: payment.id), deliveryURL: session?.orchardEventURL,
+                at: now),
             in: tx)
+        if let session, session.notifyFormat == .payerMax, let url = session.notifyURL,
+            let result = PayerMaxNotification.Result(eventType: type),
+            let merchant = try tx.merchant(id: payment.merchantID)
+        {
+            try insert(
+                try PayerMaxNotification.event(
+                    result, payment: payment, session: session, merchant: merchant, deliveryURL: url, at: now),
+                in: tx)
+        }
     }
 
     /// The outbox row of an event about `payment` with these refunds and transitions (its body rendered now,
@@ -127,7 +139,7 @@ public final class GatewayService: Sendable {
         let merchantName = try tx.merchant(id: session.merchantID)?.name ?? ""
         try emit(
             type, object: WireFormat.session(session, merchantName: merchantName, now: now), objectID: session.id,
-            merchantID: session.merchantID, deliveryURL: session.notifyURL, in: tx, at: now)
+            merchantID: session.merchantID, deliveryURL: session.orchardEventURL, in: tx, at: now)
     }
 
     /// Writes the outbox row of an event whose `data` is `object`: the body is final (``WebhookEventEnvelope``).
@@ -320,6 +332,14 @@ public final class GatewayService: Sendable {
         }
         try FieldLimits.checkCharacters(request.orderNumber, param: "order_number")
         try FieldLimits.checkCharacters(request.details, param: "details")
+        if let reference = request.bankTransactionID,
+            !FieldLimits.fits(reference, FieldLimits.bankTransactionID)
+                || !FieldLimits.isPrintableASCII(reference)
+        {
+            throw .invalid(
+                "bank_transaction_id",
+                "\(FieldLimits.text(FieldLimits.bankTransactionID)) printable ASCII characters without spaces")
+        }
         try validate(cardholder: request.cardholder)
         try validate(metadata: request.metadata)
         if case .afterDays(let days) = request.captureMode, !(1...configuration.maxCaptureDelayDays).contains(days) {
@@ -341,6 +361,14 @@ public final class GatewayService: Sendable {
             // crash after it is settled by querying the processor, never by authorizing again.
             var sending: (payment: Payment, card: SecureBytes) = try write { tx in
                 try scope.claim(in: tx)
+                if let reference = request.bankTransactionID {
+                    let query = PaymentQuery(bankTransactionID: reference, limit: 1)
+                    guard
+                        try tx.payments(
+                            merchantID: merchant.id, environment: merchant.environment, query: query, after: nil
+                        ).isEmpty
+                    else { throw StoreConflict(.paymentBankTransactionID).gatewayError }
+                }
                 guard let prime = try tx.prime(hash: primeHash), prime.merchantID == merchant.id,
                     prime.environment == merchant.environment
                 else { throw GatewayError(.primeNotFound, "no such prime", param: "prime") }
@@ -368,7 +396,8 @@ public final class GatewayService: Sendable {
                     currency: request.currency,
                     orderNumber: request.orderNumber, details: request.details, cardholder: request.cardholder,
                     metadata: request.metadata, cardInfo: prime.cardInfo, captureMode: request.captureMode,
-                    acquirer: processor.name, authorizationSentAt: now, at: now)
+                    acquirer: processor.name, authorizationSentAt: now, bankTransactionID: request.bankTransactionID,
+                    at: now)
                 try apply(PaymentStateMachine.begin(payment, cause: "paid by prime"), in: tx, at: now)
                 try scope.checkpoint("payment:\(paymentID)", in: tx)
                 return (payment, card)
@@ -482,7 +511,7 @@ public final class GatewayService: Sendable {
                     ? ["visa", "masterCard", "amex", "jcb", "chinaUnionPay"] : merchant.allowedNetworks,
                 merchantCapabilities: ["supports3DS"],
                 expiresAt: now.addingTimeInterval(request.lifetime ?? configuration.sessionLifetime),
-                createdAt: now)
+                createdAt: now, notifyFormat: request.notifyFormat)
             try write { tx in
                 guard try tx.insertSession(session) else {
                     throw GatewayError(

@@ -111,6 +111,35 @@ extension MerchantRegistry {
         }
     }
 
+    /// Sets (or, with nil, removes) the alias TapPay-style calls may send as `merchant_id`: 1 to 50 printable
+    /// ASCII characters without spaces (TapPay's `String(50)`), recorded in the audit log.
+    @discardableResult
+    public func setTapPayMerchantAlias(merchantID: String, _ alias: String?) throws(GatewayError) -> Merchant {
+        if let alias {
+            guard FieldLimits.fits(alias, FieldLimits.merchantAlias),
+                FieldLimits.isPrintableASCII(alias)
+            else {
+                throw .invalid(
+                    "merchant_alias",
+                    "\(FieldLimits.text(FieldLimits.merchantAlias)) printable ASCII characters without spaces")
+            }
+        }
+        let now = clock.now()
+        return try gatewayThrowing {
+            try store.write { tx in
+                guard var record = try tx.merchant(id: merchantID) else {
+                    throw GatewayError(.merchantNotFound, "no merchant \(merchantID)")
+                }
+                record.tappayMerchantAlias = alias
+                try tx.updateMerchant(record)
+                try AuditLog.record(
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.tappayAlias,
+                    detail: ["merchant_alias": alias ?? ""], at: now)
+                return Merchant(record)
+            }
+        }
+    }
+
     /// Disables (or enables again) the merchant: while disabled, every route answers its credentials with
     /// `merchant_disabled`; its data stays. Disabling ends its console sessions (enabling does not bring them
     /// back). Setting the state it already has changes nothing.

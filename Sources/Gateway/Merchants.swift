@@ -13,6 +13,10 @@ public struct Merchant: Sendable, Hashable, Codable {
     public var webOrigins: [String]
     /// The domains registered for Apple Pay on the Web (`PUT /v1/apple-pay/domains`).
     public var applePayDomains: [String]
+    /// The alias TapPay-style calls may send as `merchant_id` instead of ``id`` (`PUT /v1/compat/tappay`).
+    public var tappayMerchantAlias: String?
+    /// The PayerMax registration (`PUT /v1/compat/payermax`), if any.
+    public var payerMax: PayerMaxRegistration?
     public var webhookURL: String?
     /// Whether deliveries to ``webhookURL`` go out; while false its events stay pending.
     public var webhookEnabled: Bool
@@ -38,6 +42,8 @@ public struct Merchant: Sendable, Hashable, Codable {
         allowedNetworks = record.allowedNetworks
         webOrigins = record.webOrigins
         applePayDomains = record.applePayDomains ?? []
+        tappayMerchantAlias = record.tappayMerchantAlias
+        payerMax = record.payerMax
         webhookURL = record.webhookURL
         webhookEnabled = record.webhookEnabled
         appID = record.appID
@@ -45,6 +51,11 @@ public struct Merchant: Sendable, Hashable, Codable {
         previousSecretKeyExpiresAt = record.previousSecretKeyID == nil ? nil : record.previousSecretKeyExpiresAt
         disabledAt = record.disabledAt
         createdAt = record.createdAt
+    }
+
+    /// Whether `merchantID`, as a TapPay-style call sends it, names this merchant: its id or its alias.
+    public func isNamed(byTapPayMerchantID merchantID: String) -> Bool {
+        merchantID == id || (tappayMerchantAlias.map { $0 == merchantID } ?? false)
     }
 
     /// Whether the merchant accepts `currency` (alphabetic); an empty list accepts every currency.

@@ -215,6 +215,9 @@ public struct Payment: Sendable, Hashable, Codable {
     package var authorizationSentAt: Date?
     /// A capture or void sent to the processor whose answer is not recorded yet.
     package var pendingOperation: PendingOperation?
+    /// The merchant's own unique reference for the charge at the bank (TapPay's `bank_transaction_id`): one
+    /// payment per value and merchant, ever.
+    public var bankTransactionID: String? = nil
 }
 
 /// A capture or void in flight at the processor, kept so a crash or timeout is finished with the same id.
@@ -279,12 +282,16 @@ public struct PayByPrimeRequest: Sendable, Hashable, Codable {
     /// The merchant's server confirms a deferred payment: only then does a deferred prime skip the amount
     /// check (the prime's deferred flag comes from the client). `true` on a non-deferred prime is refused.
     public var deferred: Bool
+    /// The merchant's unique reference for the charge (TapPay's `bank_transaction_id`); a value another payment
+    /// of the merchant already has is refused (`duplicate_bank_transaction_id`) before the prime is claimed.
+    public var bankTransactionID: String?
 
     public init(
         prime: String, amount: Int64, currency: String, orderNumber: String? = nil, details: String? = nil,
         cardholder: Cardholder? = nil, captureMode: CaptureMode = .now, metadata: [String: String] = [:],
-        deferred: Bool = false
+        deferred: Bool = false, bankTransactionID: String? = nil
     ) {
+        self.bankTransactionID = bankTransactionID
         self.prime = prime
         self.amount = amount
         self.currency = currency
@@ -328,6 +335,19 @@ public struct OrderSession: Sendable, Hashable, Codable {
     public var merchantCapabilities: [String]
     public var expiresAt: Date
     public var createdAt: Date
+    /// The form of the result notification sent to ``notifyURL``: nil for Orchard's own webhook event,
+    /// ``SessionNotifyFormat/payerMax`` for a session made through PayerMax's `applyApplePaySession` (Orchard's own
+    /// events then go to the merchant's webhook endpoint).
+    public var notifyFormat: SessionNotifyFormat? = nil
+}
+
+/// The form of a session's result notification to its notify URL.
+public struct SessionNotifyFormat: RawRepresentable, Hashable, Sendable, Codable {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// PayerMax's `collectResultNotifyUrl` notification, signed with the gateway's compatibility key (`sign`).
+    public static let payerMax = SessionNotifyFormat(rawValue: "payermax")
 }
 
 /// Create-session parameters.
@@ -341,11 +361,15 @@ public struct CreateSessionRequest: Sendable, Hashable, Codable {
     public var notifyURL: String?
     /// How long the session can be paid, in seconds; nil for the configured session lifetime.
     public var lifetime: TimeInterval?
+    /// The form of the result notification to ``notifyURL`` (``OrderSession/notifyFormat``).
+    public var notifyFormat: SessionNotifyFormat?
 
     public init(
         outTradeNo: String, amount: Int64, currency: String, country: String, subject: String? = nil,
-        userID: String? = nil, notifyURL: String? = nil, lifetime: TimeInterval? = nil
+        userID: String? = nil, notifyURL: String? = nil, lifetime: TimeInterval? = nil,
+        notifyFormat: SessionNotifyFormat? = nil
     ) {
+        self.notifyFormat = notifyFormat
         self.outTradeNo = outTradeNo
         self.amount = amount
         self.currency = currency
@@ -371,6 +395,8 @@ public struct PaymentQuery: Sendable, Hashable, Codable {
     public var outTradeNo: String?
     /// The card's last four digits.
     public var lastFour: String?
+    /// The payment with this bank transaction id (``Payment/bankTransactionID``).
+    public var bankTransactionID: String?
     /// 1…100.
     public var limit: Int
     /// The `nextCursor` of the previous page.
@@ -379,8 +405,10 @@ public struct PaymentQuery: Sendable, Hashable, Codable {
     public init(
         createdFrom: Date? = nil, createdTo: Date? = nil, currency: String? = nil, minAmount: Int64? = nil,
         maxAmount: Int64? = nil, statuses: [PaymentStatus] = [], orderNumber: String? = nil,
-        outTradeNo: String? = nil, lastFour: String? = nil, limit: Int = 20, cursor: String? = nil
+        outTradeNo: String? = nil, lastFour: String? = nil, bankTransactionID: String? = nil, limit: Int = 20,
+        cursor: String? = nil
     ) {
+        self.bankTransactionID = bankTransactionID
         self.createdFrom = createdFrom
         self.createdTo = createdTo
         self.currency = currency

@@ -287,6 +287,22 @@ extension GatewayService {
         }
     }
 
+    /// Cancels the capture scheduled for an authorized payment (TapPay's Cap Cancel): it stays authorized until
+    /// captured or voided by hand. Refused (`invalid_state_transition`) once captured, while a capture or void is
+    /// in progress, or when no capture is scheduled.
+    public func cancelScheduledCapture(merchant: Merchant, paymentID: String) throws(GatewayError) -> Payment {
+        let now = clock.now()
+        return try write { tx in
+            let payment = try ownedPayment(merchant, paymentID, in: tx)
+            let unscheduled = try apply(
+                PaymentStateMachine.apply(.captureUnscheduled, to: payment, at: now), in: tx, at: now)
+            try AuditLog.record(
+                in: tx, merchantID: payment.merchantID, action: AuditLog.Action.paymentCaptureCancel,
+                target: paymentID, at: now)
+            return unscheduled
+        }
+    }
+
     /// A capture or void in three phases: record the pending operation, call the processor with its stable
     /// id, record the outcome and its event. A pending operation found later is finished with the same id.
     /// With `scope`, a success also stores the payment (with its refunds, as read back) as the scope's

@@ -28,6 +28,9 @@ package enum PaymentEvent: Sendable, Hashable {
     /// The merchant asks for refund `id` of `amount` (nil: the rest of the captured amount), stored `pending`
     /// before the processor is called. The payment's ``Payment/refunds`` must be the ones stored.
     case refundRequested(id: String, amount: Int64?, reason: String?)
+    /// The merchant cancels the capture scheduled for an authorized payment (it stays authorized, to be captured
+    /// or voided by hand).
+    case captureUnscheduled
 }
 
 /// What a step of the state machine asks the service to do, in the transaction that stores the new record.
@@ -181,6 +184,20 @@ package enum PaymentStateMachine {
             payment.updatedAt = now
             effects.dropsCardData = true
             effects.storesPayment = true
+        case .captureUnscheduled:
+            if let pending = payment.pendingOperation {
+                throw GatewayError(
+                    .invalidStateTransition, "a \(pending.kind.rawValue) of this payment is in progress",
+                    paymentID: payment.id)
+            }
+            guard payment.status == .authorized, payment.captureAt != nil else {
+                throw GatewayError(
+                    .invalidStateTransition,
+                    "only an authorized payment with a scheduled capture can have it cancelled", paymentID: payment.id)
+            }
+            payment.captureAt = nil
+            payment.updatedAt = now
+            effects.storesPayment = true
         case .operationRequested(let kind, let amount):
             if let pending = payment.pendingOperation {
                 throw GatewayError(
@@ -304,7 +321,7 @@ extension Payment {
         orderNumber: String?,
         outTradeNo: String? = nil, sessionID: String? = nil, details: String?, cardholder: Cardholder?,
         metadata: [String: String], cardInfo: CardInfo, captureMode: CaptureMode, acquirer: String,
-        authorizationSentAt: Date?, at now: Date
+        authorizationSentAt: Date?, bankTransactionID: String? = nil, at now: Date
     ) -> Payment {
         Payment(
             id: id, merchantID: merchantID, environment: environment, status: .processing, amount: amount,
@@ -312,6 +329,7 @@ extension Payment {
             sessionID: sessionID, details: details, cardholder: cardholder, metadata: metadata, cardInfo: cardInfo,
             captureMode: captureMode, captureAt: nil, authCode: nil, acquirer: acquirer, acquirerReference: nil,
             failureCode: nil, createdAt: now, updatedAt: now, authorizedAt: nil, capturedAt: nil, voidedAt: nil,
-            refunds: [], authorizationSentAt: authorizationSentAt, pendingOperation: nil)
+            refunds: [], authorizationSentAt: authorizationSentAt, pendingOperation: nil,
+            bankTransactionID: bankTransactionID)
     }
 }

@@ -236,6 +236,11 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     /// The domains registered for Apple Pay on the Web (lower-case host names); absent in records written before
     /// they existed.
     public var applePayDomains: [String]?
+    /// The alias TapPay-style calls may send as `merchant_id` (`PUT /v1/compat/tappay`); nil when none is set.
+    public var tappayMerchantAlias: String?
+    /// The merchant's PayerMax registration (`PUT /v1/compat/payermax`): its `merchantNo` and the RSA public key
+    /// (PEM) that verifies its signed envelopes; nil when none is set.
+    public var payerMax: PayerMaxRegistration?
     public var createdAt: Date
 
     public init(
@@ -476,5 +481,37 @@ public struct AuditRow: Sendable, Hashable {
         self.processorCapturedAmount = processorCapturedAmount
         self.processorRefundedAmount = processorRefundedAmount
         self.hasPendingOperation = hasPendingOperation
+    }
+}
+
+/// A write a unique constraint refused, named by the constraint. Stores throw it instead of their own database
+/// error where the domain has an answer for the conflict (``GatewayError/wrap(_:)`` turns it into that answer).
+public struct StoreConflict: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A unique constraint the stores name: the same index name in both schemas.
+    public struct Constraint: RawRepresentable, Hashable, Sendable {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// One payment per merchant and `bank_transaction_id` (index `payments_bank_transaction_id`).
+        public static let paymentBankTransactionID = Constraint(rawValue: "payments_bank_transaction_id")
+    }
+
+    /// The constraint the write violated.
+    public var constraint: Constraint
+
+    /// A conflict on `constraint`.
+    public init(_ constraint: Constraint) { self.constraint = constraint }
+
+    public var description: String { "unique constraint \(constraint.rawValue) violated" }
+
+    /// The domain's answer to the conflict.
+    package var gatewayError: GatewayError {
+        switch constraint {
+        case .paymentBankTransactionID:
+            GatewayError(
+                .duplicateBankTransactionID, "another payment has this bank_transaction_id",
+                param: "bank_transaction_id")
+        default: GatewayError(.storageFailure, description)
+        }
     }
 }

@@ -142,7 +142,7 @@ extension Payment {
         "card_level", "card_country", "card_country_code", "card_issuer_zh_tw", "capture_mode",
         "capture_delay_days", "scheduled_capture_at", "auth_code", "acquirer", "acquirer_reference", "failure_code",
         "created_at", "updated_at", "authorized_at", "captured_at", "voided_at", "authorization_sent_at",
-        "pending_kind", "pending_operation_id", "pending_amount",
+        "pending_kind", "pending_operation_id", "pending_amount", "bank_transaction_id",
     ]
 
     /// The columns a store writes: ``storeColumns`` and the two the store's queries use (`pending_operation`,
@@ -158,7 +158,7 @@ extension Payment {
         "cardholder_zip_code", "cardholder_address", "cardholder_national_id", "metadata", "card_bin_code",
         "card_last_four", "card_type", "card_funding", "card_network", "card_issuer", "card_bank_id", "card_level",
         "card_country", "card_country_code", "card_issuer_zh_tw", "capture_mode", "capture_delay_days",
-        "created_at",
+        "created_at", "bank_transaction_id",
     ]
 
     /// The positions in ``storeWriteColumns`` of the columns an update writes: every column but the
@@ -199,7 +199,7 @@ extension Payment {
             .text(acquirer), .text(acquirerReference), .text(failureCode), .date(createdAt), .date(updatedAt),
             .date(authorizedAt), .date(capturedAt), .date(voidedAt), .date(authorizationSentAt),
             .text(pendingOperation?.kind.rawValue), .text(pendingOperation?.operationID),
-            .integer(pendingOperation?.amount), .bool(pendingOperation != nil),
+            .integer(pendingOperation?.amount), .text(bankTransactionID), .bool(pendingOperation != nil),
             .date(status == .authorized ? captureAt : nil),
         ]
     }
@@ -238,7 +238,8 @@ extension Payment {
             acquirer: row.text(35), acquirerReference: row.optionalText(36), failureCode: row.optionalText(37),
             createdAt: row.date(38), updatedAt: row.date(39), authorizedAt: row.optionalDate(40),
             capturedAt: row.optionalDate(41), voidedAt: row.optionalDate(42), refunds: [],
-            authorizationSentAt: row.optionalDate(43), pendingOperation: pending)
+            authorizationSentAt: row.optionalDate(43), pendingOperation: pending,
+            bankTransactionID: row.optionalText(47))
     }
 }
 

@@ -94,7 +94,7 @@ public enum WireFormat {
             "captured_amount": amount(payment.capturedAmount, payment.currency),
             "refunded_amount": amount(committedRefunds, payment.currency), "currency": payment.currency,
             "order_number": value(payment.orderNumber), "out_trade_no": value(payment.outTradeNo),
-            "details": value(payment.details),
+            "details": value(payment.details), "bank_transaction_id": value(payment.bankTransactionID),
             "auth_code": payment.status == .failed ? NSNull() : value(payment.authCode),
             "acquirer": payment.acquirer,
             "decline_code": payment.status == .failed ? value(payment.failureCode) : NSNull(),

@@ -2,7 +2,8 @@ import Foundation
 import Gateway
 
 /// The ``WebhookSender`` on libcurl: one POST per attempt through a ``CurlHTTPClient`` that follows no
-/// redirects and speaks only http and https. The response body is read up to a small cap and discarded.
+/// redirects and speaks only http and https. The response body is read up to a small cap (a PayerMax notification's
+/// acknowledgement is read from it).
 public final class CurlWebhookSender: WebhookSender {
     /// The client the requests go through.
     public let client: CurlHTTPClient
@@ -22,7 +23,7 @@ public final class CurlWebhookSender: WebhookSender {
     public func send(url: String, body: Data, headers: [(String, String)], timeout: TimeInterval) -> WebhookSendResult {
         do {
             let response = try client.post(url: url, headers: headers, body: body, timeout: timeout)
-            return .answered(status: response.status)
+            return .answered(status: response.status, body: response.body)
         } catch {
             return .failed(Self.transportError(error))
         }

@@ -68,6 +68,10 @@ extension GatewayAPI {
         mountWebRoutes(&router)
         mountConsoleRoutes(&router)
         mountSandboxRoutes(&router)
+        // TapPay-compatible backend routes.
+        mountTapPayRoutes(&router)
+        // PayerMax-compatible gateway routes.
+        mountPayerMaxRoutes(&router)
         // Operations.
         router.get("/healthz", summary: "healthz", handler: health)
         router.get("/readyz", summary: "readyz", handler: readiness)
@@ -195,7 +199,7 @@ extension GatewayAPI {
     func createSession(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call, required: true)
         let outTradeNo = try body.requiredString("out_trade_no", max: FieldLimits.outTradeNo.upperBound)
-        guard outTradeNo.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }) else {
+        guard Self.isOutTradeNo(outTradeNo) else {
             throw body.invalid("out_trade_no", "letters, digits, _ - and . only")
         }
         guard let currency = try body.currency("currency"), let amount = try body.amount("amount", currency: currency)
@@ -227,6 +231,11 @@ extension GatewayAPI {
                 userID: userID, notifyURL: notifyURL, lifetime: lifetime.map(TimeInterval.init)),
             idempotencyKey: call.idempotencyKey)
         return Wire.response(Wire.session(session, merchantName: call.merchant.name, now: gateway.now))
+    }
+
+    /// The characters an `out_trade_no` may have: ASCII letters, digits, `_`, `-` and `.`.
+    static func isOutTradeNo(_ text: String) -> Bool {
+        text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }
     }
 
     func getSession(_ call: Call) throws -> HTTPResponse {

@@ -106,7 +106,7 @@ public final class GatewayAPI: Sendable {
             middlewares.append(RateLimitMiddleware(limiter: limiter))
         }
         middlewares.append(ContentTypeMiddleware())
-        middlewares.append(JSONLimitsMiddleware(limits: configuration.jsonLimits))
+        middlewares.append(JSONLimitsMiddleware(limits: configuration.jsonLimits, ownErrorScopes: [.payerMax, .tappay]))
         return HTTPApplication(
             router: router, middlewares: middlewares, requestIDs: requestIDs, clock: clock,
             onUnexpectedError: onUnexpectedError)

@@ -9,6 +9,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var sqlState: String?
     /// What went wrong, as libpq or the server worded it (one line).
     public var message: String
+    /// The constraint the server named (a unique violation names its index), or nil.
+    public var constraint: String?
 
     /// The transaction lost a serialization race (`40001`) or a deadlock (`40P01`): running it again is safe.
     public var isSerializationFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
@@ -22,8 +24,12 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         sqlState.map { "postgres error \($0): \(message)" } ?? "postgres error: \(message)"
     }
 
-    init(sqlState: String?, message: String) {
+    /// Whether the unique index or constraint `name` refused the statement (`23505`).
+    func violatesUnique(_ name: String) -> Bool { sqlState == "23505" && constraint == name }
+
+    init(sqlState: String?, message: String, constraint: String? = nil) {
         self.sqlState = sqlState
+        self.constraint = constraint
         self.message = message.split(whereSeparator: \.isNewline).first.map(String.init) ?? "unknown error"
     }
 }
@@ -110,7 +116,9 @@ final class PGResult {
         default:
             let state = orchard_pq_sqlstate(handle).map { String(cString: $0) }
             let message = PQresultErrorMessage(handle).map { String(cString: $0) } ?? ""
-            return PostgresError(sqlState: state, message: message.isEmpty ? "statement failed" : message)
+            return PostgresError(
+                sqlState: state, message: message.isEmpty ? "statement failed" : message,
+                constraint: orchard_pq_constraint(handle).map { String(cString: $0) })
         }
     }
 

@@ -298,7 +298,12 @@ struct PostgresTransaction: StoreTransaction {
         + " WHERE id = $1"
 
     func insertPayment(_ p: Payment) throws {
-        try db.run(Self.insertPaymentSQL, p.storeValues.map(PGValue.init))
+        do {
+            try db.run(Self.insertPaymentSQL, p.storeValues.map(PGValue.init))
+        } catch let error as PostgresError where error.violatesUnique(StoreConflict.Constraint.paymentBankTransactionID.rawValue) {
+            // The transaction is aborted now; the store's retry loop passes this on to the caller.
+            throw StoreConflict(.paymentBankTransactionID)
+        }
     }
 
     func updatePayment(_ p: Payment) throws {
@@ -331,6 +336,9 @@ struct PostgresTransaction: StoreTransaction {
         if let number = query.orderNumber { add("order_number = ?", .text(number)) }
         if let outTradeNo = query.outTradeNo { add("out_trade_no = ?", .text(outTradeNo)) }
         if let lastFour = query.lastFour { add("card_last_four = ?", .text(lastFour)) }
+        if let bankTransactionID = query.bankTransactionID {
+            add("bank_transaction_id = ?", .text(bankTransactionID))
+        }
         if let after {
             values += [.timestamptz(after.createdAt), .text(after.id)]
             let at = values.count - 1

@@ -401,6 +401,15 @@ enum Migrations {
             sql: """
                 ALTER TABLE webhook_events ADD COLUMN lease_owner TEXT;
                 """),
+        // The merchant's own reference for a charge (TapPay's bank_transaction_id): one payment per value and
+        // merchant, which the unique index guarantees even to two requests at once.
+        Migration(
+            version: 13, name: "payment_bank_transaction_id",
+            sql: """
+                ALTER TABLE payments ADD COLUMN bank_transaction_id TEXT;
+                CREATE UNIQUE INDEX payments_bank_transaction_id ON payments (merchant_id, bank_transaction_id)
+                    WHERE bank_transaction_id IS NOT NULL;
+                """),
     ]
 }
 

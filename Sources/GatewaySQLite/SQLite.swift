@@ -8,6 +8,15 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public var code: Int32
     public var message: String
     public var description: String { "sqlite error \(code): \(message)" }
+
+    /// Whether a unique index or constraint covering `table.column` refused the statement (SQLite names the
+    /// index's columns, not the index, in the message: "UNIQUE constraint failed: payments.merchant_id, …").
+    /// `SQLITE_CONSTRAINT | (8 << 8)` is SQLITE_CONSTRAINT_UNIQUE, a macro Swift does not import.
+    func violatesUnique(on table: String, _ column: String) -> Bool {
+        guard code == SQLITE_CONSTRAINT | (8 << 8), let columns = message.split(separator: ":", maxSplits: 1).last
+        else { return false }
+        return columns.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "\(table).\(column)" }
+    }
 }
 
 /// A value bound to or read from a statement.

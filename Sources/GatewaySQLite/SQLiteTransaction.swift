@@ -285,7 +285,11 @@ struct SQLiteTransaction: StoreTransaction {
         + " WHERE id = ?"
 
     func insertPayment(_ p: Payment) throws {
-        try db.run(Self.insertPaymentSQL, p.storeValues.map(SQLValue.init))
+        do {
+            try db.run(Self.insertPaymentSQL, p.storeValues.map(SQLValue.init))
+        } catch let error as SQLiteError where error.violatesUnique(on: "payments", "bank_transaction_id") {
+            throw StoreConflict(.paymentBankTransactionID)
+        }
     }
 
     func updatePayment(_ p: Payment) throws {
@@ -335,6 +339,10 @@ struct SQLiteTransaction: StoreTransaction {
         if let outTradeNo = query.outTradeNo {
             clauses.append("out_trade_no = ?")
             values.append(.text(outTradeNo))
+        }
+        if let bankTransactionID = query.bankTransactionID {
+            clauses.append("bank_transaction_id = ?")
+            values.append(.text(bankTransactionID))
         }
         if let lastFour = query.lastFour {
             clauses.append("card_last_four = ?")

@@ -97,7 +97,7 @@ enum MerchantCommand {
 
                 With --merchant-id: the merchant's ids, status, identifiers, currencies, the public part of its
                 secret key (sk_live_ and the key id), its processing keys and identity certificate with their
-                expiry, its Apple Pay domains and webhook URL. A sandbox merchant's app key and secret key are
+                expiry, its Apple Pay domains, webhook URL and TapPay merchant alias. A sandbox merchant's app key and secret key are
                 shown too; a production merchant's never are (only their hashes are stored).
 
                 Without --merchant-id: the sandbox merchant's merchant_id, app_id, app_key, secret_key (sandbox
@@ -313,7 +313,7 @@ enum MerchantCommand {
             ("previous_secret_key_expires_at", merchant.previousSecretKeyExpiresAt.map(RFC3339.string)),
             ("merchant_identifiers", merchant.merchantIdentifiers), ("country", merchant.countryCode),
             ("currencies", merchant.allowedCurrencies), ("web_origins", merchant.webOrigins),
-            ("webhook_url", merchant.webhookURL),
+            ("webhook_url", merchant.webhookURL), ("tappay_merchant_alias", merchant.tappayMerchantAlias),
             ("apple_pay_domains", merchant.applePayDomains), ("processing_keys", keys),
             ("identity_certificate_expires_at", identity.map { RFC3339.string($0.notAfter) }),
             ("disabled_at", merchant.disabledAt.map(RFC3339.string)),
@@ -384,12 +384,13 @@ enum MerchantCommand {
         let fields: [(String, Any)] = [
             ("merchant_id", merchant.id), ("app_id", credentials.appID), ("app_key", credentials.appKey),
             ("secret_key", credentials.secretKey), ("merchant_identifier", merchant.merchantIdentifiers.first ?? ""),
+            ("tappay_merchant_alias", merchant.tappayMerchantAlias ?? NSNull()),
             ("processing_certificate_pem", certificate ?? NSNull()),
         ]
         if parsed.flag("json") {
             io.out(try json(Dictionary(uniqueKeysWithValues: fields)))
         } else {
-            for (name, value) in fields.dropLast() { io.out("\(name): \(value)") }
+            for (name, value) in fields.dropLast() { io.out("\(name): \(value is NSNull ? "(none)" : value)") }
             io.out("processing_certificate_pem:\n\(certificate ?? "(none)")")
         }
         return 0

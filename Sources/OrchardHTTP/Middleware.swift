@@ -246,17 +246,24 @@ extension HTTPHeaders {
 /// Parses a JSON body once, strictly (``JSONLimits/parse(_:)``), and refuses it if it is malformed, has a
 /// duplicate key or a number out of range (`invalid_json`), nests deeper than ``JSONLimits/maxDepth``
 /// (`json_too_deep`) or holds a string longer than ``JSONLimits/maxStringLength`` (`string_too_long`), all 400.
-/// The parsed body is kept in the context under ``ParsedJSONBodyKey`` for the handler.
+/// The parsed body is kept in the context under ``ParsedJSONBodyKey`` for the handler. Routes of a scope in
+/// ``ownErrorScopes`` are left to parse their body themselves (they answer a refusal in another API's shape).
 public struct JSONLimitsMiddleware: HTTPMiddleware {
     /// The limits.
     public let limits: JSONLimits
+    /// The scopes whose routes parse (and refuse) their bodies themselves.
+    public let ownErrorScopes: Set<RouteScope>
 
-    /// A middleware enforcing `limits`.
-    public init(limits: JSONLimits = JSONLimits()) { self.limits = limits }
+    /// A middleware enforcing `limits`, except on routes of `ownErrorScopes`.
+    public init(limits: JSONLimits = JSONLimits(), ownErrorScopes: Set<RouteScope> = []) {
+        self.limits = limits
+        self.ownErrorScopes = ownErrorScopes
+    }
 
     /// Parses JSON bodies, then calls `next`.
     public func handle(_ request: HTTPRequest, context: RequestContext, next: HTTPNext) throws -> HTTPResponse {
-        if context.route != nil, !request.body.isEmpty, let mediaType = request.headers.mediaType,
+        if let route = context.route, !ownErrorScopes.contains(route.scope), !request.body.isEmpty,
+            let mediaType = request.headers.mediaType,
             mediaType == "application/json" || mediaType.hasSuffix("+json")
         {
             context[ParsedJSONBodyKey.self] = try limits.parse(request.body)

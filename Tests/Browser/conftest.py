@@ -20,6 +20,7 @@ import os
 import pathlib
 import shutil
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -47,14 +48,15 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def http_json(method, url, body=None, headers=None, timeout=10):
-    """A JSON request; returns (status, parsed body or None, headers)."""
+def http_json(method, url, body=None, headers=None, timeout=10, context=None):
+    """A JSON request (over TLS verified with `context` for an https URL); returns (status, parsed body or None,
+    headers)."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method, headers=dict(headers or {}))
     if data is not None:
         request.add_header("Content-Type", "application/json")
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
             raw = response.read()
             return response.status, (json.loads(raw) if raw else None), dict(response.headers)
     except urllib.error.HTTPError as error:
@@ -78,12 +80,19 @@ def orchard_bin():
 class OrchardServer:
     """A running `orchard serve` with its database, log and the sandbox merchant's keys."""
 
-    def __init__(self, binary, directory, web_origins=(), extra_args=(), environment=None):
+    def __init__(self, binary, directory, web_origins=(), extra_args=(), environment=None, tls=None):
         self.binary = str(binary)
         self.directory = pathlib.Path(directory)
         self.database = "sqlite:" + str(self.directory / "gateway.db")
         self.port = free_port()
+        # With `tls` (a TestCA): HTTPS with a certificate for 127.0.0.1 that the CA signed.
+        self.context = None
         self.url = f"http://127.0.0.1:{self.port}"
+        if tls is not None:
+            cert, key = tls.issue(self.directory, "127.0.0.1")
+            extra_args = ["--tls-cert", str(cert), "--tls-key", str(key), *extra_args]
+            self.context = ssl.create_default_context(cafile=str(tls.certificate))
+            self.url = f"https://127.0.0.1:{self.port}"
         self.log_path = self.directory / "serve.log"
         self.environment = dict(os.environ, **(environment or {}))
         # Provision the sandbox merchant (and read its keys) before the server opens the same database.
@@ -103,7 +112,7 @@ class OrchardServer:
             if self.process.poll() is not None:
                 raise RuntimeError(f"orchard serve exited ({self.process.returncode}): {self.log_text()[-2000:]}")
             try:
-                if http_json("GET", self.url + "/healthz", timeout=1)[0] == 200:
+                if http_json("GET", self.url + "/healthz", timeout=1, context=self.context)[0] == 200:
                     return
             except OSError:
                 pass
@@ -153,10 +162,10 @@ def orchard_server(orchard_bin):
     started = []
     directories = []
 
-    def start(web_origins=(), extra_args=(), environment=None):
+    def start(web_origins=(), extra_args=(), environment=None, tls=None):
         directory = tempfile.mkdtemp(prefix="orchard-browser-")
         directories.append(directory)
-        server = OrchardServer(orchard_bin, directory, web_origins, extra_args, environment)
+        server = OrchardServer(orchard_bin, directory, web_origins, extra_args, environment, tls)
         started.append(server)
         return server
 
@@ -170,6 +179,42 @@ def orchard_server(orchard_bin):
 # A merchant's own host name for pages, as Apple Pay on the Web needs one (the gateway refuses IP addresses and
 # localhost as Apple Pay domains): the browser resolves it to the loopback (the driver's --host-resolver-rules).
 SHOP_HOST = "shop.test"
+
+
+class TestCA:
+    """A certificate authority made for one test run with the openssl command: it issues server certificates for
+    a loopback address, and clients trust its `certificate` (a PEM file)."""
+
+    def __init__(self, directory):
+        if shutil.which("openssl") is None:
+            missing("the openssl command is not installed")
+        self.directory = pathlib.Path(directory)
+        self.key = self.directory / "test-ca.key"
+        self.certificate = self.directory / "test-ca.pem"
+        self.openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                     "-keyout", self.key, "-out", self.certificate, "-days", "2", "-subj", "/CN=Orchard test CA",
+                     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")
+
+    def openssl(self, *arguments):
+        subprocess.run(["openssl", *map(str, arguments)], check=True, capture_output=True, timeout=60)
+
+    def issue(self, directory, address):
+        """A certificate and key for `address` (an IP SAN) signed by the CA, as PEM files in `directory`."""
+        directory = pathlib.Path(directory)
+        key, request, certificate = directory / "server.key", directory / "server.csr", directory / "server.pem"
+        extensions = directory / "server.ext"
+        extensions.write_text(f"subjectAltName=IP:{address}\nextendedKeyUsage=serverAuth\n")
+        self.openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
+                     "-out", request, "-subj", f"/CN={address}")
+        self.openssl("x509", "-req", "-in", request, "-CA", self.certificate, "-CAkey", self.key,
+                     "-CAcreateserial", "-out", certificate, "-days", "1", "-extfile", extensions)
+        return certificate, key
+
+
+@pytest.fixture(scope="session")
+def test_ca(tmp_path_factory):
+    """The run's test certificate authority (``TestCA``)."""
+    return TestCA(tmp_path_factory.mktemp("test-ca"))
 
 
 class StaticOrigin:

@@ -140,6 +140,14 @@ struct SpecAgreementTests {
             "components.schemas.ValidatePaymentRequest.merchant_identifier.maxLength":
                 FieldLimits.merchantIdentifier.upperBound,
             "components.schemas.ConsoleSignIn.secret_key.maxLength": FieldLimits.secretKey,
+            "components.schemas.TapPayCompatUpdate.merchant_alias.minLength": FieldLimits.merchantAlias.lowerBound,
+            "components.schemas.TapPayCompatUpdate.merchant_alias.maxLength": FieldLimits.merchantAlias.upperBound,
+            "components.schemas.TapPayPayByPrimeRequest.bank_transaction_id.maxLength":
+                FieldLimits.bankTransactionID.upperBound,
+            "components.schemas.Payment.bank_transaction_id.maxLength": FieldLimits.bankTransactionID.upperBound,
+            "components.schemas.PayerMaxCompatUpdate.merchant_no.minLength": FieldLimits.payerMaxMerchantNo.lowerBound,
+            "components.schemas.PayerMaxCompatUpdate.merchant_no.maxLength": FieldLimits.payerMaxMerchantNo.upperBound,
+            "components.schemas.PayerMaxCompatUpdate.public_key_pem.maxLength": FieldLimits.publicKeyPEM,
         ]
         for (name, limit) in FieldLimits.cardholder { table["components.schemas.Cardholder.\(name).maxLength"] = limit }
         for media in ["text/plain", "application/octet-stream"] {

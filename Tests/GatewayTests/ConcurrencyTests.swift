@@ -146,6 +146,42 @@ struct ConcurrencyTests {
     }
 
     @Test(
+        "six primes paid with one bank_transaction_id at once: one charge, the others duplicate_bank_transaction_id with their primes unclaimed",
+        arguments: StoreBackend.all)
+    func concurrentBankTransactionIDs(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        let gateways = [h.gateway, try Self.secondGateway(h)]
+        let merchant = h.merchant
+        for round in 0..<3 {
+            let reference = "BT-race-\(round)"
+            let primes = try (0..<6).map { _ in try h.gateway.tokenize(merchant: merchant, token: h.token()).prime }
+            let payments = Mutex([Int: String]())
+            let outcomes = Self.race(6, gateways) { gateway, index in
+                let payment = try gateway.payByPrime(
+                    merchant: merchant,
+                    PayByPrimeRequest(prime: primes[index], amount: 10_000, currency: "TWD", bankTransactionID: reference))
+                payments.withLock { $0[index] = payment.id }
+            }
+            #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
+            #expect(
+                outcomes.filter { $0 == GatewayError.Code.duplicateBankTransactionID.rawValue }.count == 5, "\(outcomes)")
+            let (winner, id) = try #require(payments.withLock { $0 }.first)
+            #expect(try h.authorizations(id) == 1)
+            let found = try h.gateway.payments(merchant: merchant, query: PaymentQuery(bankTransactionID: reference))
+            #expect(found.payments.map(\.id) == [id])
+            // The refusal came before the prime was claimed: each loser's prime still pays under its own reference.
+            for index in primes.indices where index != winner {
+                let paid = try h.gateway.payByPrime(
+                    merchant: merchant,
+                    PayByPrimeRequest(
+                        prime: primes[index], amount: 10_000, currency: "TWD",
+                        bankTransactionID: "\(reference)-retry-\(index)"))
+                #expect(paid.status == .captured)
+            }
+        }
+    }
+
+    @Test(
         "one token tokenized from several threads at once: one prime, the others are replays",
         arguments: StoreBackend.all)
     func concurrentTokenize(_ backend: StoreBackend) throws {

@@ -38,14 +38,14 @@ public struct WebhookTransportError: CodedError, Sendable {
 
 /// The outcome of sending one webhook request.
 public enum WebhookSendResult: Sendable, Hashable {
-    /// The endpoint answered with this HTTP status.
-    case answered(status: Int)
+    /// The endpoint answered with this HTTP status and body (read up to the sender's cap).
+    case answered(status: Int, body: Data = Data())
     /// The request got no answer.
     case failed(WebhookTransportError)
 
     /// Whether the endpoint answered with a 2xx status, which ends delivery.
     public var isSuccess: Bool {
-        if case .answered(let status) = self { return (200...299).contains(status) }
+        if case .answered(let status, _) = self { return (200...299).contains(status) }
         return false
     }
 }
@@ -153,14 +153,15 @@ public struct WebhookDispatchSummary: Sendable, Hashable {
 }
 
 /// Delivers due webhooks from a ``WebhookOutbox``: signs each body, POSTs it through a ``WebhookSender``,
-/// and records every attempt (2xx → `delivered`; anything else → `pending` with the next attempt from the
+/// and records every attempt (2xx, and for a PayerMax notification also a `{"code":"SUCCESS"}` body → `delivered`; anything else → `pending` with the next attempt from the
 /// ``WebhookRetrySchedule``; after the schedule's last attempt → `dead`).
 ///
 /// Tests call ``runOnce(now:)``; the server calls ``start()`` and ``stop()``. Passes never overlap: a
 /// ``runOnce(now:)`` while the loop is delivering waits for it.
 ///
-/// Each request carries `Content-Type: application/json`, `Orchard-Signature`, `Orchard-Event-Id`,
-/// `Orchard-Event-Type`, `Orchard-Delivery-Attempt` and `User-Agent: Orchard/<version>`.
+/// Each request carries `Content-Type: application/json`, `Orchard-Signature` (PayerMax's `sign` instead for a
+/// ``WebhookForm/payerMax(sign:)`` notification), `Orchard-Event-Id`, `Orchard-Event-Type`,
+/// `Orchard-Delivery-Attempt` and `User-Agent: Orchard/<version>`.
 // Unchecked: the loop's thread and flags are guarded by the condition variable `state` (a wait, so not a Locked).
 public final class WebhookDispatcher: @unchecked Sendable {
     /// How the dispatcher behaves.
@@ -274,6 +275,14 @@ public final class WebhookDispatcher: @unchecked Sendable {
         let result: WebhookSendResult
         if !Self.isDeliverableURL(due.url) {
             result = .failed(WebhookTransportError(code: .urlRefused, reason: "only http and https URLs are delivered"))
+        } else if case .payerMax(let sign) = due.form {
+            let headers: [(String, String)] = [
+                ("Content-Type", "application/json"), ("sign", sign), ("Orchard-Event-Id", due.event.id),
+                ("Orchard-Event-Type", due.event.type), ("Orchard-Delivery-Attempt", String(number)),
+                ("User-Agent", configuration.userAgent),
+            ]
+            result = sender.send(
+                url: due.url, body: due.event.payload, headers: headers, timeout: configuration.timeout)
         } else if due.secrets.allSatisfy(\.isEmpty) {
             result = .failed(
                 WebhookTransportError(code: .noSigningSecret, reason: "the endpoint has no signing secret"))
@@ -295,11 +304,11 @@ public final class WebhookDispatcher: @unchecked Sendable {
 
         let attempt: WebhookAttempt
         switch result {
-        case .answered(let status) where result.isSuccess:
+        case .answered(let status, let body) where due.form.acknowledges(status: status, body: body):
             attempt = WebhookAttempt(
                 eventID: due.event.id, attemptedAt: date, httpStatus: status, error: nil, state: .delivered,
                 nextAttemptAt: nil, latencyMilliseconds: elapsed)
-        case .answered(let status):
+        case .answered(let status, _):
             let next = configuration.retrySchedule.nextAttempt(afterAttempt: number, at: date)
             attempt = WebhookAttempt(
                 eventID: due.event.id, attemptedAt: date, httpStatus: status, error: nil,

@@ -1,4 +1,5 @@
 import Foundation
+import OrchardCrypto
 
 /// An event the gateway reports to a merchant's webhook endpoint. It is written to the outbox in the
 /// same database transaction as the state change it reports, then delivered at least once.
@@ -44,6 +45,23 @@ public enum WebhookDeliveryState: String, Sendable, Codable, CaseIterable {
     case dead
 }
 
+/// How an event is signed and acknowledged.
+public enum WebhookForm: Sendable, Hashable {
+    /// Orchard's event: `Orchard-Signature` with the merchant's secrets; a 2xx answer delivers it.
+    case orchard
+    /// PayerMax's result notification: this `sign` header (the gateway's SHA256withRSA over the body); a 2xx
+    /// answer whose body is `{"code":"SUCCESS",…}` delivers it.
+    case payerMax(sign: String)
+
+    /// Whether an answer with `status` and `body` ends delivery.
+    public func acknowledges(status: Int, body: Data) -> Bool {
+        switch self {
+        case .orchard: (200...299).contains(status)
+        case .payerMax: PayerMaxNotification.isAcknowledged(status: status, body: body)
+        }
+    }
+}
+
 /// One event due for delivery, with what is needed to send it.
 public struct DueWebhook: Sendable {
     public var event: WebhookEvent
@@ -54,12 +72,15 @@ public struct DueWebhook: Sendable {
     /// Attempts already made when the event was claimed (the attempt's own number comes from
     /// ``WebhookOutbox/beginWebhookAttempt(eventID:now:)``, which counts any made since).
     public var attempts: Int
+    /// How it is signed and acknowledged.
+    public var form: WebhookForm
 
-    public init(event: WebhookEvent, url: String, secrets: [String], attempts: Int) {
+    public init(event: WebhookEvent, url: String, secrets: [String], attempts: Int, form: WebhookForm = .orchard) {
         self.event = event
         self.url = url
         self.secrets = secrets
         self.attempts = attempts
+        self.form = form
     }
 }
 
@@ -170,7 +191,15 @@ public struct StoreWebhookOutbox: WebhookOutbox {
 
     public func dueWebhooks(now: Date, limit: Int) throws -> [DueWebhook] {
         var secretsByMerchant: [String: [String]] = [:]
+        var payerMaxKey: EVPKey?
         return try store.dueWebhookRows(now: now, limit: limit, lease: lease).map { row in
+            if row.event.type == PayerMaxNotification.eventType {
+                let key = try payerMaxKey ?? PayerMaxSigningKey.load(store: store, cipher: cipher)
+                payerMaxKey = key
+                return DueWebhook(
+                    event: row.event, url: row.url, secrets: [], attempts: row.attempts,
+                    form: .payerMax(sign: try PayerMaxNotification.sign(row.event.payload, key: key)))
+            }
             let merchantID = row.event.merchantID
             if secretsByMerchant[merchantID] == nil {
                 secretsByMerchant[merchantID] =
