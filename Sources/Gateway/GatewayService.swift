@@ -351,17 +351,19 @@ public final class GatewayService: Sendable {
                 guard request.deferred || prime.amount == request.amount else {
                     throw GatewayError(.amountMismatch, "the token was for another amount", param: "amount")
                 }
-                guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
-                    throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
-                }
-                let card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
                 let payment = Payment.created(
                     id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: request.amount,
                     currency: request.currency,
                     orderNumber: request.orderNumber, details: request.details, cardholder: request.cardholder,
                     metadata: request.metadata, cardInfo: prime.cardInfo, captureMode: request.captureMode,
                     acquirer: processor.name, authorizationSentAt: now, at: now)
-                try apply(PaymentStateMachine.begin(payment, cause: "paid by prime"), in: tx, at: now)
+                // Before the prime is claimed: a processor that cannot take this card or amount refuses it here.
+                let card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
+                let kept = try admit(payment, card: card, processor: processor)
+                guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
+                    throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
+                }
+                try apply(PaymentStateMachine.begin(payment, cause: "paid by prime", cardData: kept), in: tx, at: now)
                 try scope.checkpoint("payment:\(paymentID)", in: tx)
                 return (payment, card)
             }
@@ -370,6 +372,23 @@ public final class GatewayService: Sendable {
             return try drive(paymentID: paymentID, scope: scope, sending: sending)
         }
     }
+
+    /// Checks that `processor` takes `payment` with `card` (``Processor/check(_:)``: `payment_data_type_unsupported`
+    /// …) and returns the card data sealed for the payment when the processor resends a lost authorization (it
+    /// keeps it until the outcome is recorded), else nil.
+    func admit(_ payment: Payment, card: SecureBytes, processor: any Processor) throws(GatewayError) -> Data? {
+        var secret = try CardSecret.unpack(card)
+        defer {
+            secret.accountNumber.erase()
+            secret.cryptogram?.erase()
+        }
+        try processor.check(Self.authorizationRequest(payment, card: secret))
+        guard processor.authorizationRecovery == .resend else { return nil }
+        return try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: payment.id))
+    }
+
+    /// The processor of a payment: the one it was authorized with.
+    func processor(for payment: Payment) throws(GatewayError) -> any Processor { processor }
 
     func validate(cardholder: Cardholder?) throws(GatewayError) {
         guard let cardholder else { return }
@@ -539,6 +558,13 @@ public final class GatewayService: Sendable {
         let paymentID = try Identifiers.ordered("pay_", at: now)
         var card = CardSecret.pack(opened)
         defer { SecureBytes.zero(&card) }
+        let payment = Payment.created(
+            id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: session.amount,
+            currency: session.currency,
+            orderNumber: session.outTradeNo, outTradeNo: session.outTradeNo, sessionID: session.id,
+            details: session.subject.map { String($0.prefix(100)) }, cardholder: nil, metadata: [:],
+            cardInfo: cardInfo, captureMode: .now, acquirer: processor.name, authorizationSentAt: nil, at: now)
+        _ = try admit(payment, card: SecureBytes(card), processor: processor)
         let sealed = try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: paymentID))
         try write { tx in
             guard let current = try tx.session(orderToken: session.orderToken) else {
@@ -550,12 +576,6 @@ public final class GatewayService: Sendable {
                     merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID,
                     at: now)
             else { throw GatewayError(.tokenReplayed, "this token was already used") }
-            let payment = Payment.created(
-                id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: session.amount,
-                currency: session.currency,
-                orderNumber: session.outTradeNo, outTradeNo: session.outTradeNo, sessionID: session.id,
-                details: session.subject.map { String($0.prefix(100)) }, cardholder: nil, metadata: [:],
-                cardInfo: cardInfo, captureMode: .now, acquirer: processor.name, authorizationSentAt: nil, at: now)
             try apply(PaymentStateMachine.begin(payment, cause: "session paid", cardData: sealed), in: tx, at: now)
             try scope.checkpoint("payment:\(paymentID)", in: tx)
         }

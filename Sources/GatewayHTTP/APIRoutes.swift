@@ -363,11 +363,7 @@ extension GatewayAPI {
 
     // MARK: Events and webhooks
 
-    static let eventTypes: Set<String> = [
-        WebhookEventType.paymentSucceeded, WebhookEventType.paymentFailed, WebhookEventType.paymentCaptured,
-        WebhookEventType.paymentRefunded, WebhookEventType.paymentVoided, WebhookEventType.paymentUnknownResolved,
-        WebhookEventType.sessionCompleted,
-    ]
+    static let eventTypes = Set(WebhookEventType.all)
 
     func listEvents(_ call: Call) throws -> HTTPResponse {
         let type = call.request.query("type")

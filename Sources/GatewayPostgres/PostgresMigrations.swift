@@ -362,5 +362,14 @@ enum PostgresMigrations {
                     pending_amount = (body #>> '{pendingOperation,amount}')::bigint;
                 ALTER TABLE payments DROP COLUMN body;
                 """),
+        // The SQLite store's `processor_payment_columns`.
+        PostgresMigration(
+            version: 10, name: "processor_payment_columns",
+            sql: """
+                ALTER TABLE payments ADD COLUMN processor_code text, ADD COLUMN processor_settings_version bigint;
+                ALTER TABLE refunds ADD COLUMN processor_reference text;
+                CREATE INDEX payments_processor_reference ON payments (merchant_id, acquirer, acquirer_reference)
+                    WHERE acquirer_reference IS NOT NULL;
+                """),
     ]
 }

@@ -385,6 +385,19 @@ enum Migrations {
                     pending_amount = json_extract(body, '$.pendingOperation.amount');
                 ALTER TABLE payments DROP COLUMN body;
                 """),
+        // Payments through a merchant's own processor: the processor's code of a decline, the version of the
+        // processor settings a payment was authorized under (its capture, void and refunds go to the same), the
+        // processor's reference of an accepted refund, and the lookup of a payment by its processor reference
+        // (processor notifications name payments so).
+        Migration(
+            version: 11, name: "processor_payment_columns",
+            sql: """
+                ALTER TABLE payments ADD COLUMN processor_code TEXT;
+                ALTER TABLE payments ADD COLUMN processor_settings_version INTEGER;
+                ALTER TABLE refunds ADD COLUMN processor_reference TEXT;
+                CREATE INDEX payments_processor_reference ON payments (merchant_id, acquirer, acquirer_reference)
+                    WHERE acquirer_reference IS NOT NULL;
+                """),
     ]
 }
 

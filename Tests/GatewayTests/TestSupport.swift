@@ -60,7 +60,8 @@ final class Harness: @unchecked Sendable {
 
     init(
         _ backend: StoreBackend = .sqlite, database: PostgresTestDatabase? = nil, gate: Bool = false,
-        configure: (inout GatewayConfiguration) -> Void = { _ in }
+        configure: (inout GatewayConfiguration) -> Void = { _ in },
+        processor wrap: ((SandboxAcquirer) -> any Processor)? = nil
     ) throws {
         if database == nil { try backend.requireServer() }
         self.backend = backend
@@ -90,8 +91,10 @@ final class Harness: @unchecked Sendable {
         configure(&configuration)
         let opener = ApplePayTokenOpener(trustAnchors: [.sandbox: try TrustAnchor(pem: setup.trustAnchorPEM)])
         tokenOpener = opener
+        var processor: any Processor = gate ? GatedProcessor(acquirer) : acquirer
+        if let wrap { processor = wrap(acquirer) }
         gateway = GatewayService(
-            configuration: configuration, store: store, processor: gate ? GatedProcessor(acquirer) : acquirer,
+            configuration: configuration, store: store, processor: processor,
             tokenOpener: opener, currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(),
             cipher: cipher, clock: clock)
         let certificate = try #require(try gateway.merchants.processingCertificates(merchantID: merchant.id).first)
@@ -136,7 +139,7 @@ final class Harness: @unchecked Sendable {
     func token(
         amount: Int64 = 10_000, currency: String = "901", pan: String = Harness.pan, network: String = "Visa",
         type: String = "credit", transactionIdentifier: String? = nil, tamper: MintRequest.Tamper = .none,
-        certificatePEM: String? = nil
+        certificatePEM: String? = nil, emvData: String? = nil
     ) -> Data {
         var request = MintRequest(
             merchantCertificatePEM: certificatePEM ?? self.certificatePEM, signingTime: clock.now())
@@ -148,6 +151,7 @@ final class Harness: @unchecked Sendable {
         request.cryptogram = Harness.cryptogram
         request.transactionIdentifier = transactionIdentifier
         request.tamper = tamper
+        request.emvData = emvData
         return try! minter.mint(request)
     }
 
