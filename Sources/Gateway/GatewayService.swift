@@ -1,5 +1,6 @@
 import ApplePayModel
 import Foundation
+import OrchardBase
 import OrchardCrypto
 import OrchardJSON
 
@@ -63,15 +64,23 @@ public final class GatewayService: Sendable {
     let paymentRequests: (any PaymentRequestEvaluator)?
     let clock: any GatewayClock
     let cipher: EnvelopeCipher
+    /// The processor connectors merchants may configure, by type.
+    let connectors: [String: any ProcessorConnector]
+    /// The processors of the settings versions in use, by merchant and version (a version never changes).
+    let processorCache = Locked<[String: any Processor]>([:])
 
+    /// A gateway over `store`; `processor` is its own (the sandbox acquirer: a sandbox merchant's default), and
+    /// `connectors` the processors merchants may configure (``ProcessorConnector``).
     public init(
         configuration: GatewayConfiguration = .init(), store: any Store, processor: any Processor,
-        tokenOpener: any PaymentTokenOpener, currencies: any CurrencyCatalog,
-        paymentRequests: (any PaymentRequestEvaluator)?, cipher: EnvelopeCipher, clock: any GatewayClock
+        connectors: [any ProcessorConnector] = [], tokenOpener: any PaymentTokenOpener,
+        currencies: any CurrencyCatalog, paymentRequests: (any PaymentRequestEvaluator)?, cipher: EnvelopeCipher,
+        clock: any GatewayClock
     ) {
         self.configuration = configuration
         self.store = store
         self.processor = processor
+        self.connectors = Dictionary(connectors.map { ($0.type, $0) }) { first, _ in first }
         self.tokenOpener = tokenOpener
         self.currencies = currencies
         self.paymentRequests = paymentRequests
@@ -351,13 +360,16 @@ public final class GatewayService: Sendable {
                 guard request.deferred || prime.amount == request.amount else {
                     throw GatewayError(.amountMismatch, "the token was for another amount", param: "amount")
                 }
-                let payment = Payment.created(
+                // Before the prime is claimed: a merchant without a processor, or a processor that cannot take this
+                // card or amount, refuses it here.
+                let (processor, version) = try newPaymentProcessor(for: merchant)
+                var payment = Payment.created(
                     id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: request.amount,
                     currency: request.currency,
                     orderNumber: request.orderNumber, details: request.details, cardholder: request.cardholder,
                     metadata: request.metadata, cardInfo: prime.cardInfo, captureMode: request.captureMode,
                     acquirer: processor.name, authorizationSentAt: now, at: now)
-                // Before the prime is claimed: a processor that cannot take this card or amount refuses it here.
+                payment.processorSettingsVersion = version
                 let card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
                 let kept = try admit(payment, card: card, processor: processor)
                 guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
@@ -386,9 +398,6 @@ public final class GatewayService: Sendable {
         guard processor.authorizationRecovery == .resend else { return nil }
         return try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: payment.id))
     }
-
-    /// The processor of a payment: the one it was authorized with.
-    func processor(for payment: Payment) throws(GatewayError) -> any Processor { processor }
 
     func validate(cardholder: Cardholder?) throws(GatewayError) {
         guard let cardholder else { return }
@@ -558,12 +567,14 @@ public final class GatewayService: Sendable {
         let paymentID = try Identifiers.ordered("pay_", at: now)
         var card = CardSecret.pack(opened)
         defer { SecureBytes.zero(&card) }
-        let payment = Payment.created(
+        let (processor, version) = try newPaymentProcessor(for: merchant)
+        var payment = Payment.created(
             id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: session.amount,
             currency: session.currency,
             orderNumber: session.outTradeNo, outTradeNo: session.outTradeNo, sessionID: session.id,
             details: session.subject.map { String($0.prefix(100)) }, cardholder: nil, metadata: [:],
             cardInfo: cardInfo, captureMode: .now, acquirer: processor.name, authorizationSentAt: nil, at: now)
+        payment.processorSettingsVersion = version
         _ = try admit(payment, card: SecureBytes(card), processor: processor)
         let sealed = try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: paymentID))
         try write { tx in

@@ -155,6 +155,12 @@ public protocol StoreTransaction {
     /// Deletes kept answers created before `before`; returns how many.
     func purgeStoredResponses(before: Date) throws -> Int
 
+    // MARK: Processor settings
+    /// Stores a new version of a merchant's processor settings (a version is never changed).
+    func insertProcessorSettings(_ settings: ProcessorSettingsRecord) throws
+    /// The merchant's processor settings of `version`, or with nil the latest version.
+    func processorSettings(merchantID: String, version: Int?) throws -> ProcessorSettingsRecord?
+
     // MARK: Audit log
     /// Adds an entry to the audit log (``AuditLog/record(in:merchantID:action:target:detail:at:actor:)``).
     func insertAuditEntry(_ entry: AuditEntry) throws

@@ -104,3 +104,24 @@ extension StoreStatements {
             [.date(now), .text(id)]) == 1
     }
 }
+
+// MARK: - Processor settings
+
+extension StoreStatements {
+    package func insertProcessorSettings(_ settings: ProcessorSettingsRecord) throws {
+        _ = try change(
+            shared: "INSERT INTO processor_settings (\(ProcessorSettingsRecord.storeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            settings.storeValues)
+    }
+
+    package func processorSettings(merchantID: String, version: Int?) throws -> ProcessorSettingsRecord? {
+        var sql = "SELECT \(ProcessorSettingsRecord.storeColumns) FROM processor_settings WHERE merchant_id = ?"
+        var values: [StoreValue] = [.text(merchantID)]
+        if let version {
+            sql += " AND version = ?"
+            values.append(.integer(Int64(version)))
+        }
+        sql += " ORDER BY version DESC LIMIT 1"
+        return try query(shared: sql, values) { ProcessorSettingsRecord(row: $0) }.first
+    }
+}

@@ -129,6 +129,8 @@ package enum StoreValue {
     case integer(Int64?)
     case bool(Bool)
     case date(Date?)
+    /// Bytes (sealed secrets): a BLOB, a `bytea`.
+    case blob(Data?)
 }
 
 extension Payment {
@@ -264,6 +266,28 @@ extension Refund {
             status: Refund.Status(rawValue: row.text(4)) ?? .pending, reason: row.optionalText(5),
             declineCode: row.optionalText(6), createdAt: row.date(7), updatedAt: row.date(8))
         processorReference = row.optionalText(9)
+    }
+}
+
+extension ProcessorSettingsRecord {
+    /// The columns of the processor settings table, in the order ``init(row:)`` reads them and ``storeValues`` gives
+    /// them (`fields`: a JSON object of strings).
+    package static let storeColumns = "merchant_id, version, type, environment, fields, secrets, created_at"
+
+    /// The values of ``storeColumns``, in order.
+    package var storeValues: [StoreValue] {
+        let fieldsText = (try? WireFormat.json(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return [
+            .text(merchantID), .integer(Int64(version)), .text(type), .text(environment), .text(fieldsText),
+            .blob(secretsSealed), .date(createdAt),
+        ]
+    }
+
+    /// A version of the settings from the ``storeColumns``.
+    package init(row: some StoreRow) {
+        self.init(
+            merchantID: row.text(0), version: Int(row.int(1)), type: row.text(2), environment: row.optionalText(3),
+            fields: row.stringFields(4) ?? [:], secretsSealed: row.bytes(5), createdAt: row.date(6))
     }
 }
 

@@ -62,6 +62,7 @@ extension GatewayAPI {
             "/v1/co-brand-table", scope: .server, accepts: ["application/json", "text/csv"],
             summary: "putCoBrandTable", handler: endpoint(putCoBrandTable))
         router.get("/v1/reports/overview", scope: .server, summary: "getOverview", handler: endpoint(getOverview))
+        mountProcessorRoutes(&router)
         mountAuditRoutes(&router)
         // Apple Pay on the Web.
         mountApplePayWeb(on: &router)

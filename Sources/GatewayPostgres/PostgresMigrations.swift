@@ -371,5 +371,20 @@ enum PostgresMigrations {
                 CREATE INDEX payments_processor_reference ON payments (merchant_id, acquirer, acquirer_reference)
                     WHERE acquirer_reference IS NOT NULL;
                 """),
+        // The SQLite store's `processor_settings`.
+        PostgresMigration(
+            version: 11, name: "processor_settings",
+            sql: """
+                CREATE TABLE processor_settings (
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    version bigint NOT NULL CHECK (version > 0),
+                    type text NOT NULL,
+                    environment text,
+                    fields text NOT NULL,
+                    secrets bytea,
+                    created_at timestamptz NOT NULL,
+                    PRIMARY KEY (merchant_id, version)
+                );
+                """),
     ]
 }

@@ -599,6 +599,7 @@ extension PGValue {
         case .integer(let number): self.init(number)
         case .bool(let flag): self.init(flag)
         case .date(let date): self.init(date)
+        case .blob(let bytes): self.init(bytes)
         }
     }
 }

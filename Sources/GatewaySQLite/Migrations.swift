@@ -398,6 +398,23 @@ enum Migrations {
                 CREATE INDEX payments_processor_reference ON payments (merchant_id, acquirer, acquirer_reference)
                     WHERE acquirer_reference IS NOT NULL;
                 """),
+        // A merchant's processor settings, one row per version (a change adds a version; a payment records the one
+        // it was authorized under): the type, the environment, the fields that are not secret (a JSON object of
+        // strings) and the secrets sealed with the master key.
+        Migration(
+            version: 12, name: "processor_settings",
+            sql: """
+                CREATE TABLE processor_settings (
+                    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+                    version INTEGER NOT NULL CHECK (version > 0),
+                    type TEXT NOT NULL,
+                    environment TEXT,
+                    fields TEXT NOT NULL,
+                    secrets BLOB,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (merchant_id, version)
+                );
+                """),
     ]
 }
 

@@ -604,6 +604,7 @@ extension SQLValue {
         case .integer(let number): self.init(number)
         case .bool(let flag): self.init(flag)
         case .date(let date): self.init(date)
+        case .blob(let bytes): self.init(bytes)
         }
     }
 }

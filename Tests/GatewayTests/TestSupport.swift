@@ -61,7 +61,8 @@ final class Harness: @unchecked Sendable {
     init(
         _ backend: StoreBackend = .sqlite, database: PostgresTestDatabase? = nil, gate: Bool = false,
         configure: (inout GatewayConfiguration) -> Void = { _ in },
-        processor wrap: ((SandboxAcquirer) -> any Processor)? = nil
+        processor wrap: ((SandboxAcquirer) -> any Processor)? = nil,
+        connectors: ((SandboxAcquirer) -> [any ProcessorConnector])? = nil, productionTrustsSandbox: Bool = false
     ) throws {
         if database == nil { try backend.requireServer() }
         self.backend = backend
@@ -89,12 +90,17 @@ final class Harness: @unchecked Sendable {
         acquirer = SandboxAcquirer(ledger: store, clock: clock, configuration: acquirerConfiguration)
         var configuration = GatewayConfiguration()
         configure(&configuration)
-        let opener = ApplePayTokenOpener(trustAnchors: [.sandbox: try TrustAnchor(pem: setup.trustAnchorPEM)])
+        let anchor = try TrustAnchor(pem: setup.trustAnchorPEM)
+        // A production merchant's tokens verify under the sandbox root only where a test asks for it (a stand-in
+        // for Apple's root, so production payments can be made in tests).
+        let opener = ApplePayTokenOpener(
+            trustAnchors: productionTrustsSandbox ? [.sandbox: anchor, .production: anchor] : [.sandbox: anchor])
         tokenOpener = opener
         var processor: any Processor = gate ? GatedProcessor(acquirer) : acquirer
         if let wrap { processor = wrap(acquirer) }
         gateway = GatewayService(
             configuration: configuration, store: store, processor: processor,
+            connectors: connectors?(acquirer) ?? [],
             tokenOpener: opener, currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(),
             cipher: cipher, clock: clock)
         let certificate = try #require(try gateway.merchants.processingCertificates(merchantID: merchant.id).first)
@@ -153,6 +159,21 @@ final class Harness: @unchecked Sendable {
         request.tamper = tamper
         request.emvData = emvData
         return try! minter.mint(request)
+    }
+
+    /// A production merchant with a processing key issued by the sandbox PKI (its tokens verify only in a harness
+    /// made with `productionTrustsSandbox`), and its processing certificate.
+    func productionMerchant() throws -> (merchant: Merchant, certificatePEM: String) {
+        let (merchant, _) = try gateway.merchants.create(
+            MerchantSpec(name: "Live Shop", environment: .production, merchantIdentifiers: ["merchant.com.live"]))
+        let context = SealingContext.setting(MerchantRegistry.sandboxPKISetting)
+        let pki = try cipher.open(try #require(try store.read { try $0.setting(MerchantRegistry.sandboxPKISetting) }), context: context)
+        let key = try SandboxPKIIssuer().issueProcessingKey(
+            pki: pki, merchantIdentifier: "merchant.com.live", id: "pk_live_test", now: clock.now())
+        try gateway.merchants.addProcessingKey(
+            merchantID: merchant.id, privateKeyPEM: try key.privateKeyPEM(), certificatePEM: key.certificatePEM,
+            id: key.id)
+        return (merchant, key.certificatePEM)
     }
 
     /// A payment request JSON (Apple Pay JS shape) for this merchant.
