@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "GatewaySQLite", targets: ["GatewaySQLite"]),
         .library(name: "GatewayPostgres", targets: ["GatewayPostgres"]),
         .library(name: "GatewayCurl", targets: ["GatewayCurl"]),
+        .library(name: "GatewayProcessors", targets: ["GatewayProcessors"]),
         .library(name: "GatewayHTTP", targets: ["GatewayHTTP"]),
         .library(name: "OrchardPay", targets: ["OrchardPay"]),
         .executable(name: "orchard", targets: ["orchard"]),
@@ -63,6 +64,11 @@ let package = Package(
         .target(name: "GatewayPostgres", dependencies: ["Gateway", "OrchardBase", "CPostgres"]),
         // Outbound HTTP (webhook delivery, merchant validation) on libcurl.
         .target(name: "GatewayCurl", dependencies: ["Gateway", "OrchardBase", "OrchardCrypto", "CCurl"]),
+        // The processor connectors (Adyen, Checkout.com) on GatewayCurl's client: each translates the decrypted
+        // card data, outcomes, decline codes and notifications, and nothing else. The domain knows none of them.
+        .target(
+            name: "GatewayProcessors",
+            dependencies: ["Gateway", "GatewayCurl", "ApplePayModel", "OrchardBase", "OrchardCrypto", "OrchardJSON"]),
         // The HTTP server framework on libmicrohttpd: request and response types, router, middleware, limits,
         // slow-client protections, TLS, metrics. It knows nothing of payments.
         .target(name: "OrchardHTTP", dependencies: ["CMicroHTTPD", "OrchardBase", "OrchardCrypto", "OrchardJSON"]),
@@ -81,15 +87,15 @@ let package = Package(
             name: "OrchardCLI",
             dependencies: [
                 "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewayAssembly", "GatewaySQLite",
-                "GatewayPostgres", "GatewayCurl", "OrchardHTTP", "GatewayHTTP", "OrchardJSON",
+                "GatewayPostgres", "GatewayCurl", "GatewayProcessors", "OrchardHTTP", "GatewayHTTP", "OrchardJSON",
             ]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
         // libFuzzer target over token handling (docs/tokens.md); built normally it replays inputs.
         .executableTarget(name: "TokenFuzzer", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardCrypto"]),
 
         // MARK: Tests (Swift Testing)
-        // Helpers the tests of several modules share: package paths, a seeded generator.
-        .target(name: "OrchardTestSupport"),
+        // Helpers the tests of several modules share: package paths, a seeded generator, the stand-ins.
+        .target(name: "OrchardTestSupport", dependencies: ["GatewayCurl", "OrchardCrypto"]),
         .testTarget(
             name: "SystemLibrariesTests",
             dependencies: ["COpenSSL", "CSQLite", "CPostgres", "CCurl", "CMicroHTTPD"]),
@@ -110,9 +116,15 @@ let package = Package(
             name: "GatewayHTTPTests",
             dependencies: [
                 "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
-                "OrchardCLI", "OrchardTestSupport", "OrchardJSON", "OrchardBase",
+                "OrchardCLI", "OrchardTestSupport", "OrchardJSON", "OrchardBase", "GatewayProcessors", "GatewayCurl",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres"]),
+        .testTarget(
+            name: "GatewayProcessorsTests",
+            dependencies: [
+                "GatewayProcessors", "Gateway", "GatewayCurl", "OrchardCrypto", "OrchardJSON", "OrchardBase",
+                "OrchardTestSupport",
+            ]),
         // The client SDK against a real gateway served in-process on loopback.
         .testTarget(
             name: "OrchardPayTests",

@@ -8,15 +8,23 @@ extension GatewayService {
     /// Failure codes the gateway itself records when an authorization never reached the processor (no money
     /// moved, nobody declined): they answer `processor_unavailable`, not `card_declined`.
     static let undeliveredFailureCodes: Set<String> = [
-        "not_sent", "interrupted", "card_data_missing", "card_data_unreadable",
+        "not_sent", "interrupted", "card_data_missing", "card_data_unreadable", processorRefusedCode,
     ]
 
+    /// The failure code of a request the processor refused as such (its credentials, a field), before any issuer
+    /// saw it: nothing was charged (a connector's `.declined` with the processor's own error as `processor_code`).
+    public static let processorRefusedCode = "processor_refused"
+
     /// The error a `failed` payment answers: `card_declined` when the processor declined it (the issuer's or
-    /// acquirer's code), `processor_unavailable` when its authorization never reached the processor.
+    /// acquirer's code), `processor_unavailable` when its authorization never reached the processor or the
+    /// processor refused the request itself.
     static func failure(of payment: Payment) -> GatewayError {
         if let code = payment.failureCode, undeliveredFailureCodes.contains(code) {
             return GatewayError(
-                .processorUnavailable, "the authorization did not reach the processor; nothing was charged",
+                .processorUnavailable,
+                code == processorRefusedCode
+                    ? "the processor refused the request (its settings or a field); nothing was charged"
+                    : "the authorization did not reach the processor; nothing was charged",
                 declineCode: code, paymentID: payment.id)
         }
         return GatewayError(

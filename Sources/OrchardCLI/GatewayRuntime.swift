@@ -5,6 +5,7 @@ import Gateway
 import GatewayAssembly
 import GatewayHTTP
 import GatewayPostgres
+import GatewayProcessors
 import GatewaySQLite
 import OrchardCrypto
 import OrchardHTTP
@@ -36,6 +37,8 @@ public final class GatewayRuntime: Sendable {
         public var configuration = GatewayConfiguration()
         /// The sandbox acquirer's behavior.
         public var acquirer = SandboxAcquirer.Configuration()
+        /// How the processor connectors (Adyen, Checkout.com) reach their processors.
+        public var processors = ProcessorConnectorConfiguration()
 
         /// Options for `databasePath`.
         public init(databasePath: String) { self.databasePath = databasePath }
@@ -112,8 +115,13 @@ public final class GatewayRuntime: Sendable {
         gateway = GatewayService(
             configuration: options.configuration, store: store,
             processor: SandboxAcquirer(ledger: store, clock: clock, configuration: options.acquirer),
-            tokenOpener: ApplePayTokenOpener(trustAnchors: anchors, window: options.window),
+            connectors: Self.connectors(options.processors), tokenOpener: ApplePayTokenOpener(trustAnchors: anchors, window: options.window),
             currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(), cipher: cipher, clock: clock)
+    }
+
+    /// The processor connectors merchants may configure (`PUT /v1/processor`).
+    public static func connectors(_ configuration: ProcessorConnectorConfiguration) -> [any ProcessorConnector] {
+        [AdyenConnector(configuration: configuration), CheckoutComConnector(configuration: configuration)]
     }
 
     /// The sandbox merchant (the first one), when provisioned.

@@ -25,12 +25,14 @@ final class APIHarness: @unchecked Sendable {
 
     init(
         transport: APITransport = .inProcess, configure: (inout ServerConfiguration) -> Void = { _ in },
-        acquirer: (inout SandboxAcquirer.Configuration) -> Void = { _ in }
+        acquirer: (inout SandboxAcquirer.Configuration) -> Void = { _ in },
+        runtime setUp: (inout GatewayRuntime.Options) -> Void = { _ in }
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-api-\(UUID().uuidString)")
         var options = GatewayRuntime.Options(databasePath: directory.appendingPathComponent("gateway.db").path)
         options.acquirer.slowDelay = 0
         acquirer(&options.acquirer)
+        setUp(&options)
         runtime = try GatewayRuntime(options, clock: clock)
         merchant = try #require(runtime.sandboxMerchant)
         credentials = try runtime.gateway.merchants.credentials(merchantID: merchant.id)
