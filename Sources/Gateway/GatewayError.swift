@@ -90,6 +90,9 @@ public struct GatewayError: CodedError, Sendable, Codable {
         /// The processor settings are not allowed for this merchant: a live or production processor environment
         /// for a sandbox merchant, the sandbox acquirer for a production merchant.
         public static let processorNotAllowed = Code(rawValue: "processor_not_allowed")
+        /// A processor notification whose signature (or Basic auth) does not verify with the merchant's settings:
+        /// nothing of it is applied.
+        public static let processorSignatureInvalid = Code(rawValue: "processor_signature_invalid")
         /// A production merchant has no processor settings yet (`PUT /v1/processor`), so it cannot be charged.
         public static let processorNotConfigured = Code(rawValue: "processor_not_configured")
         /// The merchant's processor cannot take this token's payment data (an `EMV` token, a currency or amount

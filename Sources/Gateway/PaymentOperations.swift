@@ -238,6 +238,16 @@ extension GatewayService {
                 {
                     lateApproval = (approval, processor)
                 }
+                // Approved meanwhile by the processor's notification: the capture made with this answer is recorded.
+                if let then, payment.status == .authorized, payment.captureMode == .now,
+                    payment.pendingOperation?.kind == .capture
+                {
+                    payment = try apply(PaymentStateMachine.apply(then, to: payment, at: now), in: tx, at: now)
+                    if let scope {
+                        try complete(scope, payment: payment, in: tx)
+                        completed = true
+                    }
+                }
                 return payment
             }
             var step = try PaymentStateMachine.apply(event, to: payment, at: now)
@@ -375,15 +385,16 @@ extension GatewayService {
         -> Payment
     {
         let now = clock.now()
+        // A merchant's own request gets an id of its own; the automatic capture keeps the payment's first one.
+        let requestedID = audited ? try Identifiers.make("\(kind.rawValue)_\(paymentID)_", 8) : nil
         let (payment, operation): (Payment, PendingOperation?) = try write { tx in
             guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
             if resume, let pending = payment.pendingOperation, pending.kind == kind {
                 let accepted = payment.status == .capturePending || payment.status == .voidPending
                 return (payment, accepted ? nil : pending)
             }
-            payment = try apply(
-                PaymentStateMachine.apply(.operationRequested(kind, amount: amount), to: payment, at: now), in: tx,
-                at: now)
+            let event = PaymentEvent.operationRequested(kind, amount: amount, operationID: requestedID)
+            payment = try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
             guard let operation = payment.pendingOperation else {
                 throw GatewayError(.internalError, "no pending operation", paymentID: paymentID)
             }

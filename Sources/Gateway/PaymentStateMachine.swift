@@ -43,8 +43,10 @@ package enum PaymentEvent: Sendable, Hashable {
     /// recorded, for a resend with the same idempotency key.)
     case authorizationSent
     /// The merchant (or the automatic capture) asks for a capture of `amount` (nil: the authorized amount) or a
-    /// void: it is recorded as the payment's pending operation before the processor is called.
-    case operationRequested(PendingOperation.Kind, amount: Int64?)
+    /// void: it is recorded as the payment's pending operation before the processor is called, with `operationID`
+    /// (nil: the payment's first one, `capture_<id>` or `void_<id>`). Each request gets its own id, so a capture
+    /// asked again after one was refused is not answered with the refused one's outcome.
+    case operationRequested(PendingOperation.Kind, amount: Int64?, operationID: String? = nil)
     /// The merchant asks for refund `id` of `amount` (nil: the rest of the captured amount), stored `pending`
     /// before the processor is called. The payment's ``Payment/refunds`` must be the ones stored.
     case refundRequested(id: String, amount: Int64?, reason: String?)
@@ -289,7 +291,7 @@ package enum PaymentStateMachine {
             payment.updatedAt = now
             effects.dropsCardData = true
             effects.storesPayment = true
-        case .operationRequested(let kind, let amount):
+        case .operationRequested(let kind, let amount, let requestedID):
             if let pending = payment.pendingOperation {
                 throw GatewayError(
                     .invalidStateTransition, "a \(pending.kind.rawValue) of this payment is in progress",
@@ -308,7 +310,7 @@ package enum PaymentStateMachine {
                     paymentID: payment.id)
             }
             let operationID =
-                kind == .capture ? GatewayService.captureOperationID(payment.id) : "void_\(payment.id)"
+                requestedID ?? (kind == .capture ? GatewayService.captureOperationID(payment.id) : "void_\(payment.id)")
             payment.pendingOperation = PendingOperation(kind: kind, operationID: operationID, amount: value)
             payment.updatedAt = now
             effects.storesPayment = true

@@ -156,6 +156,15 @@ public protocol ProcessorConnector: Sendable {
     func processor(for account: ProcessorAccount) throws(GatewayError) -> any Processor
     /// Tests the settings against the processor with a call that moves no money, or says it cannot.
     func testConnection(_ account: ProcessorAccount) -> ProcessorConnectionTest
+    /// The path of its notification route under `/v1/processors/` (`adyen/notifications`), before the merchant
+    /// id; nil when it has none.
+    var notificationPath: String? { get }
+    /// Verifies a notification request with `account`'s secrets and reads it:
+    /// ``GatewayError/Code/processorSignatureInvalid`` when any part of it is not authentic (nothing of it is then
+    /// applied).
+    func notifications(
+        _ request: ProcessorNotificationRequest, account: ProcessorAccount
+    ) throws(GatewayError) -> ProcessorNotificationBatch
 }
 
 extension GatewayService {

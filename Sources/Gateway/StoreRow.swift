@@ -291,6 +291,30 @@ extension ProcessorSettingsRecord {
     }
 }
 
+extension ProcessorNotificationRecord {
+    /// The columns of the processor notification table, in the order ``init(row:)`` reads them and ``storeValues``
+    /// gives them.
+    package static let storeColumns = """
+        id, merchant_id, processor, event_key, event_code, success, payment_id, amount, currency, outcome, received_at
+        """
+
+    /// The values of ``storeColumns``, in order.
+    package var storeValues: [StoreValue] {
+        [
+            .text(id), .text(merchantID), .text(processor), .text(eventKey), .text(eventCode), .bool(success),
+            .text(paymentID), .integer(amount), .text(currency), .text(outcome), .date(receivedAt),
+        ]
+    }
+
+    /// A recorded item from the ``storeColumns``.
+    package init(row: some StoreRow) {
+        self.init(
+            id: row.text(0), merchantID: row.text(1), processor: row.text(2), eventKey: row.text(3),
+            eventCode: row.text(4), success: row.bool(5), paymentID: row.optionalText(6), amount: row.optionalInt(7),
+            currency: row.optionalText(8), outcome: row.text(9), receivedAt: row.date(10))
+    }
+}
+
 extension PaymentStatus {
     /// The payments in each status from `status, COUNT(*)` rows (a status this version does not know is left out).
     package static func counts(_ rows: [(status: String, count: Int)]) -> [PaymentStatus: Int] {

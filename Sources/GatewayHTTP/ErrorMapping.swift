@@ -95,6 +95,7 @@ public struct GatewayAPIError: Error, Sendable {
         .merchantIdentityMissing: (.conflict, .invalidRequest),
         .applePayValidationFailed: (.badGateway, .api),
         .processorNotAllowed: (.unprocessableContent, .invalidRequest),
+        .processorSignatureInvalid: (.unauthorized, .authentication),
         .processorNotConfigured: (.conflict, .invalidRequest),
         .paymentDataTypeUnsupported: (.unprocessableContent, .invalidRequest),
     ]

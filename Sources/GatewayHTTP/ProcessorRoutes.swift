@@ -10,6 +10,32 @@ extension GatewayAPI {
         router.put("/v1/processor", scope: .server, summary: "putProcessor", handler: endpoint(putProcessor))
         router.post(
             "/v1/processor/test", scope: .server, summary: "testProcessor", handler: endpoint(testProcessor))
+        // The processors' notifications: no Orchard credentials, each authenticated by its processor's signature.
+        for (type, path) in gateway.processorNotificationPaths {
+            router.post("/v1/processors/\(path)/{merchant_id}", summary: "receiveProcessorNotifications_\(type)") {
+                [self] request, context in try processorNotifications(path: path, request, context)
+            }
+        }
+    }
+
+    /// `POST /v1/processors/{path}/{merchant_id}`: the notification verified and applied, answered with the
+    /// processor's acknowledgement (`[accepted]`); `401 processor_signature_invalid` changes nothing.
+    func processorNotifications(path: String, _ request: HTTPRequest, _ context: RequestContext) throws
+        -> HTTPResponse
+    {
+        let merchantID = try context.parameter("merchant_id")
+        let headers = request.headers.map { ($0.name, $0.value) }
+        do {
+            let batch = try gateway.receiveProcessorNotifications(
+                path: path, merchantID: merchantID,
+                request: ProcessorNotificationRequest(body: request.body, headers: headers))
+            return HTTPResponse(
+                status: .ok, headers: ["Content-Type": batch.contentType], body: Data(batch.acknowledgement.utf8))
+        } catch {
+            let apiError = GatewayAPIError.from(error)
+            context.record(apiError, cause: error)
+            throw apiError
+        }
     }
 
     func getProcessor(_ call: Call) throws -> HTTPResponse {

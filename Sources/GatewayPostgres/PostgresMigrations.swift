@@ -386,5 +386,25 @@ enum PostgresMigrations {
                     PRIMARY KEY (merchant_id, version)
                 );
                 """),
+        // The SQLite store's `processor_notifications`.
+        PostgresMigration(
+            version: 12, name: "processor_notifications",
+            sql: """
+                CREATE TABLE processor_notifications (
+                    id text PRIMARY KEY,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    processor text NOT NULL,
+                    event_key text NOT NULL,
+                    event_code text NOT NULL,
+                    success boolean NOT NULL,
+                    payment_id text,
+                    amount bigint,
+                    currency text,
+                    outcome text NOT NULL,
+                    received_at timestamptz NOT NULL,
+                    UNIQUE (merchant_id, processor, event_key)
+                );
+                CREATE INDEX processor_notifications_merchant ON processor_notifications (merchant_id, received_at, id);
+                """),
     ]
 }

@@ -278,3 +278,102 @@ struct AdyenProcessor: Processor {
         }
     }
 }
+
+// MARK: - Notifications
+
+extension AdyenConnector {
+    public var notificationPath: String? { "adyen/notifications" }
+
+    /// Adyen's standard notification (`{"live", "notificationItems": [{"NotificationRequestItem": …}]}`): Basic auth
+    /// checked when the settings have a user name, and every item's `additionalData.hmacSignature` checked with the
+    /// HMAC key (``AdyenSignature``); any failure refuses the whole request. Answered `[accepted]`.
+    public func notifications(
+        _ request: ProcessorNotificationRequest, account: ProcessorAccount
+    ) throws(GatewayError) -> ProcessorNotificationBatch {
+        let refused = GatewayError(.processorSignatureInvalid, "the notification's signature does not verify")
+        if let user = account.fields["notification_username"], let password = account.secretText("notification_password") {
+            let expected = "Basic " + Data((user + ":" + password).utf8).base64EncodedString()
+            guard let given = request.header("Authorization"), ConstantTime.equals(Array(given.utf8), Array(expected.utf8))
+            else { throw GatewayError(.processorSignatureInvalid, "the notification's Basic auth does not match") }
+        }
+        guard let key = account.secrets["hmac_key"]?.withUnsafeBytes({ Hex.decode(String(decoding: $0, as: UTF8.self)) })
+        else { throw GatewayError(.internalError, "the Adyen settings have no HMAC key") }
+        guard let body = try? JSONValue.parse(request.body), let items = body["notificationItems"]?.array else {
+            throw GatewayError(.parameterInvalid, "not an Adyen notification", param: "notificationItems")
+        }
+        var notifications: [ProcessorNotification] = []
+        for wrapped in items {
+            guard let item = wrapped["NotificationRequestItem"], let expected = AdyenSignature.signature(of: item, key: key),
+                let given = item["additionalData"]?.text("hmacSignature"),
+                ConstantTime.equals(Array(expected.utf8), Array(given.utf8))
+            else { throw refused }
+            notifications.append(Self.notification(item))
+        }
+        return ProcessorNotificationBatch(
+            notifications: notifications, acknowledgement: "[accepted]", contentType: "text/plain; charset=utf-8")
+    }
+
+    /// One item in the domain's words: the payment by `pspReference` (an authorization's) or `originalReference`
+    /// (a modification's), amounts in ISO minor units.
+    static func notification(_ item: JSONValue) -> ProcessorNotification {
+        let code = item.text("eventCode") ?? ""
+        let psp = item.text("pspReference")
+        let success = item.text("success") == "true"
+        let event: ProcessorNotification.Event =
+            switch code {
+            case "AUTHORISATION": .authorization
+            case "CAPTURE": .capture
+            case "CAPTURE_FAILED": .captureFailed
+            case "CANCELLATION": .void
+            case "REFUND": .refund
+            case "REFUND_FAILED", "REFUNDED_REVERSED": .refundReversed
+            case "CHARGEBACK": .chargeback
+            default: .other
+            }
+        let currency = item["amount"]?.text("currency")
+        let amount = item["amount"]?["value"]?.int64.flatMap { value in
+            currency.flatMap { MinorUnits.adyen.isoAmount(value, currency: $0) }
+        }
+        let reason = item.text("reason")
+        var notification = ProcessorNotification(
+            key: [code, psp ?? "", item.text("originalReference") ?? "", success ? "true" : "false"].joined(separator: ":"),
+            eventCode: code, event: event, success: success,
+            paymentReference: event == .authorization ? psp : item.text("originalReference"),
+            merchantReference: item.text("merchantReference"), operationReference: event == .authorization ? nil : psp,
+            amount: amount, currency: currency)
+        if event == .authorization {
+            if success {
+                // For cards, `reason` is `authCode:last4:expiry`.
+                notification.authCode =
+                    item["additionalData"]?.text("authCode") ?? reason?.split(separator: ":").first.map(String.init)
+            } else {
+                let refusal = item["additionalData"]?.text("refusalReasonCode")
+                notification.declineCode = DeclineCodes.adyenCode(code: refusal, reason: reason)
+                notification.processorCode = refusal ?? reason
+            }
+        }
+        return notification
+    }
+}
+
+/// Adyen's HMAC signature of a standard notification item: the values of `pspReference`, `originalReference`,
+/// `merchantAccountCode`, `merchantReference`, `amount.value`, `amount.currency`, `eventCode` and `success`, as
+/// decoded from the JSON (a missing one empty, nothing escaped), joined with `:`; HMAC-SHA256 under the
+/// hex-decoded key; base64.
+public enum AdyenSignature {
+    /// The signing string of `item`.
+    public static func signingString(of item: JSONValue) -> String {
+        [
+            item.text("pspReference"), item.text("originalReference"), item.text("merchantAccountCode"),
+            item.text("merchantReference"), item["amount"]?.text("value"), item["amount"]?.text("currency"),
+            item.text("eventCode"), item.text("success"),
+        ].map { $0 ?? "" }.joined(separator: ":")
+    }
+
+    /// The base64 signature of `item` under `key` (the HMAC key's bytes).
+    public static func signature(of item: JSONValue, key: [UInt8]) -> String? {
+        guard item.members != nil else { return nil }
+        let mac = HMACSHA256.authenticationCode(key: key, message: Array(signingString(of: item).utf8))
+        return Data(mac).base64EncodedString()
+    }
+}

@@ -237,3 +237,56 @@ struct CheckoutComProcessor: Processor {
         }
     }
 }
+
+// MARK: - Webhooks
+
+extension CheckoutComConnector {
+    public var notificationPath: String? { "checkout-com/webhooks" }
+
+    /// A Checkout.com webhook: `Cko-Signature`, the hex HMAC-SHA256 of the raw body under the webhook's signature
+    /// key, checked before anything is read. Answered `{"received": true}`.
+    public func notifications(
+        _ request: ProcessorNotificationRequest, account: ProcessorAccount
+    ) throws(GatewayError) -> ProcessorNotificationBatch {
+        guard let secret = account.secrets["webhook_secret"] else {
+            throw GatewayError(.internalError, "the Checkout.com settings have no webhook secret")
+        }
+        let mac = secret.withUnsafeBytes { HMACSHA256.authenticationCode(key: Array($0), message: Array(request.body)) }
+        guard let given = request.header("Cko-Signature")?.lowercased(),
+            ConstantTime.equals(Array(Hex.encode(mac).lowercased().utf8), Array(given.utf8))
+        else { throw GatewayError(.processorSignatureInvalid, "the webhook's Cko-Signature does not verify") }
+        guard let body = try? JSONValue.parse(request.body), let id = body.text("id"), let type = body.text("type"),
+            let data = body["data"]
+        else { throw GatewayError(.parameterInvalid, "not a Checkout.com webhook", param: "data") }
+        return ProcessorNotificationBatch(
+            notifications: [Self.notification(id: id, type: type, data: data)], acknowledgement: #"{"received":true}"#,
+            contentType: "application/json")
+    }
+
+    /// The event in the domain's words: `data.id` the payment, `data.action_id` the action, `data.reference` the
+    /// reference sent with it (the payment id, or an operation's id).
+    static func notification(id: String, type: String, data: JSONValue) -> ProcessorNotification {
+        let (event, success): (ProcessorNotification.Event, Bool) =
+            switch type {
+            case "payment_approved": (.authorization, true)
+            case "payment_declined": (.authorization, false)
+            case "payment_captured": (.capture, true)
+            case "payment_capture_declined": (.capture, false)
+            case "payment_voided": (.void, true)
+            case "payment_void_declined": (.void, false)
+            case "payment_refunded": (.refund, true)
+            case "payment_refund_declined": (.refund, false)
+            default: (.other, true)
+            }
+        let currency = data.text("currency")
+        let amount = data["amount"]?.int64.flatMap { value in
+            currency.flatMap { MinorUnits.checkoutCom.isoAmount(value, currency: $0) }
+        }
+        let code = data.text("response_code")
+        return ProcessorNotification(
+            key: id, eventCode: type, event: event, success: success, paymentReference: data.text("id"),
+            merchantReference: data.text("reference"), operationReference: data.text("action_id"), amount: amount,
+            currency: currency, declineCode: success ? nil : DeclineCodes.checkoutComCode(code),
+            processorCode: success ? nil : code, authCode: data.text("auth_code"))
+    }
+}

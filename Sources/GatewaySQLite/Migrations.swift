@@ -415,6 +415,27 @@ enum Migrations {
                     PRIMARY KEY (merchant_id, version)
                 );
                 """),
+        // Every item of a processor's notifications, once per event key (a duplicate is refused by the key, in
+        // the transaction that applies the item), with what the gateway made of it.
+        Migration(
+            version: 13, name: "processor_notifications",
+            sql: """
+                CREATE TABLE processor_notifications (
+                    id TEXT PRIMARY KEY,
+                    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+                    processor TEXT NOT NULL,
+                    event_key TEXT NOT NULL,
+                    event_code TEXT NOT NULL,
+                    success INTEGER NOT NULL,
+                    payment_id TEXT,
+                    amount BIGINT,
+                    currency TEXT,
+                    outcome TEXT NOT NULL,
+                    received_at BIGINT NOT NULL,
+                    UNIQUE (merchant_id, processor, event_key)
+                );
+                CREATE INDEX processor_notifications_merchant ON processor_notifications (merchant_id, received_at, id);
+                """),
     ]
 }
 

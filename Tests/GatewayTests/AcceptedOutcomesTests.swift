@@ -20,7 +20,8 @@ final class AcceptingProcessor: Processor, @unchecked Sendable {
     private var answers: [String: AuthorizationOutcome] = [:]
     /// Whether the next authorization's answer is lost (the processor does it, the caller hears `timeout`).
     var losesNextAnswer = false
-    /// What `operationStatus` answers, per operation id (default: still accepted).
+    /// What `operationStatus` answers, per operation id, else per kind (`capture`, `void`, `refund`; default: still
+    /// accepted).
     var statuses: [String: ProcessorOperationOutcome] = [:]
     /// Whether `query` can look payments up (else `unsupported`).
     var canQuery = false
@@ -82,7 +83,7 @@ final class AcceptingProcessor: Processor, @unchecked Sendable {
         _ kind: ProcessorOperationKind, reference: String, operationID: String, amount: Int64
     ) -> ProcessorOperationOutcome {
         record("status", operationID)
-        return lock.withLock { statuses[operationID] } ?? .accepted(reference: nil)
+        return lock.withLock { statuses[operationID] ?? statuses[kind.rawValue] } ?? .accepted(reference: nil)
     }
 
     private func record(_ kind: String, _ operationID: String) {
@@ -138,7 +139,7 @@ struct AcceptedOutcomesTests {
         #expect(try h.gateway.void(merchant: h.merchant, paymentID: payment.id, idempotencyKey: "void-1").status == .voidPending)
         expectGatewayError(.invalidStateTransition) { try h.gateway.capture(merchant: h.merchant, paymentID: payment.id) }
         #expect(processor.count("void") == 1)
-        processor.statuses["void_\(payment.id)"] = .declined(code: "void_refused")
+        processor.statuses["void"] = .declined(code: "void_refused")
         h.clock.advance(by: 600)
         try h.gateway.reconcile()
         #expect(try h.gateway.payment(merchant: h.merchant, id: payment.id).status == .authorized)
@@ -149,7 +150,7 @@ struct AcceptedOutcomesTests {
     func acceptedRefunds(_ backend: StoreBackend) throws {
         let (h, processor) = try Self.harness(backend)
         var payment = try h.pay(captureMode: .manual)
-        processor.statuses[GatewayService.captureOperationID(payment.id)] = .succeeded
+        processor.statuses["capture"] = .succeeded
         payment = try h.gateway.capture(merchant: h.merchant, paymentID: payment.id)
         #expect(payment.status == .capturePending)
         h.clock.advance(by: 600)
@@ -225,5 +226,10 @@ struct AcceptedOutcomesTests {
         h.clock.advance(by: 600)
         try h.gateway.reconcile()
         #expect(processor.count("capture") == 1, "a refused capture is not sent again")
+        // The merchant asks again: a new request, a new operation id (the refused one's would be answered refused).
+        processor.captureAnswer = nil
+        #expect(try h.gateway.capture(merchant: h.merchant, paymentID: payment.id).status == .capturePending)
+        let ids = processor.calls.filter { $0.kind == "capture" }.map(\.operationID)
+        #expect(ids.count == 2 && Set(ids).count == 2 && ids.allSatisfy { $0.hasPrefix("capture_\(payment.id)_") })
     }
 }

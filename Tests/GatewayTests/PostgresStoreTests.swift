@@ -117,7 +117,7 @@ struct PostgresStoreTests {
         let database = try PostgresTestDatabase()
         let errors = Self.together(4) { _ in _ = try database.store() }
         #expect(errors == [nil, nil, nil, nil])
-        #expect(try database.store().appliedMigrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+        #expect(try database.store().appliedMigrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
     }
 
     @Test(

@@ -94,7 +94,8 @@ struct StorageTests {
     func migrations(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay()
-        let expected: [Int] = backend == .sqlite ? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+        let expected: [Int] =
+            backend == .sqlite ? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
         #expect(try h.store.appliedMigrations() == expected)
         let reopened = try h.reopenedStore()
         #expect(try reopened.appliedMigrations() == expected)

@@ -47,6 +47,11 @@ struct StoreCopyTests {
             merchantID: h.merchant.id,
             body: ["type": "testpsp", "environment": "test", "merchant_account": "Shop", "api_key": "copied-key"])
         try h.store.write { tx in
+            _ = try tx.insertProcessorNotification(
+                ProcessorNotificationRecord(
+                    id: "pn_copied", merchantID: h.merchant.id, processor: "testpsp", eventKey: "CAPTURE:X:Y:true",
+                    eventCode: "CAPTURE", success: true, paymentID: answer.id, amount: 6_000, currency: "TWD",
+                    outcome: "applied", receivedAt: h.clock.now()))
             try tx.setStoredResponse("response:order-1", value: Data("{\"status\":0}".utf8), createdAt: h.clock.now())
             try tx.setCardData(paymentID: answer.id, sealed: try h.cipher.seal(string: "card", context: "test"))
         }
@@ -108,6 +113,9 @@ struct StoreCopyTests {
         let secrets = try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id)
         #expect(try registry.webhookSecrets(merchantID: h.merchant.id) == secrets)
         #expect(try registry.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == [h.keyID])
+        #expect(
+            try target.read { try $0.processorNotifications(merchantID: h.merchant.id, limit: 10) }
+                == (try source.read { try $0.processorNotifications(merchantID: h.merchant.id, limit: 10) }))
         let settings = try #require(try target.read { try $0.processorSettings(merchantID: h.merchant.id, version: nil) })
         #expect(settings == (try source.read { try $0.processorSettings(merchantID: h.merchant.id, version: nil) }))
         let copied = GatewayService(
