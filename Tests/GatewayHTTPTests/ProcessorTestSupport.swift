@@ -8,7 +8,7 @@ import Testing
 /// processor's stand-in, which sends its notifications to the gateway's route for the merchant.
 final class ProcessorHarness: @unchecked Sendable {
     let api: ProcessorStandIn.API
-    let standIn: ProcessorStandIn
+    var standIn: ProcessorStandIn
     let h: APIHarness
 
     static let hmacKey = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
