@@ -31,7 +31,11 @@ public enum ServeCommand {
             Setting(
                 name: "environment", kind: .string, default: "sandbox",
                 summary: "sandbox (provisions the sandbox merchant) or production (needs a master key)"),
-            Setting(name: "apple-root", kind: .path, summary: "Apple Root CA - G3 (PEM), the production trust anchor"),
+            Setting(
+                name: "apple-root", kind: .path,
+                summary:
+                    "Apple Root CA - G3 (PEM), the production trust anchor; in the sandbox, trusted beside the test PKI "
+                    + "(tokens from a device with an Apple sandbox tester account)"),
             Setting(
                 name: "signing-time-max-age", kind: .integer, default: "300",
                 summary: "seconds a token's signing time may lie in the past"),

@@ -60,6 +60,14 @@ public final class TestCertificateAuthority: Sendable {
         return try String(contentsOfFile: path("\(name).pem"), encoding: .utf8)
     }
 
+    /// A certificate signing request (PEM) for the private key in the PEM file at `privateKeyPath` (a key kept
+    /// elsewhere, such as a conformance vector's, which stays where it is).
+    public func csr(privateKeyPath: String) throws -> String {
+        let name = "key-\(UUID().uuidString)"
+        try run(["req", "-new", "-key", privateKeyPath, "-subj", "/CN=\(name)", "-out", "\(name).csr"])
+        return try String(contentsOfFile: path("\(name).csr"), encoding: .utf8)
+    }
+
     /// Signs a Payment Processing key's CSR as Apple does: the certificate carries extension
     /// 1.2.840.113635.100.6.32 with `merchantIdentifierHash` (the uppercase hex SHA-256 of the merchant
     /// identifier) as a UTF8String. Returns the PEM.

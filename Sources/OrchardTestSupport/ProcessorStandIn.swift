@@ -137,8 +137,26 @@ public final class ProcessorStandIn: @unchecked Sendable {
         (value as? [[String: Any]] ?? []).map { ($0["status"] as? Int ?? 0, $0["body"] as? String ?? "") }
     }
 
-    /// The requests to paths starting with `prefix` (`/v71/payments`, `/payments`).
+    /// The requests made with `method` to `path` (`/v71/payments`, `/payments`).
     public func requests(to path: String, method: String = "POST") throws -> [[String: Any]] {
         try requests().filter { ($0["path"] as? String) == path && ($0["method"] as? String) == method }
+    }
+
+    /// The JSON body of the `index`th request to `path`.
+    public func body(of path: String, _ index: Int = 0) throws -> [String: Any] {
+        let matching = try requests(to: path)
+        guard matching.count > index, let body = matching[index]["body"] as? [String: Any] else {
+            throw TestCertificateAuthority.Failure(description: "no JSON request \(index) to \(path)")
+        }
+        return body
+    }
+
+    /// The headers of the `index`th request to `path`, by lower-cased name.
+    public func headers(of path: String, _ index: Int = 0) throws -> [String: String] {
+        let matching = try requests(to: path)
+        guard matching.count > index, let headers = matching[index]["headers"] as? [String: String] else {
+            throw TestCertificateAuthority.Failure(description: "no request \(index) to \(path)")
+        }
+        return Dictionary(headers.map { ($0.key.lowercased(), $0.value) }) { first, _ in first }
     }
 }

@@ -68,20 +68,3 @@ enum ConnectorFixtures {
             merchantReference: reference, merchantID: "mch_test", captureNow: captureNow)
     }
 }
-
-extension ProcessorStandIn {
-    /// The JSON body of the `index`th request to `path`.
-    func body(of path: String, _ index: Int = 0) throws -> [String: Any] {
-        let matching = try requests(to: path)
-        try #require(matching.count > index, "no request \(index) to \(path)")
-        return try #require(matching[index]["body"] as? [String: Any])
-    }
-
-    /// The headers of the `index`th request to `path`, by lower-cased name.
-    func headers(of path: String, _ index: Int = 0) throws -> [String: String] {
-        let matching = try requests(to: path)
-        try #require(matching.count > index, "no request \(index) to \(path)")
-        let headers = try #require(matching[index]["headers"] as? [String: String])
-        return Dictionary(headers.map { ($0.key.lowercased(), $0.value) }) { first, _ in first }
-    }
-}
