@@ -31,8 +31,12 @@ trap cleanup EXIT
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 database="sqlite:$work/fuzz.db"
+# The processors' base URLs point at a closed loopback port: a fuzzed PUT /v1/processor may switch the merchant to
+# Adyen or Checkout.com, and the fuzz talks only to 127.0.0.1 (their calls are then refused connections).
 "$bin" serve --host 127.0.0.1 --port "$port" --database "$database" --rate-limit-per-second 0 \
-    --per-ip-connection-limit 0 --log-level error >"$work/serve.log" 2>&1 </dev/null &
+    --per-ip-connection-limit 0 --log-level error \
+    --processor-base-url "adyen=http://127.0.0.1:9/v71,checkout_com=http://127.0.0.1:9" \
+    >"$work/serve.log" 2>&1 </dev/null &
 server=$!
 url="http://127.0.0.1:$port"
 for _ in $(seq 1 300); do

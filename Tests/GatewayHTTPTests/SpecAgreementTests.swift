@@ -135,13 +135,8 @@ struct SpecAgreementTests {
             "components.schemas.ConsoleSignIn.secret_key.maxLength": FieldLimits.secretKeyBytes,
         ]
         for (name, limit) in FieldLimits.cardholder { table["components.schemas.Cardholder.\(name).maxLength"] = limit }
-        for name in [
-            "merchant_account", "api_key", "hmac_key", "live_url_prefix", "notification_username",
-            "notification_password", "secret_key", "processing_channel_id", "webhook_secret",
-        ] {
-            table["components.schemas.ProcessorSettingsUpdate.\(name).minLength"] = FieldLimits.processorSetting.lowerBound
-            table["components.schemas.ProcessorSettingsUpdate.\(name).maxLength"] = FieldLimits.processorSetting.upperBound
-        }
+        table["components.schemas.ProcessorSetting.minLength"] = FieldLimits.processorSetting.lowerBound
+        table["components.schemas.ProcessorSetting.maxLength"] = FieldLimits.processorSetting.upperBound
         for media in ["text/plain", "application/octet-stream"] {
             let body = "paths./v1/apple-pay/domain-association.put.requestBody.content.\(media)"
             table[body + ".minLength"] = FieldLimits.domainAssociationBytes.lowerBound
