@@ -262,19 +262,14 @@ struct AdyenProcessor: Processor {
                 outcome: .ok,
                 message: "Adyen accepted the API key for merchant account \(merchantAccount) (POST /paymentMethods)",
                 httpStatus: 200)
-        case .answered(401, _, _, _):
-            return ProcessorConnectionTest(outcome: .failed, message: "Adyen refused the API key (401)", httpStatus: 401)
         case .answered(403, _, _, let json):
             return ProcessorConnectionTest(
                 outcome: .failed,
                 message: "Adyen refused the merchant account \(merchantAccount) for this API key (403 "
                     + "\(json?.text("errorCode") ?? "")): check the account name and the key's roles",
                 httpStatus: 403)
-        case .answered(let status, _, _, _):
-            return ProcessorConnectionTest(
-                outcome: .failed, message: "Adyen answered HTTP \(status) to POST /paymentMethods", httpStatus: status)
-        case .notSent(let reason), .timedOut(let reason), .broken(let reason):
-            return ProcessorConnectionTest(outcome: .failed, message: "Adyen could not be reached (\(reason))")
+        default:
+            return .failure(result, processor: "Adyen", key: "API key", call: "POST /paymentMethods")
         }
     }
 }

@@ -226,14 +226,8 @@ struct CheckoutComProcessor: Processor {
             return ProcessorConnectionTest(
                 outcome: .ok, message: "Checkout.com accepted the secret key (GET /payments by reference)",
                 httpStatus: 200)
-        case .answered(401, _, _, _):
-            return ProcessorConnectionTest(
-                outcome: .failed, message: "Checkout.com refused the secret key (401)", httpStatus: 401)
-        case .answered(let status, _, _, _):
-            return ProcessorConnectionTest(
-                outcome: .failed, message: "Checkout.com answered HTTP \(status) to GET /payments", httpStatus: status)
-        case .notSent(let reason), .timedOut(let reason), .broken(let reason):
-            return ProcessorConnectionTest(outcome: .failed, message: "Checkout.com could not be reached (\(reason))")
+        default:
+            return .failure(result, processor: "Checkout.com", key: "secret key", call: "GET /payments")
         }
     }
 }

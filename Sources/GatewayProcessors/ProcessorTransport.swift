@@ -50,6 +50,21 @@ enum ProcessorCallResult {
     case broken(String)
 }
 
+extension ProcessorConnectionTest {
+    /// A connection test's outcome for what the processor's own cases leave: `401` (the key), another status, or no
+    /// answer. `processor` names it in the message; `call` is the request made (`POST /paymentMethods`).
+    static func failure(_ result: ProcessorCallResult, processor: String, key: String, call: String) -> Self {
+        switch result {
+        case .answered(401, _, _, _):
+            return Self(outcome: .failed, message: "\(processor) refused the \(key) (401)", httpStatus: 401)
+        case .answered(let status, _, _, _):
+            return Self(outcome: .failed, message: "\(processor) answered HTTP \(status) to \(call)", httpStatus: status)
+        case .notSent(let reason), .timedOut(let reason), .broken(let reason):
+            return Self(outcome: .failed, message: "\(processor) could not be reached (\(reason))")
+        }
+    }
+}
+
 /// The HTTP side of the connectors: JSON over libcurl with TLS verification, separate connect and total timeouts,
 /// no redirects; `http://` only to a loopback base URL. Never logs a body or a header value.
 final class ProcessorHTTP: Sendable {

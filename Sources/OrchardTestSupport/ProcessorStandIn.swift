@@ -25,35 +25,16 @@ public final class ProcessorStandIn: @unchecked Sendable {
     public let api: API
     /// The port it listens on.
     public let port: Int
-    private let process: Process
+    private let script: StandInScript
     private let client = CurlHTTPClient()
 
     /// Starts the script for `api` on `port` (0: a free one).
     public init(api: API, port: Int = 0) throws {
-        guard let python = ApplePayStandIn.pythonPath else {
-            throw TestCertificateAuthority.Failure(description: "python3 is not installed")
-        }
         self.api = api
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [Self.scriptPath, "--api", api.rawValue, "--port", String(port)]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let listening = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        else {
-            _ = kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw TestCertificateAuthority.Failure(description: "the processor stand-in did not print its port")
-        }
-        self.port = listening
+        script = try StandInScript(
+            script: Self.scriptPath, arguments: ["--api", api.rawValue, "--port", String(port)],
+            name: "processor stand-in")
+        self.port = script.port
     }
 
     deinit { stop() }
@@ -62,11 +43,7 @@ public final class ProcessorStandIn: @unchecked Sendable {
     public var baseURL: String { api == .adyen ? "http://127.0.0.1:\(port)/v71" : "http://127.0.0.1:\(port)" }
 
     /// Stops the script (SIGKILL: a child inherits the test runner's blocked signals).
-    public func stop() {
-        guard process.isRunning else { return }
-        _ = kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    public func stop() { script.stop() }
 
     /// A free loopback port, for a stand-in started later on a port known now (a refused connection first).
     public static func freePort() -> Int {

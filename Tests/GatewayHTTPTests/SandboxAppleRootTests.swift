@@ -13,12 +13,9 @@ import Testing
 @Suite("Apple's own tokens in the sandbox, beside the test PKI", .serialized)
 struct SandboxAppleRootTests {
     /// `$ORCHARD_VECTORS_DIR`, else `<package root>/../shared/vectors` (as the token library's conformance tests).
-    static let vectors: URL = {
-        let path = ProcessInfo.processInfo.environment["ORCHARD_VECTORS_DIR"] ?? ""
-        return path.isEmpty ? TestPaths.sharedVectors : URL(fileURLWithPath: path)
-    }()
+    static let vectors = TestPaths.vectors ?? TestPaths.sharedVectors
     static let appleRoot = vectors.appendingPathComponent("apple-root-ca-g3.pem").path
-    static let available = FileManager.default.fileExists(atPath: vectors.appendingPathComponent("manifest.json").path)
+    static let available = TestPaths.vectors != nil
 
     /// A vector of the manifest with what the test needs.
     struct Vector: CustomTestStringConvertible, Sendable {
