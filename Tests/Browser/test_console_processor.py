@@ -57,6 +57,13 @@ def field(session, element_id):
     return session.wait(lambda d: d.find_element(By.ID, element_id), element_id)
 
 
+def run_connection_test(session, what):
+    """Clicks "Test connection" and waits for its outcome; returns the result element."""
+    field(session, "processor-test").click()
+    return session.wait(lambda d: d.find_element(By.ID, "processor-test-result").get_attribute("data-outcome")
+                        and d.find_element(By.ID, "processor-test-result"), what)
+
+
 def test_set_test_and_pay_through_adyen(driver, orchard_server, adyen_standin, screenshot):
     server = orchard_server(extra_args=["--processor-base-url", "adyen=" + adyen_standin.url])
     notify = f"{server.url}/v1/processors/adyen/notifications/{server.merchant['merchant_id']}"
@@ -86,9 +93,7 @@ def test_set_test_and_pay_through_adyen(driver, orchard_server, adyen_standin, s
     assert field(session, "processor-api-key").get_attribute("value") == ""
     screenshot("console-processor-adyen")
 
-    field(session, "processor-test").click()
-    result = session.wait(lambda d: d.find_element(By.ID, "processor-test-result").get_attribute("data-outcome")
-                          and d.find_element(By.ID, "processor-test-result"), "the connection test")
+    result = run_connection_test(session, "the connection test")
     assert result.get_attribute("data-outcome") == "ok" and "Connected" in result.text, result.text
 
     # A live environment is refused for a sandbox merchant, with its code on the page.
@@ -117,9 +122,7 @@ def test_set_test_and_pay_through_adyen(driver, orchard_server, adyen_standin, s
                                                         "api_key": "AQE-wrong", "hmac_key": HMAC_KEY})
     assert status == 200
     session.open("processor")
-    field(session, "processor-test").click()
-    result = session.wait(lambda d: d.find_element(By.ID, "processor-test-result").get_attribute("data-outcome")
-                          and d.find_element(By.ID, "processor-test-result"), "the second connection test")
+    result = run_connection_test(session, "the second connection test")
     assert result.get_attribute("data-outcome") == "failed" and "401" in result.text, result.text
     screenshot("console-processor-failed-test")
 
@@ -165,9 +168,7 @@ def test_checkout_com_through_the_form_then_back_to_the_sandbox(driver, orchard_
     assert CKO_SECRET not in driver.page_source and CKO_WEBHOOK not in driver.page_source
     screenshot("console-processor-checkout-com")
 
-    field(session, "processor-test").click()
-    result = session.wait(lambda d: d.find_element(By.ID, "processor-test-result").get_attribute("data-outcome")
-                          and d.find_element(By.ID, "processor-test-result"), "the connection test")
+    result = run_connection_test(session, "the connection test")
     assert result.get_attribute("data-outcome") == "ok" and "Connected" in result.text, result.text
 
     # Capture now through Checkout.com: captured once its signed webhooks arrive.
