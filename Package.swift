@@ -57,7 +57,9 @@ let package = Package(
         // sandbox (token opener, sandbox PKI issuer and acquirer, sandbox wallet, payment-request evaluator).
         .target(
             name: "GatewayAssembly",
-            dependencies: ["Gateway", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardBase", "OrchardCrypto"]),
+            dependencies: [
+                "Gateway", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardBase", "OrchardCrypto",
+            ]),
         // The embedded default Store.
         .target(name: "GatewaySQLite", dependencies: ["Gateway", "OrchardBase", "CSQLite"]),
         // The Store for several instances on one PostgreSQL database.
@@ -76,7 +78,8 @@ let package = Package(
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "OrchardHTTP", "OrchardBase", "Gateway", "GatewayAssembly", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
+                "OrchardHTTP", "OrchardBase", "Gateway", "GatewayAssembly", "ApplePayModel", "ApplePaySandbox",
+                "OrchardCrypto",
                 "OrchardJSON",
             ],
             // The browser files it serves: orchard.js and the sandbox demo store (docs/web.md).
@@ -86,7 +89,8 @@ let package = Package(
         .target(
             name: "OrchardCLI",
             dependencies: [
-                "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewayAssembly", "GatewaySQLite",
+                "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewayAssembly",
+                "GatewaySQLite",
                 "GatewayPostgres", "GatewayCurl", "GatewayProcessors", "OrchardHTTP", "GatewayHTTP", "OrchardJSON",
             ]),
         .executableTarget(name: "orchard", dependencies: ["OrchardCLI"]),
@@ -103,7 +107,8 @@ let package = Package(
             name: "ApplePayModelTests", dependencies: ["ApplePayModel", "OrchardBase", "OrchardTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(
-            name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardTestSupport", "OrchardJSON"]),
+            name: "ApplePayTokenTests",
+            dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardTestSupport", "OrchardJSON"]),
         .testTarget(name: "OrchardCryptoTests", dependencies: ["OrchardCrypto"]),
         .testTarget(name: "OrchardJSONTests", dependencies: ["OrchardJSON"]),
         .testTarget(
@@ -115,7 +120,8 @@ let package = Package(
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
-                "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
+                "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl",
+                "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
                 "OrchardCLI", "OrchardTestSupport", "OrchardJSON", "OrchardBase", "GatewayProcessors", "GatewayCurl",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres"]),

@@ -528,7 +528,9 @@ extension GatewayService {
     /// processor accepted already is never sent again: with `querying` (reconciliation) the processor is asked what
     /// became of it (``Processor/operationStatus(_:reference:operationID:amount:)``), otherwise it is answered as it
     /// is, `pending` on a `refund_pending` payment, until its notification comes.
-    func finishRefund(paymentID: String, refundID: String, querying: Bool = false) throws(GatewayError)
+    func finishRefund(
+        paymentID: String, refundID: String, querying: Bool = false
+    ) throws(GatewayError)
         -> RefundResult
     {
         let (payment, pending) = try read { tx -> (Payment, Refund) in

@@ -204,7 +204,8 @@ extension GatewayService {
                 lateApproval = (reference, payment.id, try processor(for: payment))
             }
             guard let events else {
-                record.outcome = notification.event == .refund || notification.event == .refundReversed
+                record.outcome =
+                    notification.event == .refund || notification.event == .refundReversed
                     ? (Self.refund(for: notification, in: payment) == nil ? "unknown_refund" : "no_change")
                     : "no_change"
                 try tx.updateProcessorNotification(record)
@@ -259,8 +260,10 @@ extension GatewayService {
             return refund
         }
         let state: Refund.Status = notification.event == .refundReversed ? .succeeded : .pending
-        return payment.refunds.filter { $0.status == state && (notification.amount == nil || $0.amount == notification.amount) }
-            .min { $0.createdAt < $1.createdAt }
+        return payment.refunds.filter {
+            $0.status == state && (notification.amount == nil || $0.amount == notification.amount)
+        }
+        .min { $0.createdAt < $1.createdAt }
     }
 
     /// The state machine's events a notification means for `payment` as it is now; nil when it changes nothing (a
@@ -282,11 +285,14 @@ extension GatewayService {
                         code: code, processorCode: notification.processorCode, cause: "\(cause) declined \(code)")
                 ] : nil
         case (.capture, true):
-            let amount = payment.pendingOperation.flatMap { $0.kind == .capture ? $0.amount : nil }
+            let amount =
+                payment.pendingOperation.flatMap { $0.kind == .capture ? $0.amount : nil }
                 ?? notification.amount ?? payment.amount
             if awaiting {
                 // Out of order: the capture's report came before the authorization's.
-                return [.authorizationApproved(approval, cause: "\(cause) approved"), .captureSucceeded(amount: amount)]
+                return [
+                    .authorizationApproved(approval, cause: "\(cause) approved"), .captureSucceeded(amount: amount),
+                ]
             }
             return payment.status == .authorized || payment.status == .capturePending
                 ? [.captureSucceeded(amount: amount)] : nil
@@ -321,7 +327,9 @@ extension GatewayService {
     }
 
     /// The merchant's recorded processor notifications, newest first.
-    public func processorNotifications(merchantID: String, limit: Int = 100) throws(GatewayError)
+    public func processorNotifications(
+        merchantID: String, limit: Int = 100
+    ) throws(GatewayError)
         -> [ProcessorNotificationRecord]
     {
         try read { try $0.processorNotifications(merchantID: merchantID, limit: limit) }

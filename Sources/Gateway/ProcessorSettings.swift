@@ -215,7 +215,8 @@ extension GatewayService {
             }
             guard merchant.environment == .sandbox else {
                 throw GatewayError(
-                    .processorNotAllowed, "the \(type) acquirer moves no money: a production merchant needs a processor",
+                    .processorNotAllowed,
+                    "the \(type) acquirer moves no money: a production merchant needs a processor",
                     param: "type")
             }
             draft = ProcessorSettingsDraft(environment: nil, isLive: false, fields: [:], secrets: [:])
@@ -242,7 +243,8 @@ extension GatewayService {
             var detail = ["type": type, "version": String(version)]
             detail["environment"] = draft.environment
             try AuditLog.record(
-                in: tx, merchantID: merchantID, action: AuditLog.Action.processorSettingsUpdate, detail: detail, at: now)
+                in: tx, merchantID: merchantID, action: AuditLog.Action.processorSettingsUpdate, detail: detail, at: now
+            )
             return record
         }
         return try view(of: record, merchant: merchant)
@@ -290,7 +292,8 @@ extension GatewayService {
         var secrets: [String: SecureBytes] = [:]
         if let sealed = record.secretsSealed {
             let plaintext = try cipher.open(
-                sealed, context: SealingContext.processorSecrets(merchantID: record.merchantID, version: record.version))
+                sealed, context: SealingContext.processorSecrets(merchantID: record.merchantID, version: record.version)
+            )
             for name in try connector(record.type)?.secretFields ?? [] {
                 if let value = SecureJSON.string(at: [name], in: plaintext) { secrets[name] = value }
             }

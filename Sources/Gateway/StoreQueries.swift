@@ -110,7 +110,8 @@ extension StoreStatements {
 extension StoreStatements {
     package func insertProcessorSettings(_ settings: ProcessorSettingsRecord) throws {
         _ = try change(
-            shared: "INSERT INTO processor_settings (\(ProcessorSettingsRecord.storeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            shared:
+                "INSERT INTO processor_settings (\(ProcessorSettingsRecord.storeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)",
             settings.storeValues)
     }
 

@@ -201,7 +201,8 @@ extension Payment {
             .text(acquirer), .text(acquirerReference), .text(failureCode), .date(createdAt), .date(updatedAt),
             .date(authorizedAt), .date(capturedAt), .date(voidedAt), .date(authorizationSentAt),
             .text(pendingOperation?.kind.rawValue), .text(pendingOperation?.operationID),
-            .integer(pendingOperation?.amount), .text(processorCode), .integer(processorSettingsVersion.map(Int64.init)),
+            .integer(pendingOperation?.amount), .text(processorCode),
+            .integer(processorSettingsVersion.map(Int64.init)),
             .bool(pendingOperation != nil), .date(status == .authorized ? captureAt : nil),
         ]
     }

@@ -1,7 +1,7 @@
 import ApplePayModel
 import Foundation
-import OrchardJSON
 import OrchardBase
+import OrchardJSON
 
 /// The wire shapes of `openapi.yaml`, shared by the HTTP responses and the webhook bodies the outbox stores:
 /// amounts as decimal strings with the currency's exponent, RFC 3339 times in UTC with whole seconds, every

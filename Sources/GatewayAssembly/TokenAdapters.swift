@@ -1,8 +1,8 @@
-import OrchardBase
 import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import Gateway
+import OrchardBase
 import OrchardCrypto
 
 /// The product's ``PaymentTokenOpener``: ApplePayToken's verification (CMS signature, chain to the
@@ -88,7 +88,7 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, Sendable {
             for decryptor in decryptors where data == nil {
                 do {
                     data = try decryptor.decrypt(parsed, at: time)
-                } catch where error.code == .certificateUntrusted {
+                } catch  where error.code == .certificateUntrusted {
                     // Its chain does not lead to this anchor: the next one may be its root.
                     untrusted = untrusted ?? error
                 }

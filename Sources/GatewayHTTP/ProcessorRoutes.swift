@@ -20,7 +20,9 @@ extension GatewayAPI {
 
     /// `POST /v1/processors/{path}/{merchant_id}`: the notification verified and applied, answered with the
     /// processor's acknowledgement (`[accepted]`); `401 processor_signature_invalid` changes nothing.
-    func processorNotifications(path: String, _ request: HTTPRequest, _ context: RequestContext) throws
+    func processorNotifications(
+        path: String, _ request: HTTPRequest, _ context: RequestContext
+    ) throws
         -> HTTPResponse
     {
         let merchantID = try context.parameter("merchant_id")

@@ -418,18 +418,23 @@ struct PostgresTransaction: StoreTransaction {
 
     func insertRefund(_ r: Refund) throws {
         try db.run(
-            "INSERT INTO refunds (\(Refund.storeColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", r.storeValues.map(PGValue.init))
+            "INSERT INTO refunds (\(Refund.storeColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            r.storeValues.map(PGValue.init))
     }
 
     func updateRefund(_ r: Refund) throws {
         try db.run(
             "UPDATE refunds SET status = $1, decline_code = $2, updated_at = $3, processor_reference = $4 WHERE id = $5",
-            [.text(r.status.rawValue), PGValue(r.declineCode), .timestamptz(r.updatedAt), PGValue(r.processorReference), .text(r.id)])
+            [
+                .text(r.status.rawValue), PGValue(r.declineCode), .timestamptz(r.updatedAt),
+                PGValue(r.processorReference), .text(r.id),
+            ])
     }
 
     func refunds(paymentID: String) throws -> [Refund] {
         try db.query(
-            "SELECT \(Refund.storeColumns) FROM refunds WHERE payment_id = $1 ORDER BY created_at, seq", [.text(paymentID)]
+            "SELECT \(Refund.storeColumns) FROM refunds WHERE payment_id = $1 ORDER BY created_at, seq",
+            [.text(paymentID)]
         ) { Refund(row: $0) }
     }
 

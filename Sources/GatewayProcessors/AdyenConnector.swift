@@ -49,7 +49,11 @@ public struct AdyenConnector: ProcessorConnector {
         }
         var fields = ["merchant_account": account]
         if let prefix = body["live_url_prefix"] {
-            guard !prefix.isEmpty, prefix.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || ($0 < 0x80 && Character(Unicode.Scalar($0)).isLetter) || (0x30...0x39).contains($0) })
+            guard !prefix.isEmpty,
+                prefix.utf8.allSatisfy({
+                    $0 == UInt8(ascii: "-") || ($0 < 0x80 && Character(Unicode.Scalar($0)).isLetter)
+                        || (0x30...0x39).contains($0)
+                })
             else { throw GatewayError.invalid("live_url_prefix", "letters, digits and hyphens") }
             fields["live_url_prefix"] = prefix
         } else if environment == "live" {
@@ -69,10 +73,12 @@ public struct AdyenConnector: ProcessorConnector {
         case (nil, nil): break
         case (nil, _):
             throw GatewayError(
-                .parameterMissing, "notification_username goes with notification_password", param: "notification_username")
+                .parameterMissing, "notification_username goes with notification_password",
+                param: "notification_username")
         case (_, nil):
             throw GatewayError(
-                .parameterMissing, "notification_password goes with notification_username", param: "notification_password")
+                .parameterMissing, "notification_password goes with notification_username",
+                param: "notification_password")
         }
         return ProcessorSettingsDraft(
             environment: environment, isLive: environment == "live", fields: fields, secrets: secrets)
@@ -223,7 +229,9 @@ struct AdyenProcessor: Processor {
         ])
     }
 
-    func modify(_ reference: String, _ action: String, operationID: String, amount: SecureJSONBody.Value?)
+    func modify(
+        _ reference: String, _ action: String, operationID: String, amount: SecureJSONBody.Value?
+    )
         -> ProcessorOperationOutcome
     {
         var body: [(String, SecureJSONBody.Value)] = [
@@ -286,19 +294,24 @@ extension AdyenConnector {
         _ request: ProcessorNotificationRequest, account: ProcessorAccount
     ) throws(GatewayError) -> ProcessorNotificationBatch {
         let refused = GatewayError(.processorSignatureInvalid, "the notification's signature does not verify")
-        if let user = account.fields["notification_username"], let password = account.secretText("notification_password") {
+        if let user = account.fields["notification_username"],
+            let password = account.secretText("notification_password")
+        {
             let expected = "Basic " + Data((user + ":" + password).utf8).base64EncodedString()
-            guard let given = request.header("Authorization"), ConstantTime.equals(Array(given.utf8), Array(expected.utf8))
+            guard let given = request.header("Authorization"),
+                ConstantTime.equals(Array(given.utf8), Array(expected.utf8))
             else { throw GatewayError(.processorSignatureInvalid, "the notification's Basic auth does not match") }
         }
-        guard let key = account.secrets["hmac_key"]?.withUnsafeBytes({ Hex.decode(String(decoding: $0, as: UTF8.self)) })
+        guard
+            let key = account.secrets["hmac_key"]?.withUnsafeBytes({ Hex.decode(String(decoding: $0, as: UTF8.self)) })
         else { throw GatewayError(.internalError, "the Adyen settings have no HMAC key") }
         guard let body = try? JSONValue.parse(request.body), let items = body["notificationItems"]?.array else {
             throw GatewayError(.parameterInvalid, "not an Adyen notification", param: "notificationItems")
         }
         var notifications: [ProcessorNotification] = []
         for wrapped in items {
-            guard let item = wrapped["NotificationRequestItem"], let expected = AdyenSignature.signature(of: item, key: key),
+            guard let item = wrapped["NotificationRequestItem"],
+                let expected = AdyenSignature.signature(of: item, key: key),
                 let given = item["additionalData"]?.text("hmacSignature"),
                 ConstantTime.equals(Array(expected.utf8), Array(given.utf8))
             else { throw refused }
@@ -331,7 +344,8 @@ extension AdyenConnector {
         }
         let reason = item.text("reason")
         var notification = ProcessorNotification(
-            key: [code, psp ?? "", item.text("originalReference") ?? "", success ? "true" : "false"].joined(separator: ":"),
+            key: [code, psp ?? "", item.text("originalReference") ?? "", success ? "true" : "false"].joined(
+                separator: ":"),
             eventCode: code, event: event, success: success,
             paymentReference: event == .authorization ? psp : item.text("originalReference"),
             merchantReference: item.text("merchantReference"), operationReference: event == .authorization ? nil : psp,

@@ -39,7 +39,8 @@ public struct CheckoutComConnector: ProcessorConnector {
         return ProcessorSettingsDraft(
             environment: environment, isLive: environment == "production", fields: ["processing_channel_id": channel],
             secrets: [
-                "secret_key": SecureBytes(Array(secretKey.utf8)), "webhook_secret": SecureBytes(Array(webhookSecret.utf8)),
+                "secret_key": SecureBytes(Array(secretKey.utf8)),
+                "webhook_secret": SecureBytes(Array(webhookSecret.utf8)),
             ])
     }
 
@@ -88,7 +89,8 @@ struct CheckoutComProcessor: Processor {
         guard CardExpiry(yymmdd: request.expirationDate) != nil else {
             throw GatewayError(.paymentDataTypeUnsupported, "the token's expiry is not a date", param: "token")
         }
-        let value = try MinorUnits.checkoutCom.checked(request.amount, currency: request.currency, processor: "Checkout.com")
+        let value = try MinorUnits.checkoutCom.checked(
+            request.amount, currency: request.currency, processor: "Checkout.com")
         guard value <= 999_999_999 else {
             throw GatewayError(
                 .paymentDataTypeUnsupported, "Checkout.com takes amounts of at most 9 digits", param: "amount")
@@ -98,7 +100,8 @@ struct CheckoutComProcessor: Processor {
     /// The `/payments` body: a `network_token` source of type `applepay`.
     func paymentBody(_ request: AuthorizationRequest) throws(GatewayError) -> SecureBytes {
         try check(request)
-        let value = try MinorUnits.checkoutCom.checked(request.amount, currency: request.currency, processor: "Checkout.com")
+        let value = try MinorUnits.checkoutCom.checked(
+            request.amount, currency: request.currency, processor: "Checkout.com")
         guard let expiry = CardExpiry(yymmdd: request.expirationDate), let cryptogram = request.cryptogram else {
             throw GatewayError(.paymentDataTypeUnsupported, "the token cannot be sent to Checkout.com", param: "token")
         }
@@ -148,12 +151,15 @@ struct CheckoutComProcessor: Processor {
         return .approved(ProcessorApproval(reference: id, authCode: payment.text("auth_code") ?? "", capture: capture))
     }
 
-    func action(_ reference: String, _ action: String, operationID: String, amount: Int64?, currency: String?)
+    func action(
+        _ reference: String, _ action: String, operationID: String, amount: Int64?, currency: String?
+    )
         -> ProcessorOperationOutcome
     {
         var body: [(String, SecureJSONBody.Value)] = [("reference", .string(operationID))]
         if let amount, let currency {
-            body.append(("amount", .integer(MinorUnits.checkoutCom.processorAmount(amount, currency: currency) ?? amount)))
+            body.append(
+                ("amount", .integer(MinorUnits.checkoutCom.processorAmount(amount, currency: currency) ?? amount)))
         }
         let result = http.call(
             .post, baseURL + "/payments/" + Self.pathComponent(reference) + "/" + action,
@@ -220,7 +226,8 @@ struct CheckoutComProcessor: Processor {
 
     func testConnection() -> ProcessorConnectionTest {
         let result = http.call(
-            .get, baseURL + "/payments?reference=orchard-connection-test&limit=1", headers: headers(idempotencyKey: nil))
+            .get, baseURL + "/payments?reference=orchard-connection-test&limit=1", headers: headers(idempotencyKey: nil)
+        )
         switch result {
         case .answered(200, _, _, _):
             return ProcessorConnectionTest(

@@ -58,7 +58,8 @@ extension ProcessorConnectionTest {
         case .answered(401, _, _, _):
             return Self(outcome: .failed, message: "\(processor) refused the \(key) (401)", httpStatus: 401)
         case .answered(let status, _, _, _):
-            return Self(outcome: .failed, message: "\(processor) answered HTTP \(status) to \(call)", httpStatus: status)
+            return Self(
+                outcome: .failed, message: "\(processor) answered HTTP \(status) to \(call)", httpStatus: status)
         case .notSent(let reason), .timedOut(let reason), .broken(let reason):
             return Self(outcome: .failed, message: "\(processor) could not be reached (\(reason))")
         }

@@ -423,18 +423,23 @@ struct SQLiteTransaction: StoreTransaction {
 
     func insertRefund(_ r: Refund) throws {
         try db.run(
-            "INSERT INTO refunds (\(Refund.storeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", r.storeValues.map(SQLValue.init))
+            "INSERT INTO refunds (\(Refund.storeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            r.storeValues.map(SQLValue.init))
     }
 
     func updateRefund(_ r: Refund) throws {
         try db.run(
             "UPDATE refunds SET status = ?, decline_code = ?, updated_at = ?, processor_reference = ? WHERE id = ?",
-            [.text(r.status.rawValue), SQLValue(r.declineCode), SQLValue(r.updatedAt), SQLValue(r.processorReference), .text(r.id)])
+            [
+                .text(r.status.rawValue), SQLValue(r.declineCode), SQLValue(r.updatedAt),
+                SQLValue(r.processorReference), .text(r.id),
+            ])
     }
 
     func refunds(paymentID: String) throws -> [Refund] {
         try db.query(
-            "SELECT \(Refund.storeColumns) FROM refunds WHERE payment_id = ? ORDER BY created_at, rowid", [.text(paymentID)]
+            "SELECT \(Refund.storeColumns) FROM refunds WHERE payment_id = ? ORDER BY created_at, rowid",
+            [.text(paymentID)]
         ) { Refund(row: $0) }
     }
 

@@ -1,4 +1,3 @@
-import OrchardBase
 import ApplePayToken
 import Foundation
 import Gateway
@@ -7,6 +6,7 @@ import GatewayHTTP
 import GatewayPostgres
 import GatewayProcessors
 import GatewaySQLite
+import OrchardBase
 import OrchardCrypto
 import OrchardHTTP
 
@@ -111,7 +111,9 @@ public final class GatewayRuntime: Sendable {
         if let sandbox { anchors[.sandbox] = [try TrustAnchor(pem: sandbox.trustAnchorPEM)] }
         // A sandbox merchant trusts Apple Root CA - G3 too when it is given: tokens from a device signed in with an
         // Apple sandbox tester account are signed by Apple's chain. Production trusts Apple's root only.
-        if options.appleRootPath != nil, let productionAnchor { anchors[.sandbox, default: []].append(productionAnchor) }
+        if options.appleRootPath != nil, let productionAnchor {
+            anchors[.sandbox, default: []].append(productionAnchor)
+        }
         if let productionAnchor { anchors[.production] = [productionAnchor] }
         self.sandbox = sandbox
         sandboxWallet = try sandbox.map { try SandboxWallet(setup: $0, merchants: registry) }
@@ -119,7 +121,8 @@ public final class GatewayRuntime: Sendable {
         gateway = GatewayService(
             configuration: options.configuration, store: store,
             processor: SandboxAcquirer(ledger: store, clock: clock, configuration: options.acquirer),
-            connectors: Self.connectors(options.processors), tokenOpener: ApplePayTokenOpener(anchors: anchors, window: options.window),
+            connectors: Self.connectors(options.processors),
+            tokenOpener: ApplePayTokenOpener(anchors: anchors, window: options.window),
             currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(), cipher: cipher, clock: clock)
     }
 

@@ -1,7 +1,7 @@
-import OrchardBase
 import ApplePayModel
 import Foundation
 import Gateway
+import OrchardBase
 import OrchardCrypto
 import OrchardJSON
 

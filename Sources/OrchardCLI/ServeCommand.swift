@@ -1,4 +1,3 @@
-import OrchardBase
 import ApplePayToken
 import Foundation
 import Gateway
@@ -6,6 +5,7 @@ import GatewayCurl
 import GatewayHTTP
 import GatewayPostgres
 import GatewayProcessors
+import OrchardBase
 import OrchardHTTP
 
 /// `orchard serve`: the gateway's HTTP API on libmicrohttpd, with the webhook dispatcher and the reconciliation
@@ -285,7 +285,8 @@ public enum ServeCommand {
             guard ProcessorConnectorConfiguration.isAcceptableBaseURL(parts[1]) else {
                 throw ConfigurationError(
                     .invalidValue,
-                    "setting processor-base-url: \(parts[0])'s URL must be https, or http to the loopback (got \"\(parts[1])\")")
+                    "setting processor-base-url: \(parts[0])'s URL must be https, or http to the loopback (got \"\(parts[1])\")"
+                )
             }
             configuration.baseURLs[parts[0]] = parts[1]
         }

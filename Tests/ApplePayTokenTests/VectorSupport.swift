@@ -28,10 +28,12 @@ enum Vectors {
         func merchantKey() throws -> MerchantKey? {
             guard let privateKey else { return nil }
             if let certificate {
-                return try MerchantKey(privateKeyPEM: try SecureBytes(contentsOf: url(privateKey)), certificatePEM: try text(certificate))
+                return try MerchantKey(
+                    privateKeyPEM: try SecureBytes(contentsOf: url(privateKey)), certificatePEM: try text(certificate))
             }
             guard let merchantID else { return nil }
-            return try MerchantKey(privateKeyPEM: try SecureBytes(contentsOf: url(privateKey)), merchantIdentifier: merchantID)
+            return try MerchantKey(
+                privateKeyPEM: try SecureBytes(contentsOf: url(privateKey)), merchantIdentifier: merchantID)
         }
     }
 

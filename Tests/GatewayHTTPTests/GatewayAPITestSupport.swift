@@ -141,7 +141,9 @@ func openAPIOperations() throws -> Set<String> {
             path = String(line.dropFirst(2).dropLast())
         } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
             let method = line.trimmingCharacters(in: .whitespaces).dropLast()
-            if ["get", "post", "put", "delete"].contains(String(method)) { operations.insert("\(method.uppercased()) \(path)") }
+            if ["get", "post", "put", "delete"].contains(String(method)) {
+                operations.insert("\(method.uppercased()) \(path)")
+            }
         }
     }
     return operations

@@ -1,10 +1,10 @@
-import OrchardBase
 import ApplePayModel
 import ApplePaySandbox
 import Foundation
 import Gateway
 import GatewayAssembly
 import GatewayHTTP
+import OrchardBase
 import OrchardCLI
 import OrchardHTTP
 import OrchardTestSupport
@@ -624,7 +624,8 @@ struct ErrorMappingTests {
         }
         // Spec → implementation: each documented code has a source (the mapping table, the transport, the
         // token library).
-        let sources = try Set(GatewayAPIError.table.keys.map(\.rawValue)).union(Self.transportCodes()).union(Self.tokenCodes())
+        let sources = try Set(GatewayAPIError.table.keys.map(\.rawValue)).union(Self.transportCodes()).union(
+            Self.tokenCodes())
         let unsourced = Set(documented.keys).subtracting(sources)
         #expect(unsourced.isEmpty, "documented but never answered: \(unsourced.sorted())")
         // Implementation → spec: each entry of the mapping table is documented.

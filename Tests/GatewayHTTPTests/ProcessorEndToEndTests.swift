@@ -35,7 +35,9 @@ struct ProcessorEndToEndTests {
             let id = try #require(response.error["payment_id"] as? String)
             let payment = try p.payment(id)
             #expect(payment["status"] as? String == "failed" && payment["processor"] as? String == api.rawValue)
-            #expect(payment["decline_code"] as? String == decline.code && payment["processor_code"] as? String == decline.raw)
+            #expect(
+                payment["decline_code"] as? String == decline.code
+                    && payment["processor_code"] as? String == decline.raw)
         }
         let approved = try p.pay(capture: "manual")
         #expect(approved.status == 200 && approved.json["status"] as? String == "authorized", "\(approved.text)")
@@ -45,7 +47,9 @@ struct ProcessorEndToEndTests {
         #expect(approved.json["processor_code"] is NSNull)
     }
 
-    @Test("capture now: pending until the processor's notification says captured; duplicates change nothing", arguments: apis)
+    @Test(
+        "capture now: pending until the processor's notification says captured; duplicates change nothing",
+        arguments: apis)
     func captureNow(_ api: ProcessorStandIn.API) throws {
         let p = try ProcessorHarness(api)
         let paid = try p.pay(capture: "now")
@@ -64,7 +68,8 @@ struct ProcessorEndToEndTests {
         let transitions = try p.payment(id)["transitions"] as? [[String: Any]] ?? []
         #expect(transitions.map { $0["to"] as? String } == ["processing", "authorized", "capture_pending", "captured"])
         let recorded = try p.h.runtime.gateway.processorNotifications(merchantID: p.h.merchant.id)
-        #expect(Set(recorded.map(\.outcome)).isSubset(of: ["applied", "no_change"]) && recorded.count == answers.count / 2)
+        #expect(
+            Set(recorded.map(\.outcome)).isSubset(of: ["applied", "no_change"]) && recorded.count == answers.count / 2)
     }
 
     @Test("capture later, a partial refund and a void, each ended by its signed notification", arguments: apis)
@@ -81,7 +86,8 @@ struct ProcessorEndToEndTests {
         #expect(try p.status(id) == "refund_pending")
         try p.standIn.deliver()
         let refunded = try p.payment(id)
-        #expect(refunded["status"] as? String == "partially_refunded" && refunded["refunded_amount"] as? String == "30.00")
+        #expect(
+            refunded["status"] as? String == "partially_refunded" && refunded["refunded_amount"] as? String == "30.00")
         #expect((refunded["refunds"] as? [[String: Any]])?.first?["status"] as? String == "succeeded")
 
         let other = try #require(try p.pay("50.00", capture: "manual").json["id"] as? String)
@@ -111,7 +117,8 @@ struct ProcessorEndToEndTests {
         try p.standIn.deliver()
         let payment = try p.payment(id)
         #expect(payment["status"] as? String == "captured" && payment["refunded_amount"] as? String == "0.00")
-        #expect(try p.events(id) == ["payment.succeeded", "payment.capture_failed", "payment.captured", "refund.failed"])
+        #expect(
+            try p.events(id) == ["payment.succeeded", "payment.capture_failed", "payment.captured", "refund.failed"])
     }
 
     @Test("a bad signature is 401 and changes nothing; the good one then applies", arguments: apis)
@@ -127,25 +134,32 @@ struct ProcessorEndToEndTests {
         #expect(try p.status(id) == "captured")
     }
 
-    @Test("out of order: the capture's notification before the authorization's; the right state either way", arguments: apis)
+    @Test(
+        "out of order: the capture's notification before the authorization's; the right state either way",
+        arguments: apis)
     func outOfOrder(_ api: ProcessorStandIn.API) throws {
         let p = try ProcessorHarness(api)
         let id = try #require(try p.pay(capture: "now").json["id"] as? String)
         try p.standIn.deliver(["order": "reversed"])
         #expect(try p.status(id) == "captured")
         #expect(try p.events(id) == ["payment.succeeded", "payment.captured"])
-        let refundID = try #require(try p.h.merchantServer("POST", "/v1/payments/\(id)/refunds", json: ["amount": "40.00"]).json["id"] as? String)
+        let refundID = try #require(
+            try p.h.merchantServer("POST", "/v1/payments/\(id)/refunds", json: ["amount": "40.00"]).json["id"]
+                as? String)
         let second = try p.h.merchantServer("POST", "/v1/payments/\(id)/refunds", json: ["amount": "60.00"])
         #expect(second.status == 200)
         // The two refunds' notifications in reverse order: each finds its own refund.
         try p.standIn.deliver(["order": "reversed"])
         let payment = try p.payment(id)
         #expect(payment["status"] as? String == "refunded" && payment["refunded_amount"] as? String == "100.00")
-        #expect((payment["refunds"] as? [[String: Any]])?.map { $0["status"] as? String } == ["succeeded", "succeeded"])
+        #expect(
+            (payment["refunds"] as? [[String: Any]])?.map { $0["status"] as? String } == ["succeeded", "succeeded"])
         _ = refundID
     }
 
-    @Test("a notification before the API's answer: the authorization it reports is recorded once, the answer agrees", arguments: apis)
+    @Test(
+        "a notification before the API's answer: the authorization it reports is recorded once, the answer agrees",
+        arguments: apis)
     func beforeTheAnswer(_ api: ProcessorStandIn.API) throws {
         let p = try ProcessorHarness(api, timeout: 10)
         try p.standIn.script("authorize", [["fail": "timeout", "seconds": 3]])
@@ -189,7 +203,10 @@ struct ProcessorEndToEndTests {
         case .checkoutCom:
             answers = try p.standIn.notify([
                 "events": [
-                    ["id": "evt_unknown1", "type": "payment_approved", "data": ["id": "pay_notours", "reference": "x", "amount": 500, "currency": "EUR"]],
+                    [
+                        "id": "evt_unknown1", "type": "payment_approved",
+                        "data": ["id": "pay_notours", "reference": "x", "amount": 500, "currency": "EUR"],
+                    ],
                     ["id": "evt_dispute1", "type": "dispute_won", "data": ["id": "dsp_1"]],
                 ]
             ])
@@ -205,7 +222,8 @@ struct ProcessorEndToEndTests {
         let p = try ProcessorHarness(.adyen)
         let body = #"{"live":"false","notificationItems":[]}"#
         let unknown = try CurlClient().call(
-            "POST", p.h.base, "/v1/processors/adyen/notifications/mch_nobody", headers: ["Content-Type": "application/json"],
+            "POST", p.h.base, "/v1/processors/adyen/notifications/mch_nobody",
+            headers: ["Content-Type": "application/json"],
             json: nil, body: Data(body.utf8))
         #expect(unknown.status == 404)
         let checkout = try CurlClient().call(

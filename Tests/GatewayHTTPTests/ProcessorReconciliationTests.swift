@@ -73,7 +73,9 @@ struct ProcessorReconciliationTests {
         #expect(try p.authorizations(id) == 1)
     }
 
-    @Test("a capture whose answer was lost is asked about (Checkout.com) or sent again with its key (Adyen): one capture", arguments: apis)
+    @Test(
+        "a capture whose answer was lost is asked about (Checkout.com) or sent again with its key (Adyen): one capture",
+        arguments: apis)
     func lostCaptureAnswer(_ api: ProcessorStandIn.API) throws {
         let p = try ProcessorHarness(api, timeout: 2)
         let id = try #require(try p.pay(capture: "manual").json["id"] as? String)
@@ -85,7 +87,9 @@ struct ProcessorReconciliationTests {
         #expect(try p.status(id) == "captured")
         let ledger = try p.standIn.ledger().first { $0["reference"] as? String == id }
         if api == .adyen {
-            #expect((ledger?["modifications"] as? [[String: Any]])?.filter { $0["kind"] as? String == "capture" }.count == 1)
+            #expect(
+                (ledger?["modifications"] as? [[String: Any]])?.filter { $0["kind"] as? String == "capture" }.count == 1
+            )
         } else {
             #expect((ledger?["actions"] as? [[String: Any]])?.filter { $0["type"] as? String == "Capture" }.count == 1)
         }
@@ -98,7 +102,8 @@ struct ProcessorReconciliationTests {
 struct ProcessorSecrecyTests {
     @Test("orchard serve with --processor-base-url: both processors, then the files and the log scanned")
     func scan() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-psec-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "orchard-psec-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("orchard.db").path
@@ -149,13 +154,20 @@ struct ProcessorSecrecyTests {
             let captured = CapturedOutput()
             #expect(
                 CLI.run(
-                    ["merchant", "set-processor", "--merchant-id", merchant.id, "--config", file.path, "--database", "sqlite:" + path],
+                    [
+                        "merchant", "set-processor", "--merchant-id", merchant.id, "--config", file.path, "--database",
+                        "sqlite:" + path,
+                    ],
                     output: captured.output) == 0, "\(captured.stderr)")
-            try standIn.script("authorize", api == .adyen ? [["result": "Refused", "code": "12"]] : [["approved": false, "response_code": "20051"]])
+            try standIn.script(
+                "authorize",
+                api == .adyen
+                    ? [["result": "Refused", "code": "12"]] : [["approved": false, "response_code": "20051"]])
             for amount in ["100.00", "250.00"] {
                 let token = try running.runtime.mintSandboxToken(
                     amount: try Money(amount, currency: .twd).minorUnits, currency: .twd, pan: pan, at: Date())
-                let prime = try call("POST", "/v1/tokens", ["token": try JSONSerialization.jsonObject(with: token)], app: true)
+                let prime = try call(
+                    "POST", "/v1/tokens", ["token": try JSONSerialization.jsonObject(with: token)], app: true)
                 let primeValue = try #require(prime.json["prime"] as? String, "\(prime.text)")
                 let paid = try call("POST", "/v1/payments", ["prime": primeValue, "amount": amount, "currency": "TWD"])
                 if amount == "250.00" {
@@ -164,7 +176,8 @@ struct ProcessorSecrecyTests {
                     let id = try #require(paid.json["id"] as? String)
                     #expect(try call("POST", "/v1/payments/\(id)/refunds", ["amount": "50.00"]).status == 200)
                     try standIn.deliver(["duplicate": true])
-                    #expect(try call("GET", "/v1/payments/\(id)", nil).json["status"] as? String == "partially_refunded")
+                    #expect(
+                        try call("GET", "/v1/payments/\(id)", nil).json["status"] as? String == "partially_refunded")
                 } else {
                     #expect(paid.status == 402, "\(paid.text)")
                 }
@@ -182,7 +195,9 @@ struct ProcessorSecrecyTests {
         for suffix in ["", "-wal", "-shm"] {
             guard let bytes = FileManager.default.contents(atPath: path + suffix) else { continue }
             scanned += 1
-            for needle in needles { #expect(bytes.range(of: Data(needle.utf8)) == nil, "\(needle.prefix(6))… in orchard.db\(suffix)") }
+            for needle in needles {
+                #expect(bytes.range(of: Data(needle.utf8)) == nil, "\(needle.prefix(6))… in orchard.db\(suffix)")
+            }
         }
         #expect(scanned >= 2, "the database and its WAL were scanned")
         let logText = log.stdout + log.stderr

@@ -61,7 +61,8 @@ struct ProcessorSettingsHTTPTests {
         try Self.checkAgainstSpec(h)
     }
 
-    @Test("orchard merchant set-processor takes the same JSON, records who changed it, and refuses what the API refuses")
+    @Test(
+        "orchard merchant set-processor takes the same JSON, records who changed it, and refuses what the API refuses")
     func command() throws {
         let h = try APIHarness()
         let file = h.directory.appendingPathComponent("processor.json")
@@ -69,7 +70,11 @@ struct ProcessorSettingsHTTPTests {
         let database = "sqlite:" + h.directory.appendingPathComponent("gateway.db").path
         func run(_ arguments: [String]) -> (Int32, CapturedOutput) {
             let captured = CapturedOutput()
-            return (CLI.run(["merchant", "set-processor"] + arguments + ["--database", database], output: captured.output), captured)
+            return (
+                CLI.run(
+                    ["merchant", "set-processor"] + arguments + ["--database", database], output: captured.output),
+                captured
+            )
         }
         let (status, output) = run(["--merchant-id", h.merchant.id, "--config", file.path, "--json"])
         #expect(status == 0, "\(output.stderr)")
@@ -92,10 +97,13 @@ struct ProcessorSettingsHTTPTests {
 
     static let adyen: [String: String] = [
         "type": "adyen", "environment": "test", "merchant_account": "OrchardShopECOM",
-        "api_key": "AQE-test-api-key-0001", "hmac_key": "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056",
+        "api_key": "AQE-test-api-key-0001",
+        "hmac_key": "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056",
     ]
 
-    @Test("Adyen and Checkout.com settings: shown without their secrets, live refused for a sandbox merchant, tested against a stand-in")
+    @Test(
+        "Adyen and Checkout.com settings: shown without their secrets, live refused for a sandbox merchant, tested against a stand-in"
+    )
     func connectors() throws {
         let standIn = try ProcessorStandIn(api: .adyen)
         try standIn.configure([
@@ -127,7 +135,8 @@ struct ProcessorSettingsHTTPTests {
                 "processing_channel_id": "pc_w2njpb6jbjjujgcz5dgzxdn5mm", "webhook_secret": "whk_signature_key",
             ])
         #expect(checkout.status == 200 && checkout.json["version"] as? Int == 2)
-        #expect(checkout.json["secret_hints"] as? [String: String] == ["secret_key": "…0001", "webhook_secret": "…_key"])
+        #expect(
+            checkout.json["secret_hints"] as? [String: String] == ["secret_key": "…0001", "webhook_secret": "…_key"])
         let (_, headers) = try Self.production(h)
         live["type"] = "adyen"
         let production = try h.call("PUT", "/v1/processor", headers: headers, json: live)
@@ -137,7 +146,9 @@ struct ProcessorSettingsHTTPTests {
 
     @Test("orchard serve --processor-base-url: TYPE=URL, https or loopback http, refused in production")
     func serveFlag() throws {
-        func configuration(_ arguments: [String], environment: GatewayEnvironment = .sandbox) throws
+        func configuration(
+            _ arguments: [String], environment: GatewayEnvironment = .sandbox
+        ) throws
             -> ProcessorConnectorConfiguration
         {
             let settings = try ServeCommand.registry().resolve(arguments: arguments, environment: [:])

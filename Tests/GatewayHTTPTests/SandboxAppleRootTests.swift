@@ -91,7 +91,8 @@ struct SandboxAppleRootTests {
 
         // Charged at the processor's stand-in: the DPAN Apple encrypted for this key is what reaches it.
         let expected = try #require(
-            try JSONSerialization.jsonObject(with: try Data(contentsOf: vector.directory.appendingPathComponent(vector.expected)))
+            try JSONSerialization.jsonObject(
+                with: try Data(contentsOf: vector.directory.appendingPathComponent(vector.expected)))
                 as? [String: Any])
         let numeric = try #require(expected["currencyCode"] as? String)
         let currency = try #require(ISO4217Currencies().alphabeticCode(numeric: numeric))
@@ -103,7 +104,8 @@ struct SandboxAppleRootTests {
         let set = try h.merchantServer(
             "PUT", "/v1/processor",
             json: [
-                "type": "adyen", "environment": "test", "merchant_account": "OrchardShopECOM", "api_key": "AQE-vector-key",
+                "type": "adyen", "environment": "test", "merchant_account": "OrchardShopECOM",
+                "api_key": "AQE-vector-key",
                 "hmac_key": ProcessorHarness.hmacKey,
             ])
         #expect(set.status == 200)
@@ -131,7 +133,8 @@ struct SandboxAppleRootTests {
         try h.runtime.gateway.merchants.addProcessingKey(
             merchantID: h.merchant.id,
             privateKeyPEM: try SecureBytes(contentsOf: vector.directory.appendingPathComponent(vector.privateKey)),
-            certificatePEM: try String(contentsOf: vector.directory.appendingPathComponent(vector.certificate!), encoding: .utf8))
+            certificatePEM: try String(
+                contentsOf: vector.directory.appendingPathComponent(vector.certificate!), encoding: .utf8))
         let token = try JSONSerialization.jsonObject(
             with: try Data(contentsOf: vector.directory.appendingPathComponent(vector.token)))
         let refused = try h.client("POST", "/v1/tokens", json: ["token": token])

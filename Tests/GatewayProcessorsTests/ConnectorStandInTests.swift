@@ -14,7 +14,8 @@ struct MinorUnitsTests {
             ("adyen", "EUR", 1_000, 1_000 as Int64?), ("adyen", "ISK", 1_000, 100_000), ("adyen", "IDR", 12_300, 123),
             ("adyen", "IDR", 12_345, nil), ("adyen", "CLP", 500, 50_000), ("adyen", "KWD", 1_234, 1_234),
             ("adyen", "JPY", 1_000, 1_000), ("checkout_com", "ISK", 1_000, 1_000), ("checkout_com", "CLP", 500, 50_000),
-            ("checkout_com", "KWD", 1_230, 1_230), ("checkout_com", "KWD", 1_234, nil), ("checkout_com", "IDR", 12_345, 12_345),
+            ("checkout_com", "KWD", 1_230, 1_230), ("checkout_com", "KWD", 1_234, nil),
+            ("checkout_com", "IDR", 12_345, 12_345),
         ] as [(String, String, Int64, Int64?)])
     func conversions(processor: String, currency: String, iso: Int64, expected: Int64?) {
         let table = processor == "adyen" ? MinorUnits.adyen : MinorUnits.checkoutCom
@@ -45,11 +46,15 @@ struct AdyenStandInTests {
         #expect(body["returnUrl"] as? String != nil && body["shopperInteraction"] as? String == "Ecommerce")
         #expect((body["amount"] as? [String: Any])?["value"] as? Int == 12_345)
         let method = try #require(body["paymentMethod"] as? [String: String])
-        #expect(method == ["type": "scheme", "number": ConnectorFixtures.pan, "expiryMonth": "12", "expiryYear": "2030"])
+        #expect(
+            method == ["type": "scheme", "number": ConnectorFixtures.pan, "expiryMonth": "12", "expiryYear": "2030"])
         let mpi = try #require(body["mpiData"] as? [String: String])
         #expect(mpi["cavv"] == ConnectorFixtures.cryptogram && mpi["eci"] == "07")
         #expect(mpi["directoryResponse"] == "Y" && mpi["authenticationResponse"] == "Y")
-        #expect(body["additionalData"] as? [String: String] == ["paymentdatasource.type": "applepay", "manualCapture": "true"])
+        #expect(
+            body["additionalData"] as? [String: String] == [
+                "paymentdatasource.type": "applepay", "manualCapture": "true",
+            ])
         let headers = try standIn.headers(of: "/v71/payments")
         #expect(headers["x-api-key"] == ConnectorFixtures.adyenBody["api_key"])
         #expect(headers["idempotency-key"] == GatewayService.authorizationOperationID("pay_test_1"))
@@ -65,7 +70,9 @@ struct AdyenStandInTests {
                 ["result": "Refused", "code": "77", "reason": "Something new"],
                 ["result": "Error", "code": "4", "reason": "Acquirer Error"],
             ])
-        let expected = [("insufficient_funds", "12"), ("expired_card", "6"), ("do_not_honor", "77"), ("processing_error", "4")]
+        let expected = [
+            ("insufficient_funds", "12"), ("expired_card", "6"), ("do_not_honor", "77"), ("processing_error", "4"),
+        ]
         for (index, (code, raw)) in expected.enumerated() {
             let outcome = processor.authorize(ConnectorFixtures.request(reference: "pay_decline_\(index)"))
             #expect(outcome == .declined(code: code, processorCode: raw))
@@ -96,7 +103,9 @@ struct AdyenStandInTests {
         }
         let ledger = try standIn.ledger()
         for index in 0..<3 {
-            #expect(ledger.filter { $0["reference"] as? String == "pay_lost_\(index)" }.map { $0["authorizations"] as? Int } == [1])
+            #expect(
+                ledger.filter { $0["reference"] as? String == "pay_lost_\(index)" }.map { $0["authorizations"] as? Int }
+                    == [1])
         }
         #expect(processor.query(merchantReference: "pay_lost_0") == .unsupported)
     }
@@ -107,9 +116,13 @@ struct AdyenStandInTests {
         var body = ConnectorFixtures.adyenBody
         body["api_key"] = "AQE-wrong-key"
         let wrong = try connector.processor(for: try ConnectorFixtures.account(connector, body))
-        #expect(wrong.authorize(ConnectorFixtures.request(reference: "pay_wrong")) == .declined(code: "processor_refused", processorCode: "000"))
+        #expect(
+            wrong.authorize(ConnectorFixtures.request(reference: "pay_wrong"))
+                == .declined(code: "processor_refused", processorCode: "000"))
         #expect(throws: GatewayError.self) { try processor.check(ConnectorFixtures.request(cryptogram: nil)) }
-        #expect(throws: GatewayError.self) { try processor.check(ConnectorFixtures.request(amount: 12_345, currency: "IDR")) }
+        #expect(throws: GatewayError.self) {
+            try processor.check(ConnectorFixtures.request(amount: 12_345, currency: "IDR"))
+        }
         try processor.check(ConnectorFixtures.request(amount: 12_300, currency: "IDR"))
         #expect(try standIn.requests(to: "/v71/payments").count == 1, "nothing sent for what check refused")
     }
@@ -119,36 +132,48 @@ struct AdyenStandInTests {
         guard case .approved(let approval) = processor.authorize(ConnectorFixtures.request(reference: "pay_mod")) else {
             Issue.record("not approved"); return
         }
-        let capture = processor.capture(reference: approval.reference, amount: 6_000, currency: "EUR", operationID: "capture_pay_mod")
+        let capture = processor.capture(
+            reference: approval.reference, amount: 6_000, currency: "EUR", operationID: "capture_pay_mod")
         guard case .accepted(let captureReference?) = capture else { Issue.record("\(capture)"); return }
         #expect(captureReference.count == 16 && captureReference != approval.reference)
         let path = "/v71/payments/\(approval.reference)/captures"
         #expect(try standIn.headers(of: path)["idempotency-key"] == "capture_pay_mod")
         let body = try standIn.body(of: path)
-        #expect(body["reference"] as? String == "capture_pay_mod" && body["merchantAccount"] as? String == "OrchardShopECOM")
+        #expect(
+            body["reference"] as? String == "capture_pay_mod" && body["merchantAccount"] as? String == "OrchardShopECOM"
+        )
         #expect((body["amount"] as? [String: Any])?["value"] as? Int == 6_000)
-        let refund = processor.refund(reference: approval.reference, amount: 2_000, currency: "EUR", operationID: "re_1")
+        let refund = processor.refund(
+            reference: approval.reference, amount: 2_000, currency: "EUR", operationID: "re_1")
         guard case .accepted = refund else { Issue.record("\(refund)"); return }
-        #expect(processor.refund(reference: approval.reference, amount: 9_000, currency: "EUR", operationID: "re_2") == .declined(code: "processor_refused"))
+        #expect(
+            processor.refund(reference: approval.reference, amount: 9_000, currency: "EUR", operationID: "re_2")
+                == .declined(code: "processor_refused"))
         guard case .approved(let other) = processor.authorize(ConnectorFixtures.request(reference: "pay_cancel")) else {
             Issue.record("not approved"); return
         }
         guard case .accepted = processor.void(reference: other.reference, operationID: "void_pay_cancel") else {
             Issue.record("cancel refused"); return
         }
-        #expect(processor.capture(reference: "UNKNOWN000000000", amount: 1, currency: "EUR", operationID: "c") == .declined(code: "processor_refused"))
+        #expect(
+            processor.capture(reference: "UNKNOWN000000000", amount: 1, currency: "EUR", operationID: "c")
+                == .declined(code: "processor_refused"))
     }
 
     @Test("the connection test: POST /paymentMethods, refused for a wrong merchant account")
     func connectionTest() throws {
         let connector = AdyenConnector(configuration: ConnectorFixtures.configuration(standIn))
-        #expect(connector.testConnection(try ConnectorFixtures.account(connector, ConnectorFixtures.adyenBody)).outcome == .ok)
+        #expect(
+            connector.testConnection(try ConnectorFixtures.account(connector, ConnectorFixtures.adyenBody)).outcome
+                == .ok)
         var body = ConnectorFixtures.adyenBody
         body["merchant_account"] = "SomeoneElse"
         let refused = connector.testConnection(try ConnectorFixtures.account(connector, body))
         #expect(refused.outcome == .failed && refused.httpStatus == 403)
         standIn.stop()
-        #expect(connector.testConnection(try ConnectorFixtures.account(connector, ConnectorFixtures.adyenBody)).outcome == .failed)
+        #expect(
+            connector.testConnection(try ConnectorFixtures.account(connector, ConnectorFixtures.adyenBody)).outcome
+                == .failed)
     }
 }
 
@@ -172,8 +197,12 @@ struct CheckoutComStandInTests {
         let body = try standIn.body(of: "/payments")
         let source = try #require(body["source"] as? [String: Any])
         #expect(source["type"] as? String == "network_token" && source["token_type"] as? String == "applepay")
-        #expect(source["token"] as? String == ConnectorFixtures.pan && source["cryptogram"] as? String == ConnectorFixtures.cryptogram)
-        #expect(source["expiry_month"] as? Int == 12 && source["expiry_year"] as? Int == 2030 && source["eci"] as? String == "07")
+        #expect(
+            source["token"] as? String == ConnectorFixtures.pan
+                && source["cryptogram"] as? String == ConnectorFixtures.cryptogram)
+        #expect(
+            source["expiry_month"] as? Int == 12 && source["expiry_year"] as? Int == 2030
+                && source["eci"] as? String == "07")
         #expect(body["amount"] as? Int == 1_230 && body["currency"] as? String == "KWD")
         #expect(body["capture"] as? Bool == false && body["reference"] as? String == "pay_test_1")
         #expect(body["processing_channel_id"] as? String == "pc_w2njpb6jbjjujgcz5dgzxdn5mm")
@@ -218,17 +247,31 @@ struct CheckoutComStandInTests {
             Issue.record("not approved"); return
         }
         try standIn.script("refund", [["success": false, "response_code": "20006"]])
-        let capture = processor.capture(reference: approval.reference, amount: 10_000, currency: "EUR", operationID: "capture_pay_act")
+        let capture = processor.capture(
+            reference: approval.reference, amount: 10_000, currency: "EUR", operationID: "capture_pay_act")
         guard case .accepted(let action?) = capture else { Issue.record("\(capture)"); return }
         #expect(action.hasPrefix("act_"))
-        #expect(try standIn.headers(of: "/payments/\(approval.reference)/captures")["cko-idempotency-key"] == "capture_pay_act")
-        #expect(processor.operationStatus(.capture, reference: approval.reference, operationID: "capture_pay_act", amount: 10_000) == .succeeded)
-        guard case .accepted = processor.refund(reference: approval.reference, amount: 4_000, currency: "EUR", operationID: "re_act") else {
+        #expect(
+            try standIn.headers(of: "/payments/\(approval.reference)/captures")["cko-idempotency-key"]
+                == "capture_pay_act")
+        #expect(
+            processor.operationStatus(
+                .capture, reference: approval.reference, operationID: "capture_pay_act", amount: 10_000) == .succeeded)
+        guard
+            case .accepted = processor.refund(
+                reference: approval.reference, amount: 4_000, currency: "EUR", operationID: "re_act")
+        else {
             Issue.record("refund refused"); return
         }
-        #expect(processor.operationStatus(.refund, reference: approval.reference, operationID: "re_act", amount: 4_000) == .declined(code: "processing_error"))
-        #expect(processor.operationStatus(.refund, reference: approval.reference, operationID: "re_none", amount: 1) == .accepted(reference: nil))
-        #expect(processor.void(reference: approval.reference, operationID: "void_pay_act") == .declined(code: "processor_refused"))
+        #expect(
+            processor.operationStatus(.refund, reference: approval.reference, operationID: "re_act", amount: 4_000)
+                == .declined(code: "processing_error"))
+        #expect(
+            processor.operationStatus(.refund, reference: approval.reference, operationID: "re_none", amount: 1)
+                == .accepted(reference: nil))
+        #expect(
+            processor.void(reference: approval.reference, operationID: "void_pay_act")
+                == .declined(code: "processor_refused"))
     }
 
     @Test("what the API refuses: a wrong key, a wrong channel, a 3-decimal amount not ending in 0; the test")
@@ -237,14 +280,22 @@ struct CheckoutComStandInTests {
         var body = ConnectorFixtures.checkoutBody
         body["secret_key"] = "sk_sbox_wrong"
         let wrong = try connector.processor(for: try ConnectorFixtures.account(connector, body))
-        #expect(wrong.authorize(ConnectorFixtures.request(reference: "pay_k")) == .declined(code: "processor_refused", processorCode: "401"))
+        #expect(
+            wrong.authorize(ConnectorFixtures.request(reference: "pay_k"))
+                == .declined(code: "processor_refused", processorCode: "401"))
         #expect(connector.testConnection(try ConnectorFixtures.account(connector, body)).httpStatus == 401)
         body = ConnectorFixtures.checkoutBody
         body["processing_channel_id"] = "pc_someoneelse"
         let channel = try connector.processor(for: try ConnectorFixtures.account(connector, body))
-        #expect(channel.authorize(ConnectorFixtures.request(reference: "pay_c")) == .declined(code: "processor_refused", processorCode: "processing_channel_id_invalid"))
-        #expect(throws: GatewayError.self) { try processor.check(ConnectorFixtures.request(amount: 1_234, currency: "KWD")) }
+        #expect(
+            channel.authorize(ConnectorFixtures.request(reference: "pay_c"))
+                == .declined(code: "processor_refused", processorCode: "processing_channel_id_invalid"))
+        #expect(throws: GatewayError.self) {
+            try processor.check(ConnectorFixtures.request(amount: 1_234, currency: "KWD"))
+        }
         #expect(throws: GatewayError.self) { try processor.check(ConnectorFixtures.request(cryptogram: nil)) }
-        #expect(connector.testConnection(try ConnectorFixtures.account(connector, ConnectorFixtures.checkoutBody)).outcome == .ok)
+        #expect(
+            connector.testConnection(try ConnectorFixtures.account(connector, ConnectorFixtures.checkoutBody)).outcome
+                == .ok)
     }
 }

@@ -30,7 +30,9 @@ enum ConnectorFixtures {
     }
 
     /// A stand-in for `api` configured with the fixture account (notifications to `notificationURL`).
-    static func standIn(_ api: ProcessorStandIn.API, notificationURL: String = "http://127.0.0.1:9/none") throws
+    static func standIn(
+        _ api: ProcessorStandIn.API, notificationURL: String = "http://127.0.0.1:9/none"
+    ) throws
         -> ProcessorStandIn
     {
         let standIn = try ProcessorStandIn(api: api)
@@ -42,7 +44,8 @@ enum ConnectorFixtures {
             ])
         case .checkoutCom:
             try standIn.configure([
-                "secret_key": checkoutBody["secret_key"]!, "processing_channel_id": checkoutBody["processing_channel_id"]!,
+                "secret_key": checkoutBody["secret_key"]!,
+                "processing_channel_id": checkoutBody["processing_channel_id"]!,
                 "webhook_secret": checkoutBody["webhook_secret"]!, "webhook_url": notificationURL,
             ])
         }
@@ -50,7 +53,8 @@ enum ConnectorFixtures {
     }
 
     /// The connectors' configuration pointing at `standIn`, with short timeouts.
-    static func configuration(_ standIn: ProcessorStandIn, timeout: TimeInterval = 3) -> ProcessorConnectorConfiguration {
+    static func configuration(_ standIn: ProcessorStandIn, timeout: TimeInterval = 3) -> ProcessorConnectorConfiguration
+    {
         var configuration = ProcessorConnectorConfiguration()
         configuration.baseURLs = [standIn.api.rawValue: standIn.baseURL]
         configuration.timeout = timeout

@@ -122,7 +122,8 @@ struct DeclineCodeTests {
         let codes = Set(DeclineCodes.adyen.values.map(\.code)).union(DeclineCodes.checkoutCom.values)
         for code in codes { #expect(doc.contains("`\(code)`"), "\(code) is not in docs/processors.md") }
         for (code, entry) in DeclineCodes.adyen {
-            #expect(doc.contains("| \(code) | \(entry.reason) | `\(entry.code)` |"), "Adyen \(code) is not in the table")
+            #expect(
+                doc.contains("| \(code) | \(entry.reason) | `\(entry.code)` |"), "Adyen \(code) is not in the table")
         }
         for (code, orchard) in DeclineCodes.checkoutCom {
             #expect(doc.contains("`\(code)` → `\(orchard)`"), "Checkout.com \(code) is not in the table")

@@ -95,19 +95,25 @@ final class AcceptingProcessor: Processor, @unchecked Sendable {
 
 @Suite("Accepted outcomes: pending states, queries instead of resends, and authorizations sent again")
 struct AcceptedOutcomesTests {
-    static func harness(_ backend: StoreBackend, recovery: AuthorizationRecovery = .resend) throws -> (
+    static func harness(
+        _ backend: StoreBackend, recovery: AuthorizationRecovery = .resend
+    ) throws -> (
         Harness, AcceptingProcessor
     ) {
         var made: AcceptingProcessor?
-        let h = try Harness(backend, processor: { acquirer in
-            let processor = AcceptingProcessor(acquirer, recovery: recovery)
-            made = processor
-            return processor
-        })
+        let h = try Harness(
+            backend,
+            processor: { acquirer in
+                let processor = AcceptingProcessor(acquirer, recovery: recovery)
+                made = processor
+                return processor
+            })
         return (h, try #require(made))
     }
 
-    @Test("capture now accepted: capture_pending; a reconciliation asks, never captures again, and ends it", arguments: StoreBackend.all)
+    @Test(
+        "capture now accepted: capture_pending; a reconciliation asks, never captures again, and ends it",
+        arguments: StoreBackend.all)
     func acceptedCapture(_ backend: StoreBackend) throws {
         let (h, processor) = try Self.harness(backend)
         let payment = try h.pay(captureMode: .now)
@@ -129,15 +135,21 @@ struct AcceptedOutcomesTests {
         #expect(transitions == [.processing, .authorized, .capturePending, .captured])
     }
 
-    @Test("a void accepted then refused: void_pending, then authorized again with payment.void_failed", arguments: StoreBackend.all)
+    @Test(
+        "a void accepted then refused: void_pending, then authorized again with payment.void_failed",
+        arguments: StoreBackend.all)
     func acceptedVoid(_ backend: StoreBackend) throws {
         let (h, processor) = try Self.harness(backend)
         let payment = try h.pay(captureMode: .manual)
         let pending = try h.gateway.void(merchant: h.merchant, paymentID: payment.id, idempotencyKey: "void-1")
         #expect(pending.status == .voidPending)
         // The merchant's retry is answered from the stored result; nothing is sent again.
-        #expect(try h.gateway.void(merchant: h.merchant, paymentID: payment.id, idempotencyKey: "void-1").status == .voidPending)
-        expectGatewayError(.invalidStateTransition) { try h.gateway.capture(merchant: h.merchant, paymentID: payment.id) }
+        #expect(
+            try h.gateway.void(merchant: h.merchant, paymentID: payment.id, idempotencyKey: "void-1").status
+                == .voidPending)
+        expectGatewayError(.invalidStateTransition) {
+            try h.gateway.capture(merchant: h.merchant, paymentID: payment.id)
+        }
         #expect(processor.count("void") == 1)
         processor.statuses["void"] = .declined(code: "void_refused")
         h.clock.advance(by: 600)
@@ -157,7 +169,8 @@ struct AcceptedOutcomesTests {
         try h.gateway.reconcile()
         let first = try h.gateway.refund(merchant: h.merchant, paymentID: payment.id, amount: 3_000)
         #expect(first.refund.status == .pending && first.payment.status == .refundPending)
-        let second = try h.gateway.refund(merchant: h.merchant, paymentID: payment.id, amount: 2_000, idempotencyKey: "r2")
+        let second = try h.gateway.refund(
+            merchant: h.merchant, paymentID: payment.id, amount: 2_000, idempotencyKey: "r2")
         #expect(second.payment.status == .refundPending)
         _ = try h.gateway.refund(merchant: h.merchant, paymentID: payment.id, amount: 2_000, idempotencyKey: "r2")
         #expect(processor.count("refund") == 2)
@@ -176,7 +189,9 @@ struct AcceptedOutcomesTests {
         #expect(try h.eventTypes() == ["payment.succeeded", "payment.captured", "payment.refunded", "refund.failed"])
     }
 
-    @Test("an authorization whose answer was lost is sent again with its idempotency key: one authorization", arguments: StoreBackend.all)
+    @Test(
+        "an authorization whose answer was lost is sent again with its idempotency key: one authorization",
+        arguments: StoreBackend.all)
     func resentAuthorization(_ backend: StoreBackend) throws {
         let (h, processor) = try Self.harness(backend)
         processor.losesNextAnswer = true
@@ -208,11 +223,15 @@ struct AcceptedOutcomesTests {
         #expect(stored?.claimedAt == nil && stored?.cardDataSealed != nil, "the prime is still unclaimed")
         processor.refusesWithoutCryptogram = false
         // Now the processor takes it (and the sandbox acquirer declines it for its missing cryptogram).
-        let declined = expectGatewayError(.cardDeclined) { try h.payByPrime(emv.prime, amount: 10_000, currency: "TWD") }
+        let declined = expectGatewayError(.cardDeclined) {
+            try h.payByPrime(emv.prime, amount: 10_000, currency: "TWD")
+        }
         #expect(declined?.declineCode == "invalid_cryptogram")
     }
 
-    @Test("a capture refused at once: processor_declined, the pending capture cleared, nothing sent again", arguments: StoreBackend.all)
+    @Test(
+        "a capture refused at once: processor_declined, the pending capture cleared, nothing sent again",
+        arguments: StoreBackend.all)
     func refusedCapture(_ backend: StoreBackend) throws {
         let (h, processor) = try Self.harness(backend)
         processor.captureAnswer = .declined(code: "capture_refused")

@@ -359,14 +359,18 @@ struct PaymentStateMachineTests {
         }
     }
 
-    @Test("accepted capture and void: capture_pending and void_pending with the pending operation kept; a second one is refused")
+    @Test(
+        "accepted capture and void: capture_pending and void_pending with the pending operation kept; a second one is refused"
+    )
     func acceptedOperations() throws {
         var capturing = Self.payment(.authorized)
         capturing.pendingOperation = PendingOperation(kind: .capture, operationID: "capture_pay_1", amount: 6_000)
         let (pending, effects) = try PaymentStateMachine.apply(.captureAccepted, to: capturing, at: Self.later)
         #expect(pending.status == .capturePending && pending.pendingOperation == capturing.pendingOperation)
         #expect(effects.transitions.first?.cause == "capture of 6000 accepted" && effects.events.isEmpty)
-        #expect(throws: GatewayError.self) { try PaymentStateMachine.apply(.voidAccepted, to: capturing, at: Self.later) }
+        #expect(throws: GatewayError.self) {
+            try PaymentStateMachine.apply(.voidAccepted, to: capturing, at: Self.later)
+        }
         #expect(throws: GatewayError.self) {
             try PaymentStateMachine.apply(.captureAccepted, to: Self.payment(.authorized), at: Self.later)
         }
@@ -392,7 +396,8 @@ struct PaymentStateMachineTests {
         #expect(voidPending.status == .voidPending && voidPending.pendingOperation?.kind == .void)
         let (voided, voidedEffects) = try PaymentStateMachine.apply(.voidSucceeded, to: voidPending, at: Self.later)
         #expect(voided.status == .voided && voidedEffects.events == [WebhookEventType.paymentVoided])
-        let (kept, keptEffects) = try PaymentStateMachine.apply(.operationDeclined(.void), to: voidPending, at: Self.later)
+        let (kept, keptEffects) = try PaymentStateMachine.apply(
+            .operationDeclined(.void), to: voidPending, at: Self.later)
         #expect(kept.status == .authorized && keptEffects.events == [WebhookEventType.paymentVoidFailed])
     }
 
@@ -406,10 +411,13 @@ struct PaymentStateMachineTests {
         #expect(effects.events == [WebhookEventType.paymentCaptureFailed])
         var refunded = captured
         refunded.refunds = [Self.succeededRefund(1_000)]
-        #expect(throws: GatewayError.self) { try PaymentStateMachine.apply(.captureFailed, to: refunded, at: Self.later) }
+        #expect(throws: GatewayError.self) {
+            try PaymentStateMachine.apply(.captureFailed, to: refunded, at: Self.later)
+        }
     }
 
-    @Test("refund_pending lasts while an accepted refund is unanswered; each answer moves the amount; refused ones fail")
+    @Test(
+        "refund_pending lasts while an accepted refund is unanswered; each answer moves the amount; refused ones fail")
     func acceptedRefunds() throws {
         var captured = Self.payment(.captured)
         let first = Self.refund(3_000)

@@ -50,7 +50,8 @@ struct PreparedOutcomeTests {
         let event = PaymentEvent.authorizationApproved(approval, cause: "late")
         #expect(
             h.gateway.prepareOutcome(
-                paymentID: paid.id, event: event, then: .captureSucceeded(amount: paid.amount), completing: nil, at: h.clock.now()) == nil)
+                paymentID: paid.id, event: event, then: .captureSucceeded(amount: paid.amount), completing: nil,
+                at: h.clock.now()) == nil)
         #expect(
             h.gateway.prepareOutcome(
                 paymentID: "pay_missing", event: event, then: nil, completing: nil, at: h.clock.now()) == nil)

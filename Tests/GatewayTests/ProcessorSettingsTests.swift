@@ -61,7 +61,8 @@ private struct VersionedProcessor: Processor {
     }
     func capture(reference: String, amount: Int64, currency: String, operationID: String) -> ProcessorOperationOutcome {
         connector.note("capture", version)
-        return connector.acquirer.capture(reference: reference, amount: amount, currency: currency, operationID: operationID)
+        return connector.acquirer.capture(
+            reference: reference, amount: amount, currency: currency, operationID: operationID)
     }
     func void(reference: String, operationID: String) -> ProcessorOperationOutcome {
         connector.note("void", version)
@@ -69,9 +70,12 @@ private struct VersionedProcessor: Processor {
     }
     func refund(reference: String, amount: Int64, currency: String, operationID: String) -> ProcessorOperationOutcome {
         connector.note("refund", version)
-        return connector.acquirer.refund(reference: reference, amount: amount, currency: currency, operationID: operationID)
+        return connector.acquirer.refund(
+            reference: reference, amount: amount, currency: currency, operationID: operationID)
     }
-    func query(merchantReference: String) -> ProcessorQueryResult { connector.acquirer.query(merchantReference: merchantReference) }
+    func query(merchantReference: String) -> ProcessorQueryResult {
+        connector.acquirer.query(merchantReference: merchantReference)
+    }
 }
 
 @Suite("Per-merchant processor settings: versions, sealed secrets, who may use what, and the processor of a payment")
@@ -88,7 +92,9 @@ struct ProcessorSettingsTests {
         return (h, try #require(connector))
     }
 
-    @Test("a sandbox merchant: the sandbox acquirer by default, then its own settings; secrets sealed, shown by their last four", arguments: StoreBackend.all)
+    @Test(
+        "a sandbox merchant: the sandbox acquirer by default, then its own settings; secrets sealed, shown by their last four",
+        arguments: StoreBackend.all)
     func sandboxMerchant(_ backend: StoreBackend) throws {
         let (h, _) = try Self.harness(backend)
         let initial = try h.gateway.processorSettings(merchantID: h.merchant.id)
@@ -110,12 +116,16 @@ struct ProcessorSettingsTests {
         }
         // Each change is an audit entry naming the type, environment and version, never the secret.
         let entries = try h.gateway.auditLog(merchant: h.merchant, limit: 100, startingAfter: nil).entries
-            .filter { $0.action == "processor_settings.update" }.sorted { $0.detail["version"] ?? "" < $1.detail["version"] ?? "" }
+            .filter { $0.action == "processor_settings.update" }.sorted {
+                $0.detail["version"] ?? "" < $1.detail["version"] ?? ""
+            }
         #expect(entries.map { $0.detail["version"] } == ["1", "2"])
         #expect(entries.first?.detail == ["type": "testpsp", "environment": "test", "version": "1"])
     }
 
-    @Test("refused settings: unknown type or field, a missing field, live for a sandbox merchant, sandbox for a production one", arguments: StoreBackend.all)
+    @Test(
+        "refused settings: unknown type or field, a missing field, live for a sandbox merchant, sandbox for a production one",
+        arguments: StoreBackend.all)
     func refused(_ backend: StoreBackend) throws {
         let (h, _) = try Self.harness(backend)
         let id = h.merchant.id
@@ -127,10 +137,14 @@ struct ProcessorSettingsTests {
         #expect(unknown?.param == "type")
         var extra = good
         extra["colour"] = "red"
-        #expect(expectGatewayError(.parameterInvalid) { try h.gateway.setProcessorSettings(merchantID: id, body: extra) }?.param == "colour")
+        #expect(
+            expectGatewayError(.parameterInvalid) { try h.gateway.setProcessorSettings(merchantID: id, body: extra) }?
+                .param == "colour")
         var missing = good
         missing["api_key"] = nil
-        #expect(expectGatewayError(.parameterMissing) { try h.gateway.setProcessorSettings(merchantID: id, body: missing) }?.param == "api_key")
+        #expect(
+            expectGatewayError(.parameterMissing) { try h.gateway.setProcessorSettings(merchantID: id, body: missing) }?
+                .param == "api_key")
         var long = good
         long["merchant_account"] = String(repeating: "a", count: FieldLimits.processorSetting.upperBound + 1)
         expectGatewayError(.parameterInvalid) { try h.gateway.setProcessorSettings(merchantID: id, body: long) }
@@ -145,11 +159,15 @@ struct ProcessorSettingsTests {
             try h.gateway.setProcessorSettings(merchantID: production.id, body: ["type": "sandbox"])
         }
         #expect(try h.gateway.setProcessorSettings(merchantID: production.id, body: live).environment == "live")
-        #expect(try h.gateway.setProcessorSettings(merchantID: production.id, body: good).version == 2, "test is allowed too")
+        #expect(
+            try h.gateway.setProcessorSettings(merchantID: production.id, body: good).version == 2,
+            "test is allowed too")
         #expect(try h.gateway.processorSettings(merchantID: id).configured == false, "nothing refused was stored")
     }
 
-    @Test("a production merchant without a processor: processor_not_configured on pay, before the prime is claimed", arguments: StoreBackend.all)
+    @Test(
+        "a production merchant without a processor: processor_not_configured on pay, before the prime is claimed",
+        arguments: StoreBackend.all)
     func notConfigured(_ backend: StoreBackend) throws {
         let (h, connector) = try Self.harness(backend)
         let (production, certificate) = try h.productionMerchant()
@@ -168,7 +186,9 @@ struct ProcessorSettingsTests {
         #expect(connector.calls.map(\.version) == [1, 1])
     }
 
-    @Test("a payment's capture, void and refund go to the settings it was authorized under, after a change too", arguments: StoreBackend.all)
+    @Test(
+        "a payment's capture, void and refund go to the settings it was authorized under, after a change too",
+        arguments: StoreBackend.all)
     func versionStays(_ backend: StoreBackend) throws {
         let (h, connector) = try Self.harness(backend)
         let body = ["type": "testpsp", "environment": "test", "merchant_account": "Shop", "api_key": "first-key"]
@@ -184,7 +204,10 @@ struct ProcessorSettingsTests {
         _ = try h.gateway.refund(merchant: h.merchant, paymentID: first.id, amount: 1_000)
         _ = try h.gateway.void(merchant: h.merchant, paymentID: second.id)
         _ = try h.gateway.capture(merchant: h.merchant, paymentID: third.id)
-        #expect(connector.calls.map(\.kind) == ["authorize", "authorize", "authorize", "capture", "refund", "void", "capture"])
+        #expect(
+            connector.calls.map(\.kind) == [
+                "authorize", "authorize", "authorize", "capture", "refund", "void", "capture",
+            ])
         #expect(connector.calls.map(\.version) == [1, 1, 2, 1, 1, 1, 2])
         #expect(connector.keys == [1: "first-key", 2: "second-key"])
         // Back to the sandbox acquirer: new payments go there, earlier ones keep theirs.

@@ -215,7 +215,8 @@ struct MerchantTests {
             pki: try h.cipher.open(pki, context: SealingContext.setting(MerchantRegistry.sandboxPKISetting)),
             merchantIdentifier: h.merchant.merchantIdentifiers[0], id: "pk_second", now: h.clock.now())
         try h.gateway.merchants.addProcessingKey(
-            merchantID: h.merchant.id, privateKeyPEM: try material.privateKeyPEM(), certificatePEM: material.certificatePEM,
+            merchantID: h.merchant.id, privateKeyPEM: try material.privateKeyPEM(),
+            certificatePEM: material.certificatePEM,
             id: "pk_second")
         #expect(
             try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == ["pk_second", h.keyID])

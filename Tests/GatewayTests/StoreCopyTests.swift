@@ -116,10 +116,12 @@ struct StoreCopyTests {
         #expect(
             try target.read { try $0.processorNotifications(merchantID: h.merchant.id, limit: 10) }
                 == (try source.read { try $0.processorNotifications(merchantID: h.merchant.id, limit: 10) }))
-        let settings = try #require(try target.read { try $0.processorSettings(merchantID: h.merchant.id, version: nil) })
+        let settings = try #require(
+            try target.read { try $0.processorSettings(merchantID: h.merchant.id, version: nil) })
         #expect(settings == (try source.read { try $0.processorSettings(merchantID: h.merchant.id, version: nil) }))
         let copied = GatewayService(
-            store: target, processor: h.acquirer, connectors: [RecordingConnector(h.acquirer)], tokenOpener: h.tokenOpener,
+            store: target, processor: h.acquirer, connectors: [RecordingConnector(h.acquirer)],
+            tokenOpener: h.tokenOpener,
             currencies: ISO4217Currencies(), paymentRequests: nil, cipher: h.cipher, clock: h.clock)
         #expect(try copied.processorSettings(merchantID: h.merchant.id).secretHints == ["api_key": "-key"])
         let card = try #require(try target.read { try $0.cardData(paymentID: answer.id) })

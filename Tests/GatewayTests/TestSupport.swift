@@ -167,7 +167,8 @@ final class Harness: @unchecked Sendable {
         let (merchant, _) = try gateway.merchants.create(
             MerchantSpec(name: "Live Shop", environment: .production, merchantIdentifiers: ["merchant.com.live"]))
         let context = SealingContext.setting(MerchantRegistry.sandboxPKISetting)
-        let pki = try cipher.open(try #require(try store.read { try $0.setting(MerchantRegistry.sandboxPKISetting) }), context: context)
+        let pki = try cipher.open(
+            try #require(try store.read { try $0.setting(MerchantRegistry.sandboxPKISetting) }), context: context)
         let key = try SandboxPKIIssuer().issueProcessingKey(
             pki: pki, merchantIdentifier: "merchant.com.live", id: "pk_live_test", now: clock.now())
         try gateway.merchants.addProcessingKey(
