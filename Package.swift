@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "GatewaySQLite", targets: ["GatewaySQLite"]),
         .library(name: "GatewayPostgres", targets: ["GatewayPostgres"]),
         .library(name: "GatewayCurl", targets: ["GatewayCurl"]),
+        .library(name: "GatewayProcessors", targets: ["GatewayProcessors"]),
         .library(name: "GatewayHTTP", targets: ["GatewayHTTP"]),
         .library(name: "OrchardPay", targets: ["OrchardPay"]),
         .library(name: "PassKitShim", targets: ["PassKitShim"]),
@@ -59,13 +60,20 @@ let package = Package(
         // sandbox (token opener, sandbox PKI issuer and acquirer, sandbox wallet, payment-request evaluator).
         .target(
             name: "GatewayAssembly",
-            dependencies: ["Gateway", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardBase", "OrchardCrypto"]),
+            dependencies: [
+                "Gateway", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardBase", "OrchardCrypto",
+            ]),
         // The embedded default Store.
         .target(name: "GatewaySQLite", dependencies: ["Gateway", "OrchardBase", "CSQLite"]),
         // The Store for several instances on one PostgreSQL database.
         .target(name: "GatewayPostgres", dependencies: ["Gateway", "OrchardBase", "CPostgres"]),
         // Outbound HTTP (webhook delivery, merchant validation) on libcurl.
         .target(name: "GatewayCurl", dependencies: ["Gateway", "OrchardBase", "OrchardCrypto", "CCurl"]),
+        // The processor connectors (Adyen, Checkout.com) on GatewayCurl's client: each translates the decrypted
+        // card data, outcomes, decline codes and notifications, and nothing else. The domain knows none of them.
+        .target(
+            name: "GatewayProcessors",
+            dependencies: ["Gateway", "GatewayCurl", "ApplePayModel", "OrchardBase", "OrchardCrypto", "OrchardJSON"]),
         // The HTTP server framework on libmicrohttpd: request and response types, router, middleware, limits,
         // slow-client protections, TLS, metrics. It knows nothing of payments.
         .target(name: "OrchardHTTP", dependencies: ["CMicroHTTPD", "OrchardBase", "OrchardCrypto", "OrchardJSON"]),
@@ -73,7 +81,8 @@ let package = Package(
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "OrchardHTTP", "OrchardBase", "Gateway", "GatewayAssembly", "ApplePayModel", "ApplePaySandbox", "OrchardCrypto",
+                "OrchardHTTP", "OrchardBase", "Gateway", "GatewayAssembly", "ApplePayModel", "ApplePaySandbox",
+                "OrchardCrypto",
                 "OrchardJSON",
             ],
             // The browser files it serves (orchard.js, the demo store, the console: docs/web.md), compiled into the
@@ -95,8 +104,9 @@ let package = Package(
         .target(
             name: "OrchardCLI",
             dependencies: [
-                "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewayAssembly", "GatewaySQLite",
-                "GatewayPostgres", "GatewayCurl", "OrchardHTTP", "GatewayHTTP", "OrchardJSON",
+                "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewayAssembly",
+                "GatewaySQLite", "GatewayPostgres", "GatewayCurl", "GatewayProcessors", "OrchardHTTP", "GatewayHTTP",
+                "OrchardJSON",
             ],
             // `orchard --version` names the commit it was built from.
             plugins: ["BuildInfo"]),
@@ -114,8 +124,8 @@ let package = Package(
 
         // MARK: Tests (Swift Testing)
         // Helpers the tests of several modules (and the token fuzzer) share: package paths, a seeded generator, the
-        // shared conformance vectors.
-        .target(name: "OrchardTestSupport", dependencies: ["ApplePayToken", "OrchardCrypto"]),
+        // shared conformance vectors, the stand-ins.
+        .target(name: "OrchardTestSupport", dependencies: ["ApplePayToken", "GatewayCurl", "OrchardCrypto"]),
         .testTarget(
             name: "SystemLibrariesTests",
             dependencies: ["COpenSSL", "CSQLite", "CPostgres", "CCurl", "CMicroHTTPD"]),
@@ -123,7 +133,8 @@ let package = Package(
             name: "ApplePayModelTests", dependencies: ["ApplePayModel", "OrchardBase", "OrchardTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(
-            name: "ApplePayTokenTests", dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardTestSupport", "OrchardJSON"]),
+            name: "ApplePayTokenTests",
+            dependencies: ["ApplePayToken", "ApplePaySandbox", "OrchardTestSupport", "OrchardJSON"]),
         .testTarget(name: "OrchardCryptoTests", dependencies: ["OrchardCrypto"]),
         .testTarget(name: "OrchardJSONTests", dependencies: ["OrchardJSON"]),
         .testTarget(
@@ -135,10 +146,17 @@ let package = Package(
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
-                "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "GatewayCurl", "CCurl", "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
-                "OrchardCLI", "OrchardTestSupport", "OrchardJSON", "OrchardBase",
+                "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl",
+                "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
+                "OrchardCLI", "OrchardTestSupport", "OrchardJSON", "OrchardBase", "GatewayProcessors", "GatewayCurl",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres", "OrchardBase"]),
+        .testTarget(
+            name: "GatewayProcessorsTests",
+            dependencies: [
+                "GatewayProcessors", "Gateway", "GatewayCurl", "OrchardCrypto", "OrchardJSON", "OrchardBase",
+                "OrchardTestSupport",
+            ]),
         // The client SDK against a real gateway served in-process on loopback.
         .testTarget(
             name: "OrchardPayTests",

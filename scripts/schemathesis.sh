@@ -61,10 +61,14 @@ for store in $stores; do
 
     started=$SECONDS
     # No request or failed-authentication limits: the fuzz sends wrong keys on purpose (ignored_auth, the
-    # negative cases), and after 20 of them every request from loopback would be answered 429.
+    # negative cases), and after 20 of them every request from loopback would be answered 429. The processors'
+    # base URLs point at a closed loopback port: a fuzzed PUT /v1/processor may switch the merchant to Adyen or
+    # Checkout.com, and the fuzz talks only to 127.0.0.1 (their calls are then refused connections).
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     "$bin" serve --host 127.0.0.1 --port "$port" --database "$database" "${master[@]}" --rate-limit-per-second 0 \
-        --auth-failure-refill-seconds 0 --per-ip-connection-limit 0 --log-level error >"$run/serve.log" 2>&1 </dev/null &
+        --auth-failure-refill-seconds 0 --per-ip-connection-limit 0 --log-level error \
+        --processor-base-url "adyen=http://127.0.0.1:9/v71,checkout_com=http://127.0.0.1:9" \
+        >"$run/serve.log" 2>&1 </dev/null &
     server=$!
     url="http://127.0.0.1:$port"
     for _ in $(seq 1 300); do

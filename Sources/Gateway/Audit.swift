@@ -110,6 +110,7 @@ public enum AuditLog {
         public static let applePayDomainRelease = "apple_pay_domain.release"
         public static let binTableReplace = "bin_table.replace"
         public static let coBrandTableReplace = "co_brand_table.replace"
+        public static let processorSettingsUpdate = "processor_settings.update"
         public static let paymentCapture = "payment.capture"
         public static let paymentVoid = "payment.void"
         public static let paymentRefund = "payment.refund"

@@ -168,6 +168,11 @@ public enum FieldLimits {
     /// `display_name` of a merchant session.
     public static let displayName: ClosedRange<Int> = 1...64
 
+    // MARK: Processor settings
+
+    /// Each field of the processor settings (`PUT /v1/processor`): an account name, a key, a prefix.
+    public static let processorSetting: ClosedRange<Int> = 1...1024
+
     // MARK: Card tables
 
     /// How many ranges a co-brand table may hold.

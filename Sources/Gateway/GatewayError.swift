@@ -89,6 +89,17 @@ public struct GatewayError: CodedError, Sendable, Codable {
         public static let processorDeclined = Code(rawValue: "processor_declined")
         /// The processor did not answer; the operation is retried by reconciliation.
         public static let processorUnavailable = Code(rawValue: "processor_unavailable")
+        /// The processor settings are not allowed for this merchant: a live or production processor environment
+        /// for a sandbox merchant, the sandbox acquirer for a production merchant.
+        public static let processorNotAllowed = Code(rawValue: "processor_not_allowed")
+        /// A processor notification whose signature (or Basic auth) does not verify with the merchant's settings:
+        /// nothing of it is applied.
+        public static let processorSignatureInvalid = Code(rawValue: "processor_signature_invalid")
+        /// A production merchant has no processor settings yet (`PUT /v1/processor`), so it cannot be charged.
+        public static let processorNotConfigured = Code(rawValue: "processor_not_configured")
+        /// The merchant's processor cannot take this token's payment data (an `EMV` token, a currency or amount
+        /// it cannot express): refused before anything was sent or claimed.
+        public static let paymentDataTypeUnsupported = Code(rawValue: "payment_data_type_unsupported")
         /// No master key was configured where one is required (production).
         public static let masterKeyMissing = Code(rawValue: "master_key_missing")
         /// The master key is malformed or does not open the stored secrets.

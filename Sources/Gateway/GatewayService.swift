@@ -1,5 +1,6 @@
 import ApplePayModel
 import Foundation
+import OrchardBase
 import OrchardCrypto
 import OrchardJSON
 
@@ -70,15 +71,23 @@ public final class GatewayService: Sendable {
     let paymentRequests: (any PaymentRequestEvaluator)?
     let clock: any GatewayClock
     let cipher: EnvelopeCipher
+    /// The processor connectors merchants may configure, by type.
+    let connectors: [String: any ProcessorConnector]
+    /// The processors of the settings versions in use, by merchant and version (a version never changes).
+    let processorCache = Locked<[String: any Processor]>([:])
 
+    /// A gateway over `store`; `processor` is its own (the sandbox acquirer: a sandbox merchant's default), and
+    /// `connectors` the processors merchants may configure (``ProcessorConnector``).
     public init(
         configuration: GatewayConfiguration = .init(), store: any Store, processor: any Processor,
-        tokenOpener: any PaymentTokenOpener, currencies: any CurrencyCatalog,
-        paymentRequests: (any PaymentRequestEvaluator)?, cipher: EnvelopeCipher, clock: any GatewayClock
+        connectors: [any ProcessorConnector] = [], tokenOpener: any PaymentTokenOpener,
+        currencies: any CurrencyCatalog, paymentRequests: (any PaymentRequestEvaluator)?, cipher: EnvelopeCipher,
+        clock: any GatewayClock
     ) {
         self.configuration = configuration
         self.store = store
         self.processor = processor
+        self.connectors = Dictionary(connectors.map { ($0.type, $0) }) { first, _ in first }
         self.tokenOpener = tokenOpener
         self.currencies = currencies
         self.paymentRequests = paymentRequests
@@ -387,18 +396,23 @@ public final class GatewayService: Sendable {
                 guard request.deferred || prime.amount == request.amount else {
                     throw GatewayError(.amountMismatch, "the token was for another amount", param: "amount")
                 }
-                guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
-                    throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
-                }
-                let card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
-                let payment = Payment.created(
+                // Before the prime is claimed: a merchant without a processor, or a processor that cannot take this
+                // card or amount, refuses it here.
+                let (processor, version) = try newPaymentProcessor(for: merchant)
+                var payment = Payment.created(
                     id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: request.amount,
                     currency: request.currency,
                     orderNumber: request.orderNumber, details: request.details, cardholder: request.cardholder,
                     metadata: request.metadata, cardInfo: prime.cardInfo, captureMode: request.captureMode,
                     acquirer: processor.name, authorizationSentAt: now, bankTransactionID: request.bankTransactionID,
                     at: now)
-                try apply(PaymentStateMachine.begin(payment, cause: "paid by prime"), in: tx, at: now)
+                payment.processorSettingsVersion = version
+                let card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
+                let kept = try admit(payment, card: card, processor: processor)
+                guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
+                    throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
+                }
+                try apply(PaymentStateMachine.begin(payment, cause: "paid by prime", cardData: kept), in: tx, at: now)
                 try scope.checkpoint("payment:\(paymentID)", in: tx)
                 return (payment, card)
             }
@@ -406,6 +420,20 @@ public final class GatewayService: Sendable {
             defer { sending.card.erase() }
             return try drive(paymentID: paymentID, scope: scope, sending: sending)
         }
+    }
+
+    /// Checks that `processor` takes `payment` with `card` (``Processor/check(_:)``: `payment_data_type_unsupported`
+    /// …) and returns the card data sealed for the payment when the processor resends a lost authorization (it
+    /// keeps it until the outcome is recorded), else nil.
+    func admit(_ payment: Payment, card: SecureBytes, processor: any Processor) throws(GatewayError) -> Data? {
+        var secret = try CardSecret.unpack(card)
+        defer {
+            secret.accountNumber.erase()
+            secret.cryptogram?.erase()
+        }
+        try processor.check(Self.authorizationRequest(payment, card: secret))
+        guard processor.authorizationRecovery == .resend else { return nil }
+        return try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: payment.id))
     }
 
     func validate(cardholder: Cardholder?) throws(GatewayError) {
@@ -585,6 +613,15 @@ public final class GatewayService: Sendable {
         let paymentID = try Identifiers.ordered("pay_", at: now)
         var card = CardSecret.pack(opened)
         defer { SecureBytes.zero(&card) }
+        let (processor, version) = try newPaymentProcessor(for: merchant)
+        var payment = Payment.created(
+            id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: session.amount,
+            currency: session.currency,
+            orderNumber: session.outTradeNo, outTradeNo: session.outTradeNo, sessionID: session.id,
+            details: session.subject.map { String($0.prefix(100)) }, cardholder: nil, metadata: [:],
+            cardInfo: cardInfo, captureMode: .now, acquirer: processor.name, authorizationSentAt: nil, at: now)
+        payment.processorSettingsVersion = version
+        _ = try admit(payment, card: SecureBytes(card), processor: processor)
         let sealed = try cipher.seal(card, context: SealingContext.paymentCardData(paymentID: paymentID))
         try write { tx in
             guard let current = try tx.session(orderToken: session.orderToken) else {
@@ -596,12 +633,6 @@ public final class GatewayService: Sendable {
                     merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID,
                     at: now)
             else { throw GatewayError(.tokenReplayed, "this token was already used") }
-            let payment = Payment.created(
-                id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: session.amount,
-                currency: session.currency,
-                orderNumber: session.outTradeNo, outTradeNo: session.outTradeNo, sessionID: session.id,
-                details: session.subject.map { String($0.prefix(100)) }, cardholder: nil, metadata: [:],
-                cardInfo: cardInfo, captureMode: .now, acquirer: processor.name, authorizationSentAt: nil, at: now)
             try apply(PaymentStateMachine.begin(payment, cause: "session paid", cardData: sealed), in: tx, at: now)
             try scope.checkpoint("payment:\(paymentID)", in: tx)
         }

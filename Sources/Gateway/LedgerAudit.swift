@@ -29,11 +29,12 @@ public enum LedgerAudit {
         let resolved = WebhookEventType.paymentUnknownResolved
         switch status {
         case .processing, .unknown: return []
-        case .authorized: return [[WebhookEventType.paymentSucceeded, resolved]]
+        case .authorized, .capturePending, .voidPending: return [[WebhookEventType.paymentSucceeded, resolved]]
         case .failed: return [[WebhookEventType.paymentFailed, resolved]]
-        case .captured: return [[WebhookEventType.paymentCaptured]]
+        case .captured, .refundPending: return [[WebhookEventType.paymentCaptured]]
         case .voided: return [[WebhookEventType.paymentVoided]]
         case .partiallyRefunded, .refunded: return [[WebhookEventType.paymentRefunded]]
+        case .chargedBack: return [[WebhookEventType.paymentChargedBack]]
         }
     }
 

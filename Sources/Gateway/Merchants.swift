@@ -112,6 +112,9 @@ public enum SealingContext {
     public static func primeCardData(primeHash: String) -> String { "prime_card:\(primeHash)" }
     public static func paymentCardData(paymentID: String) -> String { "payment_card:\(paymentID)" }
     public static func setting(_ name: String) -> String { "setting:\(name)" }
+    public static func processorSecrets(merchantID: String, version: Int) -> String {
+        "processor_secrets:\(merchantID):\(version)"
+    }
 }
 
 /// Random identifiers and key hashing.

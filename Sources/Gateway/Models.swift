@@ -10,13 +10,32 @@ public enum GatewayEnvironment: String, Sendable, Codable, CaseIterable {
 ///
 ///     processing → authorized → captured → partially_refunded → refunded
 ///     processing → failed | unknown;  unknown → authorized | failed;  authorized → voided
+///
+/// A processor that answers a capture, void or refund "accepted, outcome to follow" puts the payment in a pending
+/// state its notification (or a query) ends:
+///
+///     authorized → capture_pending → captured | authorized (the capture refused)
+///     authorized → void_pending → voided | authorized (the void refused)
+///     captured | partially_refunded → refund_pending → partially_refunded | refunded | captured (all refused)
+///
+/// and later notifications undo or dispute what was done: a capture that failed after it was reported
+/// (captured → authorized), a refund that failed or was reversed after it succeeded (refunded | partially_refunded
+/// → partially_refunded | captured), a chargeback (→ charged_back).
 public enum PaymentStatus: String, Sendable, Codable, CaseIterable {
     case processing
     case authorized
+    /// The processor accepted a capture and answers its outcome later.
+    case capturePending = "capture_pending"
     case captured
+    /// The processor accepted a refund and answers its outcome later.
+    case refundPending = "refund_pending"
     case partiallyRefunded = "partially_refunded"
     case refunded
+    /// The processor accepted a void and answers its outcome later.
+    case voidPending = "void_pending"
     case voided
+    /// The cardholder's bank took the money back (a chargeback notification).
+    case chargedBack = "charged_back"
     case failed
     case unknown
 
@@ -25,15 +44,30 @@ public enum PaymentStatus: String, Sendable, Codable, CaseIterable {
         switch (self, next) {
         case (.processing, .authorized), (.processing, .failed), (.processing, .unknown): true
         case (.unknown, .authorized), (.unknown, .failed): true
-        case (.authorized, .captured), (.authorized, .voided): true
-        case (.captured, .partiallyRefunded), (.captured, .refunded): true
-        case (.partiallyRefunded, .partiallyRefunded), (.partiallyRefunded, .refunded): true
+        case (.authorized, .captured), (.authorized, .voided), (.authorized, .capturePending),
+            (.authorized, .voidPending):
+            true
+        case (.capturePending, .captured), (.capturePending, .authorized): true
+        case (.voidPending, .voided), (.voidPending, .authorized): true
+        case (.captured, .partiallyRefunded), (.captured, .refunded), (.captured, .refundPending),
+            (.captured, .authorized), (.captured, .chargedBack):
+            true
+        case (.refundPending, .refundPending), (.refundPending, .captured), (.refundPending, .partiallyRefunded),
+            (.refundPending, .refunded), (.refundPending, .chargedBack):
+            true
+        case (.partiallyRefunded, .partiallyRefunded), (.partiallyRefunded, .refunded),
+            (.partiallyRefunded, .refundPending), (.partiallyRefunded, .captured), (.partiallyRefunded, .chargedBack):
+            true
+        case (.refunded, .partiallyRefunded), (.refunded, .captured), (.refunded, .chargedBack): true
         default: false
         }
     }
 
     /// States that a processor outcome settled and that must have an event (`processing`/`unknown` are not).
     public var isSettled: Bool { self != .processing && self != .unknown }
+
+    /// Whether the processor approved the payment's authorization (whatever followed it).
+    public var wasAuthorized: Bool { self != .processing && self != .unknown && self != .failed }
 }
 
 /// When an authorized payment is captured.
@@ -152,6 +186,9 @@ public struct Refund: Sendable, Hashable, Codable {
     public var declineCode: String?
     public var createdAt: Date
     public var updatedAt: Date
+    /// The processor's reference for the refund, once it accepted it (a pending refund with one is answered by a
+    /// notification or a query, never sent again).
+    package var processorReference: String?
 
     public init(
         id: String, paymentID: String, amount: Int64, currency: String, status: Status, reason: String?,
@@ -204,6 +241,8 @@ public struct Payment: Sendable, Hashable, Codable {
     public var acquirerReference: String?
     /// Why the payment failed (decline code or a short cause).
     public var failureCode: String?
+    /// The processor's own code for a declined authorization, as it answered it (the API's `processor_code`).
+    public var processorCode: String?
     public var createdAt: Date
     public var updatedAt: Date
     public var authorizedAt: Date?
@@ -213,8 +252,12 @@ public struct Payment: Sendable, Hashable, Codable {
     public var refunds: [Refund]
     /// When the authorization was handed to the processor; from then on, only a query may settle it.
     package var authorizationSentAt: Date?
-    /// A capture or void sent to the processor whose answer is not recorded yet.
+    /// A capture or void sent to the processor whose answer is not recorded yet, or that it accepted and answers
+    /// later (`capture_pending`, `void_pending`).
     package var pendingOperation: PendingOperation?
+    /// The version of the merchant's processor settings the payment was authorized under (its capture, void and
+    /// refund go to the same processor); nil for the gateway's own processor (the sandbox acquirer).
+    package var processorSettingsVersion: Int?
     /// The merchant's own unique reference for the charge at the bank (TapPay's `bank_transaction_id`): one
     /// payment per value and merchant, ever.
     public var bankTransactionID: String? = nil

@@ -8,15 +8,23 @@ extension GatewayService {
     /// Failure codes the gateway itself records when an authorization never reached the processor (no money
     /// moved, nobody declined): they answer `processor_unavailable`, not `card_declined`.
     static let undeliveredFailureCodes: Set<String> = [
-        "not_sent", "interrupted", "card_data_missing", "card_data_unreadable",
+        "not_sent", "interrupted", "card_data_missing", "card_data_unreadable", processorRefusedCode,
     ]
 
+    /// The failure code of a request the processor refused as such (its credentials, a field), before any issuer
+    /// saw it: nothing was charged (a connector's `.declined` with the processor's own error as `processor_code`).
+    public static let processorRefusedCode = "processor_refused"
+
     /// The error a `failed` payment answers: `card_declined` when the processor declined it (the issuer's or
-    /// acquirer's code), `processor_unavailable` when its authorization never reached the processor.
+    /// acquirer's code), `processor_unavailable` when its authorization never reached the processor or the
+    /// processor refused the request itself.
     static func failure(of payment: Payment) -> GatewayError {
         if let code = payment.failureCode, undeliveredFailureCodes.contains(code) {
             return GatewayError(
-                .processorUnavailable, "the authorization did not reach the processor; nothing was charged",
+                .processorUnavailable,
+                code == processorRefusedCode
+                    ? "the processor refused the request (its settings or a field); nothing was charged"
+                    : "the authorization did not reach the processor; nothing was charged",
                 declineCode: code, paymentID: payment.id)
         }
         return GatewayError(
@@ -72,7 +80,10 @@ extension GatewayService {
                 try fail(&payment, code: "card_data_missing", cause: "no card data to authorize with", at: now, in: tx)
                 return .done(payment)
             }
-            payment = try apply(PaymentStateMachine.apply(.authorizationSent, to: payment, at: now), in: tx, at: now)
+            var step = try PaymentStateMachine.apply(.authorizationSent, to: payment, at: now)
+            // A processor that resends a lost authorization gets it with the card data kept sealed until the outcome.
+            if try processor(for: payment).authorizationRecovery == .resend { step.effects.dropsCardData = false }
+            payment = try apply(step, in: tx, at: now)
             return .send(payment, sealed)
         }
         switch next {
@@ -86,21 +97,25 @@ extension GatewayService {
         }
     }
 
-    /// Phase 2 and 3 of a payment already marked as sent (its card data out of the database): call the
-    /// processor with the card held only in memory, then record the outcome. An unreadable card is declined
-    /// `card_data_unreadable` without calling the processor.
+    /// Phase 2 and 3 of a payment already marked as sent (its card data out of the database, or kept sealed for a
+    /// processor that resends): call the processor with the card held only in memory, then record the outcome. An
+    /// unreadable card is declined `card_data_unreadable` without calling the processor.
     ///
-    /// With `scope` (a new payment driven by its request) and capture mode now, an approval is captured at the
-    /// processor at once and the authorization, the capture, both events and the request's result are recorded
-    /// in one transaction. The capture's operation id is the one a pending capture gets, so after a crash
-    /// between the processor calls and that commit, reconciliation (or a retry) captures with the same id and
-    /// the processor answers with its first outcome: nothing is captured twice. It is done only when the
-    /// approval came back within ``GatewayConfiguration/authorizationTimeout`` of the send: before that no
-    /// query can have settled the payment as never sent.
+    /// With capture mode now, a processor that captures with the authorization is asked to (its approval says
+    /// whether it captured or accepted to), and the capture is recorded with the approval. Otherwise, with `scope`
+    /// (a new payment driven by its request), an approval is captured at the processor at once and the
+    /// authorization, the capture, both events and the request's result are recorded in one transaction. The
+    /// capture's operation id is the one a pending capture gets, so after a crash between the processor calls and
+    /// that commit, reconciliation (or a retry) captures with the same id and the processor answers with its first
+    /// outcome: nothing is captured twice. It is done only when the approval came back within
+    /// ``GatewayConfiguration/authorizationTimeout`` of the send: before that no query can have settled the payment
+    /// as never sent.
     func sendAuthorization(
-        _ payment: Payment, card bytes: Result<SecureBytes, GatewayError>, completing scope: IdempotencyScope? = nil
+        _ payment: Payment, card bytes: Result<SecureBytes, GatewayError>, completing scope: IdempotencyScope? = nil,
+        cause: String = "authorization"
     ) throws(GatewayError) -> Payment {
         let paymentID = payment.id
+        let processor = try processor(for: payment)
         let outcome: AuthorizationOutcome
         do {
             var card = try CardSecret.unpack(try bytes.get())
@@ -109,31 +124,56 @@ extension GatewayService {
                 card.cryptogram?.erase()
             }
             outcome = processor.authorize(
-                AuthorizationRequest(
-                    accountNumber: card.accountNumber, expirationDate: card.expirationDate,
-                    cryptogram: card.cryptogram, eci: card.eci, amount: payment.amount, currency: payment.currency,
-                    merchantReference: payment.id, merchantID: payment.merchantID))
+                Self.authorizationRequest(payment, card: card))
         } catch {
             outcome = .declined(code: "card_data_unreadable")
         }
-        var captured = false
-        if let scope, case .approved(let approval) = outcome, payment.captureMode == .now,
-            let sent = payment.authorizationSentAt,
-            clock.now() < sent.addingTimeInterval(configuration.authorizationTimeout)
-        {
-            captured =
-                processor.capture(
-                    reference: approval.reference, amount: payment.amount, currency: payment.currency,
-                    operationID: Self.captureOperationID(paymentID)) == .succeeded
-            return try record(
-                outcome: outcome, paymentID: paymentID, cause: "authorization", captured: captured,
-                completing: captured ? scope : nil)
+        var capture: ProcessorOperationOutcome?
+        if case .approved(let approval) = outcome, payment.captureMode == .now {
+            switch approval.capture {
+            case .captured?: capture = .succeeded
+            case .accepted?: capture = .accepted(reference: nil)
+            case nil:
+                if scope != nil, let sent = payment.authorizationSentAt,
+                    clock.now() < sent.addingTimeInterval(configuration.authorizationTimeout)
+                {
+                    capture = processor.capture(
+                        reference: approval.reference, amount: payment.amount, currency: payment.currency,
+                        operationID: Self.captureOperationID(paymentID))
+                }
+            }
         }
-        return try record(outcome: outcome, paymentID: paymentID, cause: "authorization")
+        let recorded = Self.captureEvent(capture, amount: payment.amount)
+        return try record(
+            outcome: outcome, paymentID: paymentID, cause: cause, then: recorded,
+            completing: recorded != nil ? scope : nil)
     }
 
+    /// What a processor is sent for `payment`'s authorization with `card`.
+    static func authorizationRequest(_ payment: Payment, card: CardSecret) -> AuthorizationRequest {
+        AuthorizationRequest(
+            accountNumber: card.accountNumber, expirationDate: card.expirationDate, cryptogram: card.cryptogram,
+            eci: card.eci, amount: payment.amount, currency: payment.currency, merchantReference: payment.id,
+            merchantID: payment.merchantID, operationID: authorizationOperationID(payment.id),
+            captureNow: payment.captureMode == .now)
+    }
+
+    /// The event of a capture's outcome that is recorded with the approval before it: done or accepted; nil for
+    /// one that failed or was not answered (the pending capture stays, for ``operate(_:paymentID:amount:resume:completing:audited:)``
+    /// or reconciliation).
+    static func captureEvent(_ outcome: ProcessorOperationOutcome?, amount: Int64) -> PaymentEvent? {
+        switch outcome {
+        case .succeeded?: .captureSucceeded(amount: amount)
+        case .accepted?: .captureAccepted
+        default: nil
+        }
+    }
+
+    /// The operation id of a payment's authorization: the idempotency key of every send of it.
+    public static func authorizationOperationID(_ paymentID: String) -> String { "authorize_\(paymentID)" }
+
     /// The operation id of a payment's (full) capture, the same whether it runs at once or as a pending one.
-    static func captureOperationID(_ paymentID: String) -> String { "capture_\(paymentID)" }
+    public static func captureOperationID(_ paymentID: String) -> String { "capture_\(paymentID)" }
 
     /// Moves an authorized payment to `captured` for `amount`, with its transition and event.
     func applyCapture(
@@ -150,32 +190,41 @@ extension GatewayService {
         try scope.complete(result, in: tx)
     }
 
-    /// Records an authorization outcome unless the payment was settled meanwhile. With `captured`, the
-    /// processor also captured the full amount (capture mode now): the payment goes on to `captured` in the
-    /// same transaction, which stores `scope`'s result too.
+    /// Records an authorization outcome unless the payment was settled meanwhile. With `then` (capture mode now),
+    /// the capture's outcome follows the approval in the same transaction (`captured`, or `capture_pending` when the
+    /// processor accepted it), which stores `scope`'s result too. A processor that resends has its sealed card data
+    /// dropped once the outcome is recorded.
     func record(
-        outcome: AuthorizationOutcome, paymentID: String, cause: String, captured: Bool = false,
+        outcome: AuthorizationOutcome, paymentID: String, cause: String, then capture: PaymentEvent? = nil,
         completing scope: IdempotencyScope? = nil
     ) throws(GatewayError) -> Payment {
         // In whole milliseconds, as the store keeps times: the result prepared ahead is the payment as stored.
         let now = Date(unixMilliseconds: clock.now().unixMilliseconds)
-        var lateApproval: ProcessorApproval?
+        var lateApproval: (ProcessorApproval, any Processor)?
         let event: PaymentEvent
         switch outcome {
         case .approved(let approval): event = .authorizationApproved(approval, cause: "\(cause): approved")
-        case .declined(let code): event = .authorizationDeclined(code: code, cause: "\(cause): declined \(code)")
+        case .declined(let code, let processorCode):
+            event = .authorizationDeclined(
+                code: code, processorCode: processorCode, cause: "\(cause): declined \(code)")
         case .timeout, .unknown: event = .authorizationUnanswered(cause: "\(cause): no answer from the processor")
         }
-        // Rendered and sealed here, on the request's thread, so the group commit's leader only binds bytes.
         var approved = false
         if case .approved = outcome { approved = true }
-        let prepared = prepareOutcome(
-            paymentID: paymentID, event: event, thenCapture: captured && approved, completing: scope, at: now)
+        let then = approved ? capture : nil
+        // Rendered and sealed here, on the request's thread, so the group commit's leader only binds bytes.
+        let prepared = prepareOutcome(paymentID: paymentID, event: event, then: then, completing: scope, at: now)
         var completed = false
         let payment: Payment = try write { tx in
             guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
+            let processor = try processor(for: payment)
+            let dropsCard = processor.authorizationRecovery == .resend
             if let prepared, payment == prepared.base {
-                for (step, events) in prepared.steps { payment = try apply(step, in: tx, at: now, rendered: events) }
+                for (prepared, events) in prepared.steps {
+                    var step = prepared
+                    if dropsCard, step.payment.status != .unknown { step.effects.dropsCardData = true }
+                    payment = try apply(step, in: tx, at: now, rendered: events)
+                }
                 if let scope, let completion = prepared.completion {
                     try scope.complete(completion, in: tx)
                     completed = true
@@ -187,13 +236,25 @@ extension GatewayService {
                 if case .approved(let approval) = outcome, payment.status == .failed,
                     payment.acquirerReference != approval.reference
                 {
-                    lateApproval = approval
+                    lateApproval = (approval, processor)
+                }
+                // Approved meanwhile by the processor's notification: the capture made with this answer is recorded.
+                if let then, payment.status == .authorized, payment.captureMode == .now,
+                    payment.pendingOperation?.kind == .capture
+                {
+                    payment = try apply(PaymentStateMachine.apply(then, to: payment, at: now), in: tx, at: now)
+                    if let scope {
+                        try complete(scope, payment: payment, in: tx)
+                        completed = true
+                    }
                 }
                 return payment
             }
-            payment = try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
-            if captured, case .approved = outcome, payment.captureMode == .now {
-                try applyCapture(&payment, amount: payment.amount, at: now, in: tx)
+            var step = try PaymentStateMachine.apply(event, to: payment, at: now)
+            if dropsCard, step.payment.status != .unknown { step.effects.dropsCardData = true }
+            payment = try apply(step, in: tx, at: now)
+            if let then, payment.captureMode == .now {
+                payment = try apply(PaymentStateMachine.apply(then, to: payment, at: now), in: tx, at: now)
                 if let scope {
                     try complete(scope, payment: payment, in: tx)
                     completed = true
@@ -202,9 +263,9 @@ extension GatewayService {
             return payment
         }
         if completed { scope?.completionCommitted() }
-        if let lateApproval {
+        if let (approval, processor) = lateApproval {
             // Release the hold; the processor answers a repeated id with its first outcome.
-            _ = processor.void(reference: lateApproval.reference, operationID: "void_late_\(paymentID)")
+            _ = processor.void(reference: approval.reference, operationID: "void_late_\(paymentID)")
         }
         return payment
     }
@@ -226,16 +287,27 @@ extension GatewayService {
     }
 
     /// Asks the processor what happened to a payment whose authorization was sent, and records the answer.
-    /// Never authorizes again.
+    /// Never authorizes again, except through a processor that resends (``AuthorizationRecovery/resend``): when
+    /// it cannot look the payment up, or finds nothing, the authorization is sent again with its idempotency key
+    /// and the card data kept sealed for it, and the processor answers with its first outcome (or processes it now,
+    /// exactly once, when it never arrived).
     func settleFromQuery(paymentID: String) throws(GatewayError) -> Payment {
+        guard let current = try read({ try $0.payment(id: paymentID) }) else { throw GatewayError(.notFound) }
+        let processor = try processor(for: current)
         let answer = processor.query(merchantReference: paymentID)
         let cause = "reconciled"
         switch answer {
         case .approved(let approval):
             return try record(outcome: .approved(approval), paymentID: paymentID, cause: cause)
-        case .declined(let code): return try record(outcome: .declined(code: code), paymentID: paymentID, cause: cause)
+        case .declined(let code, let processorCode):
+            return try record(
+                outcome: .declined(code: code, processorCode: processorCode), paymentID: paymentID, cause: cause)
         case .pending: return try record(outcome: .unknown, paymentID: paymentID, cause: cause)
-        case .notFound:
+        case .notFound, .unsupported:
+            if processor.authorizationRecovery == .resend, let resent = try resendAuthorization(current) {
+                return resent
+            }
+            guard answer == .notFound else { return try record(outcome: .unknown, paymentID: paymentID, cause: cause) }
             let now = clock.now()
             return try write { tx in
                 guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
@@ -253,6 +325,18 @@ extension GatewayService {
                 return payment
             }
         }
+    }
+
+    /// Sends a `processing` or `unknown` payment's authorization again, with the same idempotency key and the card
+    /// data kept sealed for it (``AuthorizationRecovery/resend``); nil when there is no card data left to send.
+    func resendAuthorization(_ payment: Payment) throws(GatewayError) -> Payment? {
+        guard payment.status == .processing || payment.status == .unknown,
+            let sealed = try read({ try $0.cardData(paymentID: payment.id) })
+        else { return nil }
+        let card: Result<SecureBytes, GatewayError> = Result { () throws(GatewayError) in
+            try cipher.open(sealed, context: SealingContext.paymentCardData(paymentID: payment.id))
+        }
+        return try sendAuthorization(payment, card: card, cause: "reconciled: sent again")
     }
 
     // MARK: - Capture and void
@@ -304,10 +388,12 @@ extension GatewayService {
     }
 
     /// A capture or void in three phases: record the pending operation, call the processor with its stable
-    /// id, record the outcome and its event. A pending operation found later is finished with the same id.
-    /// With `scope`, a success also stores the payment (with its refunds, as read back) as the scope's
-    /// finished result, in the transaction that records the outcome. `audited` (a merchant's own capture or
-    /// void, not the gateway's automatic one) records the request in the audit log with the pending operation.
+    /// id, record the outcome and its event. A pending operation found later is finished with the same id, unless
+    /// the processor accepted it already (`capture_pending`, `void_pending`): that one is never sent again, and
+    /// the payment is answered as it is. With `scope`, a success (or an acceptance) also stores the payment (with
+    /// its refunds, as read back) as the scope's finished result, in the transaction that records the outcome.
+    /// `audited` (a merchant's own capture or void, not the gateway's automatic one) records the request in the
+    /// audit log with the pending operation.
     func operate(
         _ kind: PendingOperation.Kind, paymentID: String, amount: Int64?, resume: Bool,
         completing scope: IdempotencyScope? = nil, audited: Bool = false
@@ -315,12 +401,16 @@ extension GatewayService {
         -> Payment
     {
         let now = clock.now()
-        let (payment, operation): (Payment, PendingOperation) = try write { tx in
+        // A merchant's own request gets an id of its own; the automatic capture keeps the payment's first one.
+        let requestedID = audited ? try Identifiers.make("\(kind.rawValue)_\(paymentID)_", 8) : nil
+        let (payment, operation): (Payment, PendingOperation?) = try write { tx in
             guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
-            if resume, let pending = payment.pendingOperation, pending.kind == kind { return (payment, pending) }
-            payment = try apply(
-                PaymentStateMachine.apply(.operationRequested(kind, amount: amount), to: payment, at: now), in: tx,
-                at: now)
+            if resume, let pending = payment.pendingOperation, pending.kind == kind {
+                let accepted = payment.status == .capturePending || payment.status == .voidPending
+                return (payment, accepted ? nil : pending)
+            }
+            let event = PaymentEvent.operationRequested(kind, amount: amount, operationID: requestedID)
+            payment = try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
             guard let operation = payment.pendingOperation else {
                 throw GatewayError(.internalError, "no pending operation", paymentID: paymentID)
             }
@@ -336,38 +426,71 @@ extension GatewayService {
             }
             return (payment, operation)
         }
+        guard let operation else { return payment }
         guard let reference = payment.acquirerReference else {
             throw GatewayError(.internalError, "no acquirer reference")
         }
+        let processor = try processor(for: payment)
         let outcome =
             kind == .capture
             ? processor.capture(
                 reference: reference, amount: operation.amount, currency: payment.currency,
                 operationID: operation.operationID)
             : processor.void(reference: reference, operationID: operation.operationID)
+        return try settle(kind, of: paymentID, operation: operation, outcome: outcome, completing: scope)
+    }
+
+    /// Records the processor's `outcome` of the pending capture or void `operation` of a payment (unless it was
+    /// settled meanwhile): done, accepted (`capture_pending`, `void_pending`), declined (`processor_declined`), or
+    /// unanswered (`processor_unavailable`; it stays pending for reconciliation).
+    func settle(
+        _ kind: PendingOperation.Kind, of paymentID: String, operation: PendingOperation,
+        outcome: ProcessorOperationOutcome, completing scope: IdempotencyScope? = nil
+    ) throws(GatewayError) -> Payment {
         let settled = clock.now()
-        return try write { tx in
+        let payment: Payment = try write { tx in
             guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
             guard payment.pendingOperation == operation else { return payment }
+            let event: PaymentEvent
             switch outcome {
-            case .succeeded:
-                let event: PaymentEvent =
-                    kind == .capture ? .captureSucceeded(amount: operation.amount) : .voidSucceeded
-                payment = try apply(PaymentStateMachine.apply(event, to: payment, at: settled), in: tx, at: settled)
-                if let scope { try complete(scope, payment: payment, in: tx) }
-                return payment
-            case .declined(let code):
-                try apply(
-                    PaymentStateMachine.apply(.operationDeclined(kind), to: payment, at: settled), in: tx, at: settled)
-                throw GatewayError(
-                    .processorDeclined, "the processor refused the \(kind.rawValue)", declineCode: code,
-                    paymentID: paymentID)
-            case .timeout, .unknown:
-                throw GatewayError(
-                    .processorUnavailable, "no answer from the processor; the \(kind.rawValue) will be retried",
-                    paymentID: paymentID)
+            case .succeeded: event = kind == .capture ? .captureSucceeded(amount: operation.amount) : .voidSucceeded
+            case .accepted:
+                if payment.status == .capturePending || payment.status == .voidPending { return payment }
+                event = kind == .capture ? .captureAccepted : .voidAccepted
+            // The refusal is recorded (the pending operation cleared) before the error is thrown, outside the
+            // transaction: a throw inside it would roll the refusal back and leave the operation pending.
+            case .declined: event = .operationDeclined(kind)
+            case .timeout, .unknown: return payment
             }
+            payment = try apply(PaymentStateMachine.apply(event, to: payment, at: settled), in: tx, at: settled)
+            if let scope, event != .operationDeclined(kind) { try complete(scope, payment: payment, in: tx) }
+            return payment
         }
+        switch outcome {
+        case .declined(let code):
+            throw GatewayError(
+                .processorDeclined, "the processor refused the \(kind.rawValue)", declineCode: code,
+                paymentID: paymentID)
+        case .timeout, .unknown:
+            throw GatewayError(
+                .processorUnavailable, "no answer from the processor; the \(kind.rawValue) will be retried",
+                paymentID: paymentID)
+        case .succeeded, .accepted: return payment
+        }
+    }
+
+    /// Asks the processor what became of the capture or void it accepted for a `capture_pending` or
+    /// `void_pending` payment, and records the answer when it has one (``Processor/operationStatus(_:reference:operationID:amount:)``).
+    func settleAcceptedOperation(paymentID: String) throws(GatewayError) -> Payment {
+        guard let payment = try read({ try $0.payment(id: paymentID) }) else { throw GatewayError(.notFound) }
+        guard payment.status == .capturePending || payment.status == .voidPending,
+            let operation = payment.pendingOperation, let reference = payment.acquirerReference
+        else { return payment }
+        let outcome = try processor(for: payment).operationStatus(
+            operation.kind == .capture ? .capture : .void, reference: reference, operationID: operation.operationID,
+            amount: operation.amount)
+        if case .accepted = outcome { return payment }
+        return try settle(operation.kind, of: paymentID, operation: operation, outcome: outcome)
     }
 
     // MARK: - Refunds
@@ -418,31 +541,32 @@ extension GatewayService {
         }
     }
 
-    /// Sends a pending refund to the processor (its id is the operation id) and records the outcome.
-    func finishRefund(paymentID: String, refundID: String) throws(GatewayError) -> RefundResult {
+    /// Sends a pending refund to the processor (its id is the operation id) and records the outcome. A refund the
+    /// processor accepted already is never sent again: with `querying` (reconciliation) the processor is asked what
+    /// became of it (``Processor/operationStatus(_:reference:operationID:amount:)``), otherwise it is answered as it
+    /// is, `pending` on a `refund_pending` payment, until its notification comes.
+    func finishRefund(
+        paymentID: String, refundID: String, querying: Bool = false
+    ) throws(GatewayError)
+        -> RefundResult
+    {
         let (payment, pending) = try read { tx -> (Payment, Refund) in
             guard let payment = try tx.payment(id: paymentID),
                 let refund = try tx.refunds(paymentID: paymentID).first(where: { $0.id == refundID })
             else { throw GatewayError(.notFound) }
             return (payment, refund)
         }
-        if pending.status == .pending, let reference = payment.acquirerReference {
-            let outcome = processor.refund(
-                reference: reference, amount: pending.amount, currency: pending.currency, operationID: refundID)
-            let now = clock.now()
-            try write { tx in
-                guard let payment = try tx.payment(id: paymentID),
-                    let refund = try tx.refunds(paymentID: paymentID).first(where: { $0.id == refundID }),
-                    refund.status == .pending
-                else { return }
-                let event: PaymentEvent
-                switch outcome {
-                case .succeeded: event = .refundSucceeded(refund)
-                case .declined(let code): event = .refundDeclined(refund, code: code)
-                case .timeout, .unknown: return
-                }
-                try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
-            }
+        if pending.status == .pending, let reference = payment.acquirerReference,
+            pending.processorReference == nil || querying
+        {
+            let processor = try processor(for: payment)
+            let outcome =
+                pending.processorReference == nil
+                ? processor.refund(
+                    reference: reference, amount: pending.amount, currency: pending.currency, operationID: refundID)
+                : processor.operationStatus(
+                    .refund, reference: reference, operationID: refundID, amount: pending.amount)
+            try recordRefund(outcome, paymentID: paymentID, refundID: refundID)
         }
         return try read { tx in
             guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
@@ -451,6 +575,29 @@ extension GatewayService {
                 throw GatewayError(.internalError, "refund vanished")
             }
             return RefundResult(refund: refund, payment: payment)
+        }
+    }
+
+    /// Records the processor's `outcome` of pending refund `refundID` (unless it was settled meanwhile): succeeded,
+    /// accepted (the payment `refund_pending`), declined; an unanswered one stays pending for reconciliation.
+    func recordRefund(_ outcome: ProcessorOperationOutcome, paymentID: String, refundID: String) throws(GatewayError) {
+        let now = clock.now()
+        try write { tx in
+            guard var payment = try tx.payment(id: paymentID) else { return }
+            payment.refunds = try tx.refunds(paymentID: paymentID)
+            guard let refund = payment.refunds.first(where: { $0.id == refundID }), refund.status == .pending else {
+                return
+            }
+            let event: PaymentEvent
+            switch outcome {
+            case .succeeded: event = .refundSucceeded(refund)
+            case .accepted(let reference):
+                if refund.processorReference != nil { return }
+                event = .refundAccepted(refund, reference: reference)
+            case .declined(let code): event = .refundDeclined(refund, code: code)
+            case .timeout, .unknown: return
+            }
+            try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
         }
     }
 
@@ -493,6 +640,12 @@ extension GatewayService {
             if payment.pendingOperation != nil, payment.updatedAt > cutoff, !report.settledPayments.contains(id) {
                 continue
             }
+            if payment.status == .capturePending || payment.status == .voidPending {
+                // Accepted by the processor: asked about, never sent again.
+                let result = try? settleAcceptedOperation(paymentID: id)
+                if result?.status == .captured { report.capturedPayments.append(id) }
+                continue
+            }
             let kind = payment.pendingOperation?.kind ?? .capture
             do {
                 let result = try operate(kind, paymentID: id, amount: payment.pendingOperation?.amount, resume: true)
@@ -507,7 +660,7 @@ extension GatewayService {
                 $0.status == .pending && $0.updatedAt <= cutoff
             }
             for refund in pending {
-                let result = try finishRefund(paymentID: id, refundID: refund.id)
+                let result = try finishRefund(paymentID: id, refundID: refund.id, querying: true)
                 if result.refund.status != .pending { report.finishedRefunds.append(refund.id) }
             }
         }

@@ -5,26 +5,48 @@ import Foundation
 package enum PaymentEvent: Sendable, Hashable {
     /// The processor approved the authorization (`cause`, the transition's: `authorization: approved` …).
     case authorizationApproved(ProcessorApproval, cause: String)
-    /// The processor (or the gateway, `not_sent` …) declined the authorization with `code`.
-    case authorizationDeclined(code: String, cause: String)
+    /// The processor (or the gateway, `not_sent` …) declined the authorization with `code` (Orchard's), and
+    /// `processorCode`, the processor's own code, when it gave one.
+    case authorizationDeclined(code: String, processorCode: String? = nil, cause: String)
     /// The processor did not answer (timeout, or still pending at it).
     case authorizationUnanswered(cause: String)
-    /// The processor captured `amount` minor units.
+    /// The processor captured `amount` minor units (at once, or as the outcome of a pending capture).
     case captureSucceeded(amount: Int64)
-    /// The processor voided the authorization.
+    /// The processor accepted the pending capture and answers its outcome later: `capture_pending`.
+    case captureAccepted
+    /// The processor voided the authorization (at once, or as the outcome of a pending void).
     case voidSucceeded
-    /// The processor refused the pending capture or void: the payment stays as it was, without it.
+    /// The processor accepted the pending void and answers its outcome later: `void_pending`.
+    case voidAccepted
+    /// The processor refused the pending capture or void: the payment stays (or, from `capture_pending` or
+    /// `void_pending`, is again) `authorized`, without it.
     case operationDeclined(PendingOperation.Kind)
+    /// A capture the processor had reported done failed later (Adyen's `CAPTURE_FAILED`): the payment is authorized
+    /// again, nothing captured.
+    case captureFailed
     /// The processor refunded the pending `refund`.
     case refundSucceeded(Refund)
-    /// The processor declined the pending `refund` with `code`: the refund fails, the payment stays as it was.
+    /// The processor accepted the pending `refund` (its reference for it: `reference`) and answers its outcome later:
+    /// the payment is `refund_pending` until every refund it accepted is answered.
+    case refundAccepted(Refund, reference: String?)
+    /// The processor declined the pending `refund` with `code`: the refund fails, the payment stays as it was (or
+    /// leaves `refund_pending` once no accepted refund is left).
     case refundDeclined(Refund, code: String)
+    /// A refund that had succeeded failed or was reversed later (`REFUND_FAILED`, `REFUNDED_REVERSED`): it is failed
+    /// with `code` and its amount no longer counts as refunded.
+    case refundReversed(Refund, code: String)
+    /// The cardholder's bank took the payment back (a chargeback).
+    case chargeback
     /// The card data is handed to the processor: the payment is marked as sent and its card data dropped first,
-    /// so a crash after it is settled by querying the processor, never by authorizing again.
+    /// so a crash after it is settled by querying the processor, never by authorizing again. (For a processor whose
+    /// recovery is ``AuthorizationRecovery/resend`` the service keeps the sealed card data until the outcome is
+    /// recorded, for a resend with the same idempotency key.)
     case authorizationSent
     /// The merchant (or the automatic capture) asks for a capture of `amount` (nil: the authorized amount) or a
-    /// void: it is recorded as the payment's pending operation before the processor is called.
-    case operationRequested(PendingOperation.Kind, amount: Int64?)
+    /// void: it is recorded as the payment's pending operation before the processor is called, with `operationID`
+    /// (nil: the payment's first one, `capture_<id>` or `void_<id>`). Each request gets its own id, so a capture
+    /// asked again after one was refused is not answered with the refused one's outcome.
+    case operationRequested(PendingOperation.Kind, amount: Int64?, operationID: String? = nil)
     /// The merchant asks for refund `id` of `amount` (nil: the rest of the captured amount), stored `pending`
     /// before the processor is called. The payment's ``Payment/refunds`` must be the ones stored.
     case refundRequested(id: String, amount: Int64?, reason: String?)
@@ -121,11 +143,12 @@ package enum PaymentStateMachine {
             effects.storesPayment = true
             effects.events = [wasUnknown ? WebhookEventType.paymentUnknownResolved : WebhookEventType.paymentSucceeded]
             effects.session = .complete
-        case .authorizationDeclined(let code, let cause):
+        case .authorizationDeclined(let code, let processorCode, let cause):
             guard payment.status == .processing || payment.status == .unknown else { return (payment, .none) }
             let wasUnknown = payment.status == .unknown
             try move(&payment, to: .failed, cause: cause, at: now, effects: &effects)
             payment.failureCode = code
+            payment.processorCode = processorCode
             effects.dropsCardData = true
             effects.storesPayment = true
             effects.events = [WebhookEventType.paymentFailed]
@@ -136,12 +159,28 @@ package enum PaymentStateMachine {
             try move(&payment, to: .unknown, cause: cause, at: now, effects: &effects)
             effects.storesPayment = true
         case .captureSucceeded(let amount):
+            guard payment.status == .authorized || payment.status == .capturePending else {
+                throw GatewayError(
+                    .invalidStateTransition, "a \(payment.status.rawValue) payment cannot be captured",
+                    paymentID: payment.id)
+            }
             payment.pendingOperation = nil
             try move(&payment, to: .captured, cause: "capture of \(amount)", at: now, effects: &effects)
             payment.capturedAmount = amount
             payment.capturedAt = now
             effects.storesPayment = true
             effects.events = [WebhookEventType.paymentCaptured]
+        case .captureAccepted, .voidAccepted:
+            let kind: PendingOperation.Kind = event == .captureAccepted ? .capture : .void
+            guard let pending = payment.pendingOperation, pending.kind == kind else {
+                throw GatewayError(
+                    .invalidStateTransition, "no \(kind.rawValue) of this payment is in progress",
+                    paymentID: payment.id)
+            }
+            let next: PaymentStatus = kind == .capture ? .capturePending : .voidPending
+            let cause = kind == .capture ? "capture of \(pending.amount) accepted" : "void accepted"
+            try move(&payment, to: next, cause: cause, at: now, effects: &effects)
+            effects.storesPayment = true
         case .voidSucceeded:
             payment.pendingOperation = nil
             try move(&payment, to: .voided, cause: "void", at: now, effects: &effects)
@@ -153,7 +192,26 @@ package enum PaymentStateMachine {
             payment.pendingOperation = nil
             if kind == .capture { payment.captureAt = nil }
             payment.updatedAt = now
+            if payment.status == .capturePending || payment.status == .voidPending {
+                // An accepted operation refused later: the payment is authorized again, and the merchant is told.
+                try move(&payment, to: .authorized, cause: "\(kind.rawValue) refused", at: now, effects: &effects)
+                effects.events = [
+                    kind == .capture ? WebhookEventType.paymentCaptureFailed : WebhookEventType.paymentVoidFailed
+                ]
+            }
             effects.storesPayment = true
+        case .captureFailed:
+            guard payment.status == .captured, payment.refunds.allSatisfy({ $0.status == .failed }) else {
+                throw GatewayError(
+                    .invalidStateTransition, "only a captured payment without refunds can lose its capture",
+                    paymentID: payment.id)
+            }
+            try move(&payment, to: .authorized, cause: "capture failed", at: now, effects: &effects)
+            payment.capturedAmount = 0
+            payment.capturedAt = nil
+            payment.captureAt = nil
+            effects.storesPayment = true
+            effects.events = [WebhookEventType.paymentCaptureFailed]
         case .refundSucceeded(var refund):
             guard refund.paymentID == payment.id, refund.status == .pending else {
                 throw GatewayError(.internalError, "not a pending refund of this payment", paymentID: payment.id)
@@ -162,18 +220,70 @@ package enum PaymentStateMachine {
             refund.updatedAt = now
             effects.refunds = [refund]
             payment.refundedAmount += refund.amount
-            let next: PaymentStatus = payment.refundedAmount >= payment.capturedAmount ? .refunded : .partiallyRefunded
-            try move(&payment, to: next, cause: "refund \(refund.id) of \(refund.amount)", at: now, effects: &effects)
+            let next = refundStatus(of: payment, changing: refund)
+            replace(refund, in: &payment)
+            try move(
+                &payment, to: next, cause: "refund \(refund.id) of \(refund.amount)", at: now,
+                effects: &effects)
             effects.storesPayment = true
             effects.events = [WebhookEventType.paymentRefunded]
+        case .refundAccepted(var refund, let reference):
+            guard refund.paymentID == payment.id, refund.status == .pending else {
+                throw GatewayError(.internalError, "not a pending refund of this payment", paymentID: payment.id)
+            }
+            refund.processorReference = reference ?? refund.processorReference ?? refund.id
+            refund.updatedAt = now
+            effects.refunds = [refund]
+            replace(refund, in: &payment)
+            if payment.status != .refundPending {
+                try move(
+                    &payment, to: .refundPending, cause: "refund \(refund.id) of \(refund.amount) accepted", at: now,
+                    effects: &effects)
+                effects.storesPayment = true
+            }
         case .refundDeclined(var refund, let code):
             guard refund.paymentID == payment.id, refund.status == .pending else {
                 throw GatewayError(.internalError, "not a pending refund of this payment", paymentID: payment.id)
+            }
+            let wasAccepted = refund.processorReference != nil
+            refund.status = .failed
+            refund.declineCode = code
+            refund.updatedAt = now
+            effects.refunds = [refund]
+            let next = refundStatus(of: payment, changing: refund)
+            replace(refund, in: &payment)
+            if payment.status == .refundPending {
+                if next != .refundPending {
+                    try move(&payment, to: next, cause: "refund \(refund.id) refused", at: now, effects: &effects)
+                    effects.storesPayment = true
+                }
+            }
+            // A refund refused after the processor accepted it is news for the merchant (a synchronous refusal is
+            // the API call's own answer).
+            if wasAccepted { effects.events = [WebhookEventType.refundFailed] }
+        case .refundReversed(var refund, let code):
+            guard refund.paymentID == payment.id, refund.status == .succeeded, payment.refundedAmount >= refund.amount
+            else {
+                throw GatewayError(
+                    .invalidStateTransition, "only a succeeded refund of this payment can be reversed",
+                    paymentID: payment.id)
             }
             refund.status = .failed
             refund.declineCode = code
             refund.updatedAt = now
             effects.refunds = [refund]
+            payment.refundedAmount -= refund.amount
+            let next = refundStatus(of: payment, changing: refund)
+            replace(refund, in: &payment)
+            try move(
+                &payment, to: next, cause: "refund \(refund.id) reversed", at: now,
+                effects: &effects)
+            effects.storesPayment = true
+            effects.events = [WebhookEventType.refundFailed]
+        case .chargeback:
+            try move(&payment, to: .chargedBack, cause: "chargeback", at: now, effects: &effects)
+            effects.storesPayment = true
+            effects.events = [WebhookEventType.paymentChargedBack]
         case .authorizationSent:
             guard payment.status == .processing, payment.authorizationSentAt == nil else {
                 throw GatewayError(
@@ -198,14 +308,14 @@ package enum PaymentStateMachine {
             payment.captureAt = nil
             payment.updatedAt = now
             effects.storesPayment = true
-        case .operationRequested(let kind, let amount):
+        case .operationRequested(let kind, let amount, let requestedID):
             if let pending = payment.pendingOperation {
                 throw GatewayError(
                     .invalidStateTransition, "a \(pending.kind.rawValue) of this payment is in progress",
                     paymentID: payment.id)
             }
             let target: PaymentStatus = kind == .capture ? .captured : .voided
-            guard payment.status.canTransition(to: target) else {
+            guard payment.status == .authorized, payment.status.canTransition(to: target) else {
                 throw GatewayError(
                     .invalidStateTransition, "a \(payment.status.rawValue) payment cannot be \(target.rawValue)",
                     paymentID: payment.id)
@@ -217,12 +327,12 @@ package enum PaymentStateMachine {
                     paymentID: payment.id)
             }
             let operationID =
-                kind == .capture ? GatewayService.captureOperationID(payment.id) : "void_\(payment.id)"
+                requestedID ?? (kind == .capture ? GatewayService.captureOperationID(payment.id) : "void_\(payment.id)")
             payment.pendingOperation = PendingOperation(kind: kind, operationID: operationID, amount: value)
             payment.updatedAt = now
             effects.storesPayment = true
         case .refundRequested(let id, let amount, let reason):
-            guard payment.status == .captured || payment.status == .partiallyRefunded else {
+            guard [.captured, .partiallyRefunded, .refundPending].contains(payment.status) else {
                 throw GatewayError(
                     .invalidStateTransition, "a \(payment.status.rawValue) payment cannot be refunded",
                     paymentID: payment.id)
@@ -241,6 +351,21 @@ package enum PaymentStateMachine {
             effects.newRefunds = [refund]
         }
         return (payment, effects)
+    }
+
+    /// The status a captured payment's refunds give it once `changed` is as given: `refund_pending` while the
+    /// processor has a refund it accepted and not answered, else by the amount refunded (`captured`,
+    /// `partially_refunded`, `refunded`). The payment's ``Payment/refunds`` are the ones stored.
+    static func refundStatus(of payment: Payment, changing changed: Refund) -> PaymentStatus {
+        let refunds = payment.refunds.filter { $0.id != changed.id } + [changed]
+        if refunds.contains(where: { $0.status == .pending && $0.processorReference != nil }) { return .refundPending }
+        if payment.refundedAmount <= 0 { return .captured }
+        return payment.refundedAmount >= payment.capturedAmount ? .refunded : .partiallyRefunded
+    }
+
+    /// Puts `refund` in place of the payment's refund with its id, when the payment holds it.
+    private static func replace(_ refund: Refund, in payment: inout Payment) {
+        if let index = payment.refunds.firstIndex(where: { $0.id == refund.id }) { payment.refunds[index] = refund }
     }
 
     /// Moves `payment` to `next` when ``PaymentStatus/canTransition(to:)`` allows it, adding the transition row.

@@ -22,13 +22,14 @@ struct PreparedOutcome {
 }
 
 extension GatewayService {
-    /// Works out ``PreparedOutcome`` for applying `event` to the payment as a read finds it now; with
-    /// `thenCapture` and capture mode now, the full capture follows and `scope` completes with the captured
-    /// payment (``record(outcome:paymentID:cause:captured:completing:)``). Nil when it is not prepared ahead (the
+    /// Works out ``PreparedOutcome`` for applying `event` to the payment as a read finds it now; with `then` (the
+    /// capture's outcome, done or accepted) and capture mode now, it follows and `scope` completes with the payment
+    /// after it (``record(outcome:paymentID:cause:then:completing:)``). Nil when it is not prepared ahead (the
     /// transaction then does it all): the payment is missing or settled, it belongs to an order session (whose
     /// change the transaction renders), a step changes refunds, or a step is refused.
     func prepareOutcome(
-        paymentID: String, event: PaymentEvent, thenCapture: Bool, completing scope: IdempotencyScope?, at now: Date
+        paymentID: String, event: PaymentEvent, then capture: PaymentEvent?, completing scope: IdempotencyScope?,
+        at now: Date
     ) -> PreparedOutcome? {
         guard
             let (base, refunds, transitions) = try? store.read({ tx in
@@ -44,8 +45,8 @@ extension GatewayService {
             var allTransitions = transitions
             var steps: [(step: (payment: Payment, effects: PaymentEffects), events: [PreparedEvent])] = []
             var events = [event]
-            let captures = thenCapture && base.captureMode == .now
-            if captures { events.append(.captureSucceeded(amount: base.amount)) }
+            let captures = capture != nil && base.captureMode == .now
+            if let capture, captures { events.append(capture) }
             for event in events {
                 let step = try PaymentStateMachine.apply(event, to: payment, at: now)
                 guard step.effects.refunds.isEmpty else { return nil }

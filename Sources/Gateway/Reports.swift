@@ -54,7 +54,8 @@ public struct PaymentFigures: Sendable, Hashable {
 
     /// The statuses of a payment whose authorization the processor approved.
     public static let approvedStatuses: Set<PaymentStatus> = [
-        .authorized, .captured, .partiallyRefunded, .refunded, .voided,
+        .authorized, .capturePending, .captured, .refundPending, .partiallyRefunded, .refunded, .voidPending, .voided,
+        .chargedBack,
     ]
 }
 

@@ -163,6 +163,25 @@ public protocol StoreTransaction {
     /// Deletes kept answers created before `before`; returns how many.
     func purgeStoredResponses(before: Date) throws -> Int
 
+    // MARK: Processor settings
+    /// Stores a new version of a merchant's processor settings (a version is never changed).
+    func insertProcessorSettings(_ settings: ProcessorSettingsRecord) throws
+    /// The merchant's processor settings of `version`, or with nil the latest version.
+    func processorSettings(merchantID: String, version: Int?) throws -> ProcessorSettingsRecord?
+    /// The merchant's latest processor settings of connector `type`.
+    func processorSettings(merchantID: String, type: String) throws -> ProcessorSettingsRecord?
+
+    // MARK: Processor notifications
+    /// Records a notification item; false when the merchant already has one with its processor and event key (a
+    /// duplicate, `INSERT … ON CONFLICT DO NOTHING`).
+    func insertProcessorNotification(_ notification: ProcessorNotificationRecord) throws -> Bool
+    /// Writes a recorded item's payment and outcome.
+    func updateProcessorNotification(_ notification: ProcessorNotificationRecord) throws
+    /// The merchant's recorded items, newest first.
+    func processorNotifications(merchantID: String, limit: Int) throws -> [ProcessorNotificationRecord]
+    /// The merchant's payment that processor `acquirer` knows by `acquirerReference`.
+    func payment(merchantID: String, acquirer: String, acquirerReference: String) throws -> Payment?
+
     // MARK: Audit log
     /// Adds an entry to the audit log (``AuditLog/record(in:merchantID:action:target:detail:at:actor:)``).
     func insertAuditEntry(_ entry: AuditEntry) throws

@@ -84,6 +84,7 @@ public enum StoreCopy {
         "order_sessions", "payments", "primes", "payment_card_data", "payment_transitions", "refunds",
         "webhook_events", "webhook_attempts", "idempotency_keys", "stored_responses",
         "sandbox_acquirer_authorizations", "sandbox_acquirer_operations", "audit_log", "console_sessions",
+        "processor_settings", "processor_notifications",
     ]
 
     /// What a copy did.

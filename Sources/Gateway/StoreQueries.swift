@@ -210,3 +210,72 @@ extension StoreStatements {
     }
 }
 
+// MARK: - Processor settings
+
+extension StoreStatements {
+    package func insertProcessorSettings(_ settings: ProcessorSettingsRecord) throws {
+        _ = try change(
+            shared:
+                "INSERT INTO processor_settings (\(ProcessorSettingsRecord.storeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            settings.storeValues)
+    }
+
+    package func processorSettings(merchantID: String, version: Int?) throws -> ProcessorSettingsRecord? {
+        var sql = "SELECT \(ProcessorSettingsRecord.storeColumns) FROM processor_settings WHERE merchant_id = ?"
+        var values: [StoreValue] = [.text(merchantID)]
+        if let version {
+            sql += " AND version = ?"
+            values.append(.integer(Int64(version)))
+        }
+        sql += " ORDER BY version DESC LIMIT 1"
+        return try query(shared: sql, values) { ProcessorSettingsRecord(row: $0) }.first
+    }
+}
+
+extension StoreStatements {
+    package func processorSettings(merchantID: String, type: String) throws -> ProcessorSettingsRecord? {
+        try query(
+            shared: """
+                SELECT \(ProcessorSettingsRecord.storeColumns) FROM processor_settings WHERE merchant_id = ? AND type = ?
+                ORDER BY version DESC LIMIT 1
+                """, [.text(merchantID), .text(type)]
+        ) { ProcessorSettingsRecord(row: $0) }.first
+    }
+
+    package func payment(merchantID: String, acquirer: String, acquirerReference: String) throws -> Payment? {
+        try query(
+            shared: """
+                SELECT \(Payment.storeColumns.joined(separator: ", ")) FROM payments
+                WHERE merchant_id = ? AND acquirer = ? AND acquirer_reference = ?
+                """, [.text(merchantID), .text(acquirer), .text(acquirerReference)]
+        ) { Payment(row: $0) }.first
+    }
+}
+
+// MARK: - Processor notifications
+
+extension StoreStatements {
+    package func insertProcessorNotification(_ notification: ProcessorNotificationRecord) throws -> Bool {
+        try change(
+            shared: """
+                INSERT INTO processor_notifications (\(ProcessorNotificationRecord.storeColumns))
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (merchant_id, processor, event_key) DO NOTHING
+                """, notification.storeValues) == 1
+    }
+
+    package func updateProcessorNotification(_ notification: ProcessorNotificationRecord) throws {
+        _ = try change(
+            shared: "UPDATE processor_notifications SET payment_id = ?, outcome = ? WHERE id = ?",
+            [.text(notification.paymentID), .text(notification.outcome), .text(notification.id)])
+    }
+
+    package func processorNotifications(merchantID: String, limit: Int) throws -> [ProcessorNotificationRecord] {
+        try query(
+            shared: """
+                SELECT \(ProcessorNotificationRecord.storeColumns) FROM processor_notifications WHERE merchant_id = ?
+                ORDER BY received_at DESC, id DESC LIMIT ?
+                """, [.text(merchantID), .integer(Int64(limit))]
+        ) { ProcessorNotificationRecord(row: $0) }
+    }
+}

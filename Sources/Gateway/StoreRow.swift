@@ -129,6 +129,8 @@ package enum StoreValue {
     case integer(Int64?)
     case bool(Bool)
     case date(Date?)
+    /// Bytes (sealed secrets): a BLOB, a `bytea`.
+    case blob(Data?)
 }
 
 extension Payment {
@@ -142,7 +144,8 @@ extension Payment {
         "card_level", "card_country", "card_country_code", "card_issuer_zh_tw", "capture_mode",
         "capture_delay_days", "scheduled_capture_at", "auth_code", "acquirer", "acquirer_reference", "failure_code",
         "created_at", "updated_at", "authorized_at", "captured_at", "voided_at", "authorization_sent_at",
-        "pending_kind", "pending_operation_id", "pending_amount", "bank_transaction_id",
+        "pending_kind", "pending_operation_id", "pending_amount", "processor_code", "processor_settings_version",
+        "bank_transaction_id",
     ]
 
     /// The columns a store writes: ``storeColumns`` and the two the store's queries use (`pending_operation`,
@@ -158,7 +161,7 @@ extension Payment {
         "cardholder_zip_code", "cardholder_address", "cardholder_national_id", "metadata", "card_bin_code",
         "card_last_four", "card_type", "card_funding", "card_network", "card_issuer", "card_bank_id", "card_level",
         "card_country", "card_country_code", "card_issuer_zh_tw", "capture_mode", "capture_delay_days",
-        "created_at", "bank_transaction_id",
+        "created_at", "processor_settings_version", "bank_transaction_id",
     ]
 
     /// The positions in ``storeWriteColumns`` of the columns an update writes: every column but the
@@ -199,8 +202,9 @@ extension Payment {
             .text(acquirer), .text(acquirerReference), .text(failureCode), .date(createdAt), .date(updatedAt),
             .date(authorizedAt), .date(capturedAt), .date(voidedAt), .date(authorizationSentAt),
             .text(pendingOperation?.kind.rawValue), .text(pendingOperation?.operationID),
-            .integer(pendingOperation?.amount), .text(bankTransactionID), .bool(pendingOperation != nil),
-            .date(status == .authorized ? captureAt : nil),
+            .integer(pendingOperation?.amount), .text(processorCode),
+            .integer(processorSettingsVersion.map(Int64.init)), .text(bankTransactionID),
+            .bool(pendingOperation != nil), .date(status == .authorized ? captureAt : nil),
         ]
     }
 
@@ -236,10 +240,80 @@ extension Payment {
                 issuerZhTW: row.optionalText(30)),
             captureMode: captureMode, captureAt: row.optionalDate(33), authCode: row.optionalText(34),
             acquirer: row.text(35), acquirerReference: row.optionalText(36), failureCode: row.optionalText(37),
+            processorCode: row.optionalText(47),
             createdAt: row.date(38), updatedAt: row.date(39), authorizedAt: row.optionalDate(40),
             capturedAt: row.optionalDate(41), voidedAt: row.optionalDate(42), refunds: [],
             authorizationSentAt: row.optionalDate(43), pendingOperation: pending,
-            bankTransactionID: row.optionalText(47))
+            processorSettingsVersion: row.optionalInt(48).map(Int.init), bankTransactionID: row.optionalText(49))
+    }
+}
+
+extension Refund {
+    /// The columns of the refund table, in the order ``init(row:)`` reads them and ``storeValues`` gives them.
+    package static let storeColumns =
+        "id, payment_id, amount, currency, status, reason, decline_code, created_at, updated_at, processor_reference"
+
+    /// The values of ``storeColumns``, in order.
+    package var storeValues: [StoreValue] {
+        [
+            .text(id), .text(paymentID), .integer(amount), .text(currency), .text(status.rawValue), .text(reason),
+            .text(declineCode), .date(createdAt), .date(updatedAt), .text(processorReference),
+        ]
+    }
+
+    /// A refund from the ``storeColumns``.
+    package init(row: some StoreRow) {
+        self.init(
+            id: row.text(0), paymentID: row.text(1), amount: row.int(2), currency: row.text(3),
+            status: Refund.Status(rawValue: row.text(4)) ?? .pending, reason: row.optionalText(5),
+            declineCode: row.optionalText(6), createdAt: row.date(7), updatedAt: row.date(8))
+        processorReference = row.optionalText(9)
+    }
+}
+
+extension ProcessorSettingsRecord {
+    /// The columns of the processor settings table, in the order ``init(row:)`` reads them and ``storeValues`` gives
+    /// them (`fields`: a JSON object of strings).
+    package static let storeColumns = "merchant_id, version, type, environment, fields, secrets, created_at"
+
+    /// The values of ``storeColumns``, in order.
+    package var storeValues: [StoreValue] {
+        let fieldsText = (try? WireFormat.json(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return [
+            .text(merchantID), .integer(Int64(version)), .text(type), .text(environment), .text(fieldsText),
+            .blob(secretsSealed), .date(createdAt),
+        ]
+    }
+
+    /// A version of the settings from the ``storeColumns``.
+    package init(row: some StoreRow) {
+        self.init(
+            merchantID: row.text(0), version: Int(row.int(1)), type: row.text(2), environment: row.optionalText(3),
+            fields: row.stringFields(4) ?? [:], secretsSealed: row.bytes(5), createdAt: row.date(6))
+    }
+}
+
+extension ProcessorNotificationRecord {
+    /// The columns of the processor notification table, in the order ``init(row:)`` reads them and ``storeValues``
+    /// gives them.
+    package static let storeColumns = """
+        id, merchant_id, processor, event_key, event_code, success, payment_id, amount, currency, outcome, received_at
+        """
+
+    /// The values of ``storeColumns``, in order.
+    package var storeValues: [StoreValue] {
+        [
+            .text(id), .text(merchantID), .text(processor), .text(eventKey), .text(eventCode), .bool(success),
+            .text(paymentID), .integer(amount), .text(currency), .text(outcome), .date(receivedAt),
+        ]
+    }
+
+    /// A recorded item from the ``storeColumns``.
+    package init(row: some StoreRow) {
+        self.init(
+            id: row.text(0), merchantID: row.text(1), processor: row.text(2), eventKey: row.text(3),
+            eventCode: row.text(4), success: row.bool(5), paymentID: row.optionalText(6), amount: row.optionalInt(7),
+            currency: row.optionalText(8), outcome: row.text(9), receivedAt: row.date(10))
     }
 }
 

@@ -1,7 +1,7 @@
 import ApplePayModel
 import Foundation
-import OrchardJSON
 import OrchardBase
+import OrchardJSON
 
 /// The wire shapes of `openapi.yaml`, shared by the HTTP responses and the webhook bodies the outbox stores:
 /// amounts as decimal strings with the currency's exponent, RFC 3339 times in UTC with whole seconds, every
@@ -60,15 +60,22 @@ public enum WireFormat {
     /// The API's transition cause (`TransitionCause`) of a recorded transition.
     public static func cause(_ transition: PaymentTransition) -> String {
         let text = transition.cause.lowercased()
-        guard transition.from != nil else { return "created" }
+        guard let from = transition.from else { return "created" }
         if text.hasPrefix("reconciled") { return "reconciled" }
         switch transition.to {
-        case .authorized: return "authorization_approved"
+        case .authorized:
+            switch from {
+            case .capturePending, .captured: return "capture"
+            case .voidPending: return "void"
+            default: return "authorization_approved"
+            }
         case .failed: return text.contains("declined") ? "authorization_declined" : "reconciled"
         case .unknown: return "processor_timeout"
-        case .captured: return "capture"
-        case .voided: return "void"
-        case .refunded, .partiallyRefunded: return "refund"
+        case .captured where from == .refundPending || from == .partiallyRefunded || from == .refunded: return "refund"
+        case .captured, .capturePending: return "capture"
+        case .voided, .voidPending: return "void"
+        case .refunded, .partiallyRefunded, .refundPending: return "refund"
+        case .chargedBack: return "chargeback"
         case .processing: return "created"
         }
     }
@@ -96,8 +103,10 @@ public enum WireFormat {
             "order_number": value(payment.orderNumber), "out_trade_no": value(payment.outTradeNo),
             "details": value(payment.details), "bank_transaction_id": value(payment.bankTransactionID),
             "auth_code": payment.status == .failed ? NSNull() : value(payment.authCode),
-            "acquirer": payment.acquirer,
+            "acquirer": payment.acquirer, "processor": payment.acquirer,
+            "processor_reference": value(payment.acquirerReference),
             "decline_code": payment.status == .failed ? value(payment.failureCode) : NSNull(),
+            "processor_code": payment.status == .failed ? value(payment.processorCode) : NSNull(),
             "card_info": cardInfo(payment.cardInfo), "capture_mode": captureMode(payment.captureMode),
             "capture_at": captureAt, "refunds": payment.refunds.sorted { $0.createdAt < $1.createdAt }.map(refund),
             "transitions": transitions.map { transition -> [String: Any] in

@@ -1,15 +1,15 @@
-import OrchardBase
 import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import Gateway
+import OrchardBase
 import OrchardCrypto
 
 /// The product's ``PaymentTokenOpener``: ApplePayToken's verification (CMS signature, chain to the
 /// environment's trust anchor, signing-time window) and decryption with the merchant's key ring.
 /// Token errors come out with the token library's code (``GatewayError/token(code:reason:)``).
 public final class ApplePayTokenOpener: PaymentTokenOpener, Sendable {
-    private let anchors: [GatewayEnvironment: TrustAnchor]
+    private let anchors: [GatewayEnvironment: [TrustAnchor]]
     private let window: SigningTimeWindow
     private struct Cache {
         /// Parsed merchant keys by key id (a key id's material never changes).
@@ -22,8 +22,15 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, Sendable {
 
     /// An opener trusting `trustAnchors[environment]` for each environment (the sandbox PKI's root for
     /// sandbox, Apple Root CA - G3 for production).
-    public init(trustAnchors: [GatewayEnvironment: TrustAnchor], window: SigningTimeWindow = .default) {
-        self.anchors = trustAnchors
+    public convenience init(trustAnchors: [GatewayEnvironment: TrustAnchor], window: SigningTimeWindow = .default) {
+        self.init(anchors: trustAnchors.mapValues { [$0] }, window: window)
+    }
+
+    /// An opener trusting each of `anchors[environment]` for each environment, tried in order: a token whose chain
+    /// does not lead to the first is tried with the next (the sandbox trusts the test PKI, and Apple Root CA - G3
+    /// too when it is given, for tokens from a device with a sandbox tester account).
+    public init(anchors: [GatewayEnvironment: [TrustAnchor]], window: SigningTimeWindow = .default) {
+        self.anchors = anchors
         self.window = window
     }
 
@@ -35,7 +42,9 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, Sendable {
     private func decryptor(
         environment: GatewayEnvironment, anchor: TrustAnchor, material: [ProcessingKeyMaterial]
     ) throws(GatewayError) -> PaymentTokenDecryptor {
-        let ring = environment.rawValue + "|" + material.map(\.id).sorted().joined(separator: ",")
+        let ring =
+            environment.rawValue + "|" + anchor.sha256Fingerprint + "|"
+            + material.map(\.id).sorted().joined(separator: ",")
         if let cached = cache.withLock({ $0.decryptors[ring] }) { return cached }
         var merchantKeys: [MerchantKey] = []
         for key in material { merchantKeys.append(try merchantKey(key)) }
@@ -65,13 +74,28 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, Sendable {
     )
         throws(GatewayError) -> OpenedToken
     {
-        guard let anchor = anchors[environment] else {
+        guard let trusted = anchors[environment], !trusted.isEmpty else {
             throw GatewayError(.internalError, "no trust anchor configured for \(environment.rawValue)")
         }
-        let decryptor = try decryptor(environment: environment, anchor: anchor, material: material)
-        do {
+        var decryptors: [PaymentTokenDecryptor] = []
+        for anchor in trusted {
+            decryptors.append(try decryptor(environment: environment, anchor: anchor, material: material))
+        }
+        do throws(PaymentTokenError) {
             let parsed = try PaymentToken(json: token)
-            let data = try decryptor.decrypt(parsed, at: time)
+            var data: DecryptedPaymentData?
+            var untrusted: PaymentTokenError?
+            for decryptor in decryptors where data == nil {
+                do {
+                    data = try decryptor.decrypt(parsed, at: time)
+                } catch  where error.code == .certificateUntrusted {
+                    // Its chain does not lead to this anchor: the next one may be its root.
+                    untrusted = untrusted ?? error
+                }
+            }
+            guard let data else {
+                throw untrusted ?? PaymentTokenError(.certificateUntrusted, "no trust anchor")
+            }
             defer { data.erase() }
             return OpenedToken(
                 transactionID: parsed.transactionId, transactionIdentifier: parsed.transactionIdentifier,

@@ -114,10 +114,13 @@ public final class CurlHTTPClient: @unchecked Sendable {
         /// A client certificate and key for this request's mutual TLS, instead of the configuration's files:
         /// handed to libcurl from memory (`CURLOPT_SSLCERT_BLOB`, `CURLOPT_SSLKEY_BLOB`), never through a file.
         public var clientIdentity: MerchantIdentityMaterial?
+        /// A body holding secrets (card data), sent instead of ``body`` from its zeroing buffer: libcurl reads it
+        /// in place (`CURLOPT_POSTFIELDS`, no copy), so it is never copied into memory that is freed unzeroed.
+        public var secureBody: SecureBytes?
 
         public init(
             method: Method, url: String, headers: [(String, String)] = [], body: Data = Data(), timeout: TimeInterval,
-            clientIdentity: MerchantIdentityMaterial? = nil
+            clientIdentity: MerchantIdentityMaterial? = nil, secureBody: SecureBytes? = nil
         ) {
             self.method = method
             self.url = url
@@ -125,6 +128,7 @@ public final class CurlHTTPClient: @unchecked Sendable {
             self.body = body
             self.timeout = timeout
             self.clientIdentity = clientIdentity
+            self.secureBody = secureBody
         }
     }
 
@@ -273,10 +277,12 @@ final class CurlEasyHandle {
         // them before they are released, when this call returns, so no pointer to a key outlives the request.
         let certificate = CurlBlobBuffer()
         let key = CurlBlobBuffer()
+        let secureBody = CurlBlobBuffer()
         defer {
-            if request.clientIdentity != nil { reset() }
+            if request.clientIdentity != nil || request.secureBody != nil { reset() }
             certificate.free()
             key.free()
+            secureBody.free()
         }
 
         return try withExtendedLifetime((headerList, transfer)) { () throws(CurlError) -> CurlHTTPClient.Response in
@@ -286,6 +292,9 @@ final class CurlEasyHandle {
             try set(CURLOPT_PROTOCOLS_STR, string: protocols)
             try set(CURLOPT_REDIR_PROTOCOLS_STR, string: protocols)
             try set(CURLOPT_FOLLOWLOCATION, long: 0)
+            // TLS peers are always verified (libcurl's default, stated so that no later change can drop it).
+            try set(CURLOPT_SSL_VERIFYPEER, long: 1)
+            try set(CURLOPT_SSL_VERIFYHOST, long: 2)
             try set(CURLOPT_NOSIGNAL, long: 1)
             try set(CURLOPT_TIMEOUT_MS, long: timeoutMilliseconds)
             try set(CURLOPT_CONNECTTIMEOUT_MS, long: connectMilliseconds)
@@ -294,6 +303,14 @@ final class CurlEasyHandle {
             switch request.method {
             case .get:
                 try set(CURLOPT_HTTPGET, long: 1)
+            case .post where request.secureBody != nil, .put where request.secureBody != nil:
+                // Read in place from the zeroing buffer, which outlives the transfer (freed when this call returns,
+                // after the handle has forgotten it).
+                try set(CURLOPT_POST, long: 1)
+                if request.method == .put { try set(CURLOPT_CUSTOMREQUEST, string: "PUT") }
+                try secureBody.fill(request.secureBody ?? SecureBytes([]))
+                try set(CURLOPT_POSTFIELDSIZE, long: secureBody.count)
+                try set(CURLOPT_POSTFIELDS, pointer: secureBody.base)
             case .post, .put:
                 try set(CURLOPT_POST, long: 1)
                 if request.method == .put { try set(CURLOPT_CUSTOMREQUEST, string: "PUT") }

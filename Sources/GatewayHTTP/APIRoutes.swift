@@ -62,6 +62,7 @@ extension GatewayAPI {
             "/v1/co-brand-table", scope: .server, accepts: ["application/json", "text/csv"],
             summary: "putCoBrandTable", handler: endpoint(putCoBrandTable))
         router.get("/v1/reports/overview", scope: .server, summary: "getOverview", handler: endpoint(getOverview))
+        mountProcessorRoutes(&router)
         mountAuditRoutes(&router)
         // Apple Pay on the Web.
         mountApplePayWeb(on: &router)
@@ -372,11 +373,7 @@ extension GatewayAPI {
 
     // MARK: Events and webhooks
 
-    static let eventTypes: Set<String> = [
-        WebhookEventType.paymentSucceeded, WebhookEventType.paymentFailed, WebhookEventType.paymentCaptured,
-        WebhookEventType.paymentRefunded, WebhookEventType.paymentVoided, WebhookEventType.paymentUnknownResolved,
-        WebhookEventType.sessionCompleted,
-    ]
+    static let eventTypes = Set(WebhookEventType.all)
 
     func listEvents(_ call: Call) throws -> HTTPResponse {
         let type = call.request.query("type")

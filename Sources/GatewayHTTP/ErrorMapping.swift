@@ -96,6 +96,10 @@ public struct GatewayAPIError: Error, Sendable {
         .domainAlreadyRegistered: (.conflict, .invalidRequest),
         .merchantIdentityMissing: (.conflict, .invalidRequest),
         .applePayValidationFailed: (.badGateway, .api),
+        .processorNotAllowed: (.unprocessableContent, .invalidRequest),
+        .processorSignatureInvalid: (.unauthorized, .authentication),
+        .processorNotConfigured: (.conflict, .invalidRequest),
+        .paymentDataTypeUnsupported: (.unprocessableContent, .invalidRequest),
     ]
 
     /// The HTTP status and type the API answers for a domain error code, when it has an entry.

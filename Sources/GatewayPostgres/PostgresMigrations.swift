@@ -385,5 +385,49 @@ enum PostgresMigrations {
                 CREATE UNIQUE INDEX payments_bank_transaction_id ON payments (merchant_id, bank_transaction_id)
                     WHERE bank_transaction_id IS NOT NULL;
                 """),
+        // The SQLite store's `processor_payment_columns`.
+        PostgresMigration(
+            version: 13, name: "processor_payment_columns",
+            sql: """
+                ALTER TABLE payments ADD COLUMN processor_code text, ADD COLUMN processor_settings_version bigint;
+                ALTER TABLE refunds ADD COLUMN processor_reference text;
+                CREATE INDEX payments_processor_reference ON payments (merchant_id, acquirer, acquirer_reference)
+                    WHERE acquirer_reference IS NOT NULL;
+                """),
+        // The SQLite store's `processor_settings`.
+        PostgresMigration(
+            version: 14, name: "processor_settings",
+            sql: """
+                CREATE TABLE processor_settings (
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    version bigint NOT NULL CHECK (version > 0),
+                    type text NOT NULL,
+                    environment text,
+                    fields text NOT NULL,
+                    secrets bytea,
+                    created_at timestamptz NOT NULL,
+                    PRIMARY KEY (merchant_id, version)
+                );
+                """),
+        // The SQLite store's `processor_notifications`.
+        PostgresMigration(
+            version: 15, name: "processor_notifications",
+            sql: """
+                CREATE TABLE processor_notifications (
+                    id text PRIMARY KEY,
+                    merchant_id text NOT NULL REFERENCES merchants (id),
+                    processor text NOT NULL,
+                    event_key text NOT NULL,
+                    event_code text NOT NULL,
+                    success boolean NOT NULL,
+                    payment_id text,
+                    amount bigint,
+                    currency text,
+                    outcome text NOT NULL,
+                    received_at timestamptz NOT NULL,
+                    UNIQUE (merchant_id, processor, event_key)
+                );
+                CREATE INDEX processor_notifications_merchant ON processor_notifications (merchant_id, received_at, id);
+                """),
     ]
 }

@@ -434,34 +434,24 @@ struct PostgresTransaction: StoreTransaction {
 
     func insertRefund(_ r: Refund) throws {
         try db.run(
-            """
-            INSERT INTO refunds (id, payment_id, amount, currency, status, reason, decline_code, created_at, updated_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-            """,
-            [
-                .text(r.id), .text(r.paymentID), .int8(r.amount), .text(r.currency), .text(r.status.rawValue),
-                PGValue(r.reason), PGValue(r.declineCode), .timestamptz(r.createdAt), .timestamptz(r.updatedAt),
-            ])
+            "INSERT INTO refunds (\(Refund.storeColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            r.storeValues.map(PGValue.init))
     }
 
     func updateRefund(_ r: Refund) throws {
         try db.run(
-            "UPDATE refunds SET status = $1, decline_code = $2, updated_at = $3 WHERE id = $4",
-            [.text(r.status.rawValue), PGValue(r.declineCode), .timestamptz(r.updatedAt), .text(r.id)])
+            "UPDATE refunds SET status = $1, decline_code = $2, updated_at = $3, processor_reference = $4 WHERE id = $5",
+            [
+                .text(r.status.rawValue), PGValue(r.declineCode), .timestamptz(r.updatedAt),
+                PGValue(r.processorReference), .text(r.id),
+            ])
     }
 
     func refunds(paymentID: String) throws -> [Refund] {
         try db.query(
-            """
-            SELECT id, payment_id, amount, currency, status, reason, decline_code, created_at, updated_at FROM refunds
-            WHERE payment_id = $1 ORDER BY created_at, seq
-            """, [.text(paymentID)]
-        ) { row in
-            Refund(
-                id: row.text(0), paymentID: row.text(1), amount: row.int(2), currency: row.text(3),
-                status: Refund.Status(rawValue: row.text(4)) ?? .pending, reason: row.optionalText(5),
-                declineCode: row.optionalText(6), createdAt: row.date(7), updatedAt: row.date(8))
-        }
+            "SELECT \(Refund.storeColumns) FROM refunds WHERE payment_id = $1 ORDER BY created_at, seq",
+            [.text(paymentID)]
+        ) { Refund(row: $0) }
     }
 
     func paymentIDsWithPendingRefunds(limit: Int) throws -> [String] {
@@ -602,6 +592,7 @@ extension PGValue {
         case .integer(let number): self.init(number)
         case .bool(let flag): self.init(flag)
         case .date(let date): self.init(date)
+        case .blob(let bytes): self.init(bytes)
         }
     }
 }

@@ -410,6 +410,57 @@ enum Migrations {
                 CREATE UNIQUE INDEX payments_bank_transaction_id ON payments (merchant_id, bank_transaction_id)
                     WHERE bank_transaction_id IS NOT NULL;
                 """),
+        // Payments through a merchant's own processor: the processor's code of a decline, the version of the
+        // processor settings a payment was authorized under (its capture, void and refunds go to the same), the
+        // processor's reference of an accepted refund, and the lookup of a payment by its processor reference
+        // (processor notifications name payments so).
+        Migration(
+            version: 14, name: "processor_payment_columns",
+            sql: """
+                ALTER TABLE payments ADD COLUMN processor_code TEXT;
+                ALTER TABLE payments ADD COLUMN processor_settings_version INTEGER;
+                ALTER TABLE refunds ADD COLUMN processor_reference TEXT;
+                CREATE INDEX payments_processor_reference ON payments (merchant_id, acquirer, acquirer_reference)
+                    WHERE acquirer_reference IS NOT NULL;
+                """),
+        // A merchant's processor settings, one row per version (a change adds a version; a payment records the one
+        // it was authorized under): the type, the environment, the fields that are not secret (a JSON object of
+        // strings) and the secrets sealed with the master key.
+        Migration(
+            version: 15, name: "processor_settings",
+            sql: """
+                CREATE TABLE processor_settings (
+                    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+                    version INTEGER NOT NULL CHECK (version > 0),
+                    type TEXT NOT NULL,
+                    environment TEXT,
+                    fields TEXT NOT NULL,
+                    secrets BLOB,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (merchant_id, version)
+                );
+                """),
+        // Every item of a processor's notifications, once per event key (a duplicate is refused by the key, in
+        // the transaction that applies the item), with what the gateway made of it.
+        Migration(
+            version: 16, name: "processor_notifications",
+            sql: """
+                CREATE TABLE processor_notifications (
+                    id TEXT PRIMARY KEY,
+                    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+                    processor TEXT NOT NULL,
+                    event_key TEXT NOT NULL,
+                    event_code TEXT NOT NULL,
+                    success INTEGER NOT NULL,
+                    payment_id TEXT,
+                    amount BIGINT,
+                    currency TEXT,
+                    outcome TEXT NOT NULL,
+                    received_at BIGINT NOT NULL,
+                    UNIQUE (merchant_id, processor, event_key)
+                );
+                CREATE INDEX processor_notifications_merchant ON processor_notifications (merchant_id, received_at, id);
+                """),
     ]
 }
 

@@ -437,34 +437,24 @@ struct SQLiteTransaction: StoreTransaction {
 
     func insertRefund(_ r: Refund) throws {
         try db.run(
-            """
-            INSERT INTO refunds (id, payment_id, amount, currency, status, reason, decline_code, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [
-                .text(r.id), .text(r.paymentID), .integer(r.amount), .text(r.currency), .text(r.status.rawValue),
-                SQLValue(r.reason), SQLValue(r.declineCode), SQLValue(r.createdAt), SQLValue(r.updatedAt),
-            ])
+            "INSERT INTO refunds (\(Refund.storeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            r.storeValues.map(SQLValue.init))
     }
 
     func updateRefund(_ r: Refund) throws {
         try db.run(
-            "UPDATE refunds SET status = ?, decline_code = ?, updated_at = ? WHERE id = ?",
-            [.text(r.status.rawValue), SQLValue(r.declineCode), SQLValue(r.updatedAt), .text(r.id)])
+            "UPDATE refunds SET status = ?, decline_code = ?, updated_at = ?, processor_reference = ? WHERE id = ?",
+            [
+                .text(r.status.rawValue), SQLValue(r.declineCode), SQLValue(r.updatedAt),
+                SQLValue(r.processorReference), .text(r.id),
+            ])
     }
 
     func refunds(paymentID: String) throws -> [Refund] {
         try db.query(
-            """
-            SELECT id, payment_id, amount, currency, status, reason, decline_code, created_at, updated_at FROM refunds
-            WHERE payment_id = ? ORDER BY created_at, rowid
-            """, [.text(paymentID)]
-        ) { row in
-            Refund(
-                id: row.text(0), paymentID: row.text(1), amount: row.int(2), currency: row.text(3),
-                status: Refund.Status(rawValue: row.text(4)) ?? .pending, reason: row.optionalText(5),
-                declineCode: row.optionalText(6), createdAt: row.date(7), updatedAt: row.date(8))
-        }
+            "SELECT \(Refund.storeColumns) FROM refunds WHERE payment_id = ? ORDER BY created_at, rowid",
+            [.text(paymentID)]
+        ) { Refund(row: $0) }
     }
 
     func paymentIDsWithPendingRefunds(limit: Int) throws -> [String] {
@@ -606,6 +596,7 @@ extension SQLValue {
         case .integer(let number): self.init(number)
         case .bool(let flag): self.init(flag)
         case .date(let date): self.init(date)
+        case .blob(let bytes): self.init(bytes)
         }
     }
 }

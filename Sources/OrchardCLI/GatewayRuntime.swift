@@ -1,11 +1,12 @@
-import OrchardBase
 import ApplePayToken
 import Foundation
 import Gateway
 import GatewayAssembly
 import GatewayHTTP
 import GatewayPostgres
+import GatewayProcessors
 import GatewaySQLite
+import OrchardBase
 import OrchardCrypto
 import OrchardHTTP
 
@@ -28,7 +29,8 @@ public final class GatewayRuntime: Sendable {
         public var masterKeyHex: String?
         /// A file holding the master key in hex.
         public var masterKeyFile: String?
-        /// Apple Root CA - G3 (PEM), the production trust anchor.
+        /// Apple Root CA - G3 (PEM), the production trust anchor; when it is given, the sandbox trusts it beside
+        /// the sandbox PKI (a device's tokens made with an Apple sandbox tester account).
         public var appleRootPath: String?
         /// The tokens' signing-time window.
         public var window: SigningTimeWindow = .default
@@ -39,6 +41,8 @@ public final class GatewayRuntime: Sendable {
         /// Whether the SQLite store takes the database file's single-instance lock (``SQLiteInstanceLock``):
         /// `orchard serve` does, so a second one on the same file, by whatever path, is refused.
         public var singleInstance = false
+        /// How the processor connectors (Adyen, Checkout.com) reach their processors.
+        public var processors = ProcessorConnectorConfiguration()
 
         /// Options for `databasePath`.
         public init(databasePath: String) { self.databasePath = databasePath }
@@ -111,17 +115,28 @@ public final class GatewayRuntime: Sendable {
                 issuer: SandboxPKIIssuer(), name: "Orchard Sandbox Store",
                 merchantIdentifier: "merchant.invalid.orchard.sandbox")
         }
-        var anchors: [GatewayEnvironment: TrustAnchor] = [:]
-        if let sandbox { anchors[.sandbox] = try TrustAnchor(pem: sandbox.trustAnchorPEM) }
-        if let productionAnchor { anchors[.production] = productionAnchor }
+        var anchors: [GatewayEnvironment: [TrustAnchor]] = [:]
+        if let sandbox { anchors[.sandbox] = [try TrustAnchor(pem: sandbox.trustAnchorPEM)] }
+        // A sandbox merchant trusts Apple Root CA - G3 too when it is given: tokens from a device signed in with an
+        // Apple sandbox tester account are signed by Apple's chain. Production trusts Apple's root only.
+        if options.appleRootPath != nil, let productionAnchor {
+            anchors[.sandbox, default: []].append(productionAnchor)
+        }
+        if let productionAnchor { anchors[.production] = [productionAnchor] }
         self.sandbox = sandbox
         sandboxWallet = try sandbox.map { try SandboxWallet(setup: $0, merchants: registry) }
         self.warnings = warnings
         gateway = GatewayService(
             configuration: options.configuration, store: store,
             processor: SandboxAcquirer(ledger: store, clock: clock, configuration: options.acquirer),
-            tokenOpener: ApplePayTokenOpener(trustAnchors: anchors, window: options.window),
+            connectors: Self.connectors(options.processors),
+            tokenOpener: ApplePayTokenOpener(anchors: anchors, window: options.window),
             currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(), cipher: cipher, clock: clock)
+    }
+
+    /// The processor connectors merchants may configure (`PUT /v1/processor`).
+    public static func connectors(_ configuration: ProcessorConnectorConfiguration) -> [any ProcessorConnector] {
+        [AdyenConnector(configuration: configuration), CheckoutComConnector(configuration: configuration)]
     }
 
     /// The sandbox merchant (the first one), when provisioned.

@@ -1,18 +1,19 @@
-import OrchardBase
 import ApplePayModel
 import Foundation
 import Gateway
+import OrchardBase
 import OrchardCrypto
+import OrchardJSON
 
 /// `orchard merchant create|list|show|rotate-secret-key|rotate-app-key|disable|enable|end-console-sessions|
-/// release-domain`: the gateway's merchants from the command line, on the database `serve` runs on. Each change is
+/// release-domain|set-processor`: the gateway's merchants from the command line, on the database `serve` runs on. Each change is
 /// recorded in the audit log under the command's name (`orchard merchant disable`).
 enum MerchantCommand {
     static let command = CLI.Command(
         name: "merchant",
         summary:
             "merchants: create, list, show, rotate-secret-key, rotate-app-key, disable, enable, end-console-sessions, "
-            + "release-domain",
+            + "release-domain, set-processor",
         run: run)
 
     /// The options every subcommand takes.
@@ -33,6 +34,7 @@ enum MerchantCommand {
                orchard merchant enable --merchant-id ID
                orchard merchant end-console-sessions --merchant-id ID
                orchard merchant release-domain --domain D
+               orchard merchant set-processor --merchant-id ID --config FILE
 
           create             a merchant with fresh credentials: prints merchant_id, app_id, app_key and
                              secret_key once (production keeps only their hashes)
@@ -51,6 +53,8 @@ enum MerchantCommand {
                              signs the merchant out of the console everywhere: every session ends at once
           release-domain     frees an Apple Pay domain from the merchant that registered it (a conflict the
                              operator settles), so its owner can register it
+          set-processor      the merchant's processor settings from a JSON file (the body of PUT /v1/processor):
+                             prints the type, environment, version and each secret's last four characters
 
         \(databaseUsage)
         """
@@ -176,6 +180,27 @@ enum MerchantCommand {
 
                 \(databaseUsage)
                 """, run: releaseDomain),
+        "set-processor": Action(
+            options: ["merchant-id", "config"],
+            usage: """
+                usage: orchard merchant set-processor --merchant-id ID --config FILE [--database DB]
+                                                     [--master-key-file F] [--json]
+
+                Stores new processor settings for the merchant from FILE, a JSON object exactly as PUT /v1/processor
+                takes it (docs/processors.md):
+                  {"type": "adyen", "environment": "test"|"live", "merchant_account": "…", "api_key": "…",
+                   "hmac_key": "<hex>", "live_url_prefix": "…" (live only),
+                   "notification_username": "…", "notification_password": "…" (optional)}
+                  {"type": "checkout_com", "environment": "sandbox"|"production", "secret_key": "sk_…",
+                   "processing_channel_id": "pc_…", "webhook_secret": "…"}
+                  {"type": "sandbox"}  (the sandbox acquirer; sandbox merchants only)
+                The secrets are sealed with the master key; the command prints the type, the environment, the new
+                version, the fields that are not secret and each secret's last four characters. Payments made
+                before keep the settings they were authorized under. A live or production environment for a sandbox
+                merchant, or the sandbox acquirer for a production one, is refused (processor_not_allowed).
+
+                \(databaseUsage)
+                """, run: setProcessor),
     ]
 
     static func run(_ arguments: [String], _ io: CLIOutput) -> Int32 {
@@ -371,6 +396,30 @@ enum MerchantCommand {
         return 0
     }
 
+    static func setProcessor(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+        let id = try parsed.required("merchant-id")
+        let path = try parsed.required("config")
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw UsageError("cannot read the processor settings file \(path)")
+        }
+        let json: JSONValue
+        do { json = try JSONValue.parse(data) } catch {
+            throw UsageError("\(path) is not JSON: \(error)")
+        }
+        var options = try options(parsed)
+        options.environment = .production
+        options.provisionsSandbox = false
+        let gateway = try GatewayRuntime(options).gateway
+        let view = try gateway.setProcessorSettings(merchantID: id, body: try ProcessorSettingsBody.fields(json))
+        try emit(
+            [
+                ("merchant_id", id), ("type", view.type), ("environment", view.environment),
+                ("version", view.version), ("fields", view.fields.isEmpty ? nil : view.fields),
+                ("secret_hints", view.secretHints.isEmpty ? nil : view.secretHints.mapValues { "…" + $0 }),
+            ], parsed, io)
+        return 0
+    }
+
     /// The sandbox merchant, provisioned when missing, with its keys (`orchard merchant show` without an id).
     static func showSandbox(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
         let runtime = try GatewayRuntime(try options(parsed))
@@ -411,6 +460,7 @@ enum MerchantCommand {
             switch value {
             case nil: io.out("\(name): (none)")
             case let list as [String]: io.out("\(name): \(list.isEmpty ? "(none)" : list.joined(separator: ", "))")
+            case let object as [String: String]: io.out("\(name): " + (try json(object, pretty: false)))
             case let objects as [[String: Any]]:
                 io.out("\(name):\(objects.isEmpty ? " (none)" : "")")
                 for object in objects { io.out("  " + (try json(object, pretty: false))) }

@@ -1,11 +1,12 @@
-import OrchardBase
 import ApplePayToken
 import Foundation
 import Gateway
 import GatewayCurl
 import GatewayHTTP
 import GatewayPostgres
+import GatewayProcessors
 import GatewaySQLite
+import OrchardBase
 import OrchardHTTP
 
 /// `orchard serve`: the gateway's HTTP API on libmicrohttpd, with the webhook dispatcher and the reconciliation
@@ -31,7 +32,11 @@ public enum ServeCommand {
             Setting(
                 name: "environment", kind: .string, default: "sandbox",
                 summary: "sandbox (provisions the sandbox merchant) or production (needs a master key)"),
-            Setting(name: "apple-root", kind: .path, summary: "Apple Root CA - G3 (PEM), the production trust anchor"),
+            Setting(
+                name: "apple-root", kind: .path,
+                summary:
+                    "Apple Root CA - G3 (PEM), the production trust anchor; in the sandbox, trusted beside the test PKI "
+                    + "(tokens from a device with an Apple sandbox tester account)"),
             Setting(
                 name: "signing-time-max-age", kind: .integer, default: "300",
                 summary: "seconds a token's signing time may lie in the past"),
@@ -74,6 +79,17 @@ public enum ServeCommand {
             Setting(
                 name: "apple-pay-ca-file", kind: .path,
                 summary: "sandbox only: PEM CA certificates trusted for merchant validation instead of the system's"),
+            Setting(
+                name: "processor-base-url", kind: .list,
+                summary:
+                    "sandbox only: processor base URLs replacing Adyen's and Checkout.com's (adyen=URL,checkout_com=URL; "
+                    + "https, or http to the loopback): local stand-ins for tests"),
+            Setting(
+                name: "processor-connect-timeout", kind: .integer, default: "5",
+                summary: "seconds a processor call may take to connect (TCP and TLS)"),
+            Setting(
+                name: "processor-timeout", kind: .integer, default: "20",
+                summary: "seconds a whole processor call may take (below the 30 s authorization timeout)"),
         ]
         for setting in settings { registry.register(setting) }
         return registry
@@ -143,6 +159,7 @@ public enum ServeCommand {
             throw UsageError("production refuses to start without a master key (--master-key or --master-key-file)")
         }
         let validation = try merchantValidation(settings: settings, environment: options.environment)
+        options.processors = try processorConnectors(settings: settings, environment: options.environment)
         options.appleRootPath = settings.string("apple-root")
         options.window = SigningTimeWindow(
             maximumAge: TimeInterval(try settings.integer("signing-time-max-age", in: 1...86_400) ?? 300),
@@ -288,6 +305,44 @@ public enum ServeCommand {
             throw ConfigurationError(.unreadableFile, "cannot read the apple-pay-ca-file \(caFile)")
         }
         return (configuration, caFile)
+    }
+
+    /// How the processor connectors reach their processors: `processor-base-url` (sandbox only, refused in
+    /// production like the sandbox-only Apple Pay settings; `https`, or `http` to the loopback), and the connect and
+    /// total timeouts.
+    public static func processorConnectors(
+        settings: ResolvedSettings, environment: GatewayEnvironment
+    ) throws(ConfigurationError) -> ProcessorConnectorConfiguration {
+        var configuration = ProcessorConnectorConfiguration()
+        configuration.connectTimeout = TimeInterval(
+            try settings.integer("processor-connect-timeout", in: 1...60) ?? 5)
+        configuration.timeout = TimeInterval(try settings.integer("processor-timeout", in: 1...29) ?? 20)
+        guard let entries = settings.list("processor-base-url") else { return configuration }
+        if environment == .production {
+            throw ConfigurationError(
+                .sandboxOnly,
+                "\(ConfigurationError.Code.sandboxOnly): --processor-base-url (from "
+                    + "\(settings.source("processor-base-url") ?? .defaultValue)) is a sandbox-only test setting; "
+                    + "production refuses to start with it")
+        }
+        let types = Set(GatewayRuntime.connectors(configuration).map(\.type))
+        for entry in entries {
+            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, types.contains(parts[0]) else {
+                throw ConfigurationError(
+                    .invalidValue,
+                    "setting processor-base-url takes TYPE=URL entries, TYPE one of \(types.sorted().joined(separator: ", ")) "
+                        + "(got \"\(entry)\")")
+            }
+            guard ProcessorConnectorConfiguration.isAcceptableBaseURL(parts[1]) else {
+                throw ConfigurationError(
+                    .invalidValue,
+                    "setting processor-base-url: \(parts[0])'s URL must be https, or http to the loopback (got \"\(parts[1])\")"
+                )
+            }
+            configuration.baseURLs[parts[0]] = parts[1]
+        }
+        return configuration
     }
 
     static func deliveryLine(_ record: WebhookDeliveryLogRecord) -> String {

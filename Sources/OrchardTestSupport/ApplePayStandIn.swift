@@ -60,6 +60,14 @@ public final class TestCertificateAuthority: Sendable {
         return try String(contentsOfFile: path("\(name).pem"), encoding: .utf8)
     }
 
+    /// A certificate signing request (PEM) for the private key in the PEM file at `privateKeyPath` (a key kept
+    /// elsewhere, such as a conformance vector's, which stays where it is).
+    public func csr(privateKeyPath: String) throws -> String {
+        let name = "key-\(UUID().uuidString)"
+        try run(["req", "-new", "-key", privateKeyPath, "-subj", "/CN=\(name)", "-out", "\(name).csr"])
+        return try String(contentsOfFile: path("\(name).csr"), encoding: .utf8)
+    }
+
     /// Signs a Payment Processing key's CSR as Apple does: the certificate carries extension
     /// 1.2.840.113635.100.6.32 with `merchantIdentifierHash` (the uppercase hex SHA-256 of the merchant
     /// identifier) as a UTF8String. Returns the PEM.
@@ -121,39 +129,19 @@ public final class ApplePayStandIn: Sendable {
     public let port: Int
     /// The file each answered body is appended to (one line each).
     public let recordPath: String
-    private let process: Process
+    private let script: StandInScript
 
     /// Starts the script with the CA's server certificate; `status` other than 200 makes it answer that error.
     public init(authority: TestCertificateAuthority, status: Int = 200) throws {
-        guard let python = Self.pythonPath else {
-            throw TestCertificateAuthority.Failure(description: "python3 is not installed")
-        }
         self.authority = authority
         recordPath = authority.path("answers-\(UUID().uuidString).jsonl")
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [
-            Self.scriptPath, "--cert", authority.path("server.pem"), "--key", authority.path("server.key"),
-            "--client-ca", authority.path("ca.pem"), "--status", String(status), "--record", recordPath,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // The first line of standard output is the port, printed once it listens.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        else {
-            _ = kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw TestCertificateAuthority.Failure(description: "the stand-in did not print its port")
-        }
-        self.port = port
+        script = try StandInScript(
+            script: Self.scriptPath,
+            arguments: [
+                "--cert", authority.path("server.pem"), "--key", authority.path("server.key"),
+                "--client-ca", authority.path("ca.pem"), "--status", String(status), "--record", recordPath,
+            ], name: "stand-in")
+        port = script.port
     }
 
     deinit { stop() }
@@ -171,10 +159,5 @@ public final class ApplePayStandIn: Sendable {
     }
 
     /// Stops the script.
-    public func stop() {
-        guard process.isRunning else { return }
-        // SIGKILL: a child inherits the test runner's blocked signals, so SIGTERM could wait forever.
-        _ = kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    public func stop() { script.stop() }
 }

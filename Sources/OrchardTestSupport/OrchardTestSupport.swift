@@ -96,6 +96,14 @@ public struct ConformanceVector: Sendable, CustomStringConvertible {
                 merchantID: entry["merchant_id"] as? String, verifyAt: date, expected: entry["expected"] as? String)
         }
     }
+
+    /// The conformance vectors in use: `$ORCHARD_VECTORS_DIR`, else ``sharedVectors``; nil when that directory has no
+    /// `manifest.json` (the tests that read them then skip with a message).
+    public static let vectors: URL? = {
+        let path = ProcessInfo.processInfo.environment["ORCHARD_VECTORS_DIR"] ?? ""
+        let url = path.isEmpty ? sharedVectors : URL(fileURLWithPath: path)
+        return FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path) ? url : nil
+    }()
 }
 
 /// A small deterministic generator (SplitMix64), so every run of a seeded test draws the same values.

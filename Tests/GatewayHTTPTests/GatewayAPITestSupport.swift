@@ -32,7 +32,8 @@ final class APIHarness: @unchecked Sendable {
     init(
         transport: APITransport = .inProcess, database: APIDatabase = .sqlite,
         configure: (inout ServerConfiguration) -> Void = { _ in },
-        acquirer: (inout SandboxAcquirer.Configuration) -> Void = { _ in }
+        acquirer: (inout SandboxAcquirer.Configuration) -> Void = { _ in },
+        runtime setUp: (inout GatewayRuntime.Options) -> Void = { _ in }
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-api-\(UUID().uuidString)")
         var options = GatewayRuntime.Options(databasePath: directory.appendingPathComponent("gateway.db").path)
@@ -50,6 +51,7 @@ final class APIHarness: @unchecked Sendable {
         }
         options.acquirer.slowDelay = 0
         acquirer(&options.acquirer)
+        setUp(&options)
         runtime = try GatewayRuntime(options, clock: clock)
         merchant = try #require(runtime.sandboxMerchant)
         credentials = try runtime.gateway.merchants.credentials(merchantID: merchant.id)
@@ -167,7 +169,9 @@ func openAPIOperations() throws -> Set<String> {
             path = String(line.dropFirst(2).dropLast())
         } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
             let method = line.trimmingCharacters(in: .whitespaces).dropLast()
-            if ["get", "post", "put", "delete"].contains(String(method)) { operations.insert("\(method.uppercased()) \(path)") }
+            if ["get", "post", "put", "delete"].contains(String(method)) {
+                operations.insert("\(method.uppercased()) \(path)")
+            }
         }
     }
     return operations

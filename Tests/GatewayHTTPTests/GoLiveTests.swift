@@ -12,7 +12,8 @@ import Testing
 /// in for Apple, and a token from the sandbox minter refused because its root is not Apple's.
 @Suite("Going live with a production merchant on a fresh database", .serialized)
 struct GoLiveTests {
-    static let appleRoot = TestPaths.sharedVectors.appendingPathComponent("apple-root-ca-g3.pem").path
+    static let appleRoot = (TestPaths.vectors ?? TestPaths.sharedVectors).appendingPathComponent("apple-root-ca-g3.pem")
+        .path
     static let haveAppleRoot = FileManager.default.fileExists(atPath: appleRoot)
 
     @Test(
@@ -97,6 +98,33 @@ struct GoLiveTests {
         #expect(error["type"] as? String == "token_error")
         #expect(error["code"] as? String == "certificate_untrusted")
 
+        // 6. The processor: none until set, then Adyen live from a file through the command line, with the master key
+        // file; shown by its last four characters, its secrets sealed in the database.
+        let before = try server("GET", "/v1/processor", nil)
+        #expect(before.status == 200 && before.json["configured"] as? Bool == false, "\(before.text)")
+        let apiKey = "AQE-golive-api-key-Zx90"
+        let hmacKey = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+        let processorFile = directory.appendingPathComponent("processor.json")
+        try JSONSerialization.data(withJSONObject: [
+            "type": "adyen", "environment": "live", "merchant_account": "OrchardLiveECOM", "api_key": apiKey,
+            "hmac_key": hmacKey, "live_url_prefix": "1797a841fbb37ca7-OrchardLive",
+        ]).write(to: processorFile)
+        let set = CapturedOutput()
+        #expect(
+            CLI.run(
+                [
+                    "merchant", "set-processor", "--merchant-id", merchantID, "--config", processorFile.path,
+                    "--database", database, "--master-key-file", keyFile,
+                ], output: set.output) == 0, "\(set.stderr)")
+        #expect(set.stdout.contains("Zx90") && !set.stdout.contains(apiKey) && !set.stdout.contains(hmacKey))
+        let after = try server("GET", "/v1/processor", nil)
+        #expect(after.json["type"] as? String == "adyen" && after.json["environment"] as? String == "live")
+        #expect((after.json["secret_hints"] as? [String: String])?["api_key"] == "…Zx90", "\(after.text)")
+        for suffix in ["", "-wal"] {
+            let bytes = FileManager.default.contents(atPath: String(database.dropFirst("sqlite:".count)) + suffix)
+            #expect(bytes?.range(of: Data(apiKey.utf8)) == nil, "the API key in orchard.db\(suffix)")
+        }
+
         // The merchant as orchard merchant show sees it, and the audit log of the way there.
         let shown = CapturedOutput()
         #expect(
@@ -117,7 +145,7 @@ struct GoLiveTests {
         #expect(
             trail == [
                 "merchant.create orchard merchant create", "processing_key.csr \(keyName)",
-                "processing_key.certificate \(keyName)",
+                "processing_key.certificate \(keyName)", "processor_settings.update orchard merchant set-processor",
             ])
     }
 }

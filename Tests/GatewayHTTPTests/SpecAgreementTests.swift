@@ -150,6 +150,8 @@ struct SpecAgreementTests {
             "components.schemas.PayerMaxCompatUpdate.public_key_pem.maxLength": FieldLimits.publicKeyPEM,
         ]
         for (name, limit) in FieldLimits.cardholder { table["components.schemas.Cardholder.\(name).maxLength"] = limit }
+        table["components.schemas.ProcessorSetting.minLength"] = FieldLimits.processorSetting.lowerBound
+        table["components.schemas.ProcessorSetting.maxLength"] = FieldLimits.processorSetting.upperBound
         for media in ["text/plain", "application/octet-stream"] {
             let body = "paths./v1/apple-pay/domain-association.put.requestBody.content.\(media)"
             table[body + ".minLength"] = FieldLimits.domainAssociationBytes.lowerBound

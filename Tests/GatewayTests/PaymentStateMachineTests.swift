@@ -18,10 +18,11 @@ struct PaymentStateMachineTests {
             cardInfo: CardInfo(binCode: "411111", lastFour: "1111", type: 1, funding: 0), captureMode: captureMode,
             acquirer: "sandbox", authorizationSentAt: now, at: now)
         payment.status = status
-        if status == .captured || status == .partiallyRefunded || status == .refunded {
+        if [.captured, .refundPending, .partiallyRefunded, .refunded, .chargedBack].contains(status) {
             payment.capturedAmount = 10_000
         }
         if status == .partiallyRefunded { payment.refundedAmount = 4_000 }
+        if status == .refunded { payment.refundedAmount = 10_000 }
         return payment
     }
 
@@ -31,6 +32,13 @@ struct PaymentStateMachineTests {
             declineCode: nil, createdAt: now, updatedAt: now)
     }
 
+    /// A refund of `amount` that succeeded.
+    static func succeededRefund(_ amount: Int64) -> Refund {
+        var refund = refund(amount)
+        refund.status = .succeeded
+        return refund
+    }
+
     static let events: [(String, PaymentEvent)] = [
         ("approved", .authorizationApproved(approval, cause: "authorization: approved")),
         ("declined", .authorizationDeclined(code: "do_not_honor", cause: "authorization: declined do_not_honor")),
@@ -38,6 +46,10 @@ struct PaymentStateMachineTests {
         ("captured", .captureSucceeded(amount: 10_000)),
         ("voided", .voidSucceeded),
         ("refunded in part", .refundSucceeded(refund(4_000))),
+        ("refund accepted", .refundAccepted(refund(4_000), reference: "ref_1")),
+        ("refund reversed", .refundReversed(succeededRefund(4_000), code: "refund_reversed")),
+        ("capture failed", .captureFailed),
+        ("chargeback", .chargeback),
     ]
 
     /// The status each event leads to from each status: nil where the event is refused (an error), the same
@@ -45,37 +57,71 @@ struct PaymentStateMachineTests {
     static let expected: [PaymentStatus: [String: PaymentStatus?]] = [
         .processing: [
             "approved": .authorized, "declined": .failed, "unanswered": .unknown, "captured": nil, "voided": nil,
-            "refunded in part": nil,
+            "refunded in part": nil, "refund accepted": nil, "refund reversed": nil, "capture failed": nil,
+            "chargeback": nil,
         ],
         .unknown: [
             "approved": .authorized, "declined": .failed, "unanswered": .unknown, "captured": nil, "voided": nil,
-            "refunded in part": nil,
+            "refunded in part": nil, "refund accepted": nil, "refund reversed": nil, "capture failed": nil,
+            "chargeback": nil,
         ],
         .authorized: [
             "approved": .authorized, "declined": .authorized, "unanswered": .authorized, "captured": .captured,
-            "voided": .voided, "refunded in part": nil,
+            "voided": .voided, "refunded in part": nil, "refund accepted": nil, "refund reversed": nil,
+            "capture failed": nil, "chargeback": nil,
+        ],
+        .capturePending: [
+            "approved": .capturePending, "declined": .capturePending, "unanswered": .capturePending,
+            "captured": .captured, "voided": nil, "refunded in part": nil, "refund accepted": nil,
+            "refund reversed": nil, "capture failed": nil, "chargeback": nil,
+        ],
+        .voidPending: [
+            "approved": .voidPending, "declined": .voidPending, "unanswered": .voidPending, "captured": nil,
+            "voided": .voided, "refunded in part": nil, "refund accepted": nil, "refund reversed": nil,
+            "capture failed": nil, "chargeback": nil,
         ],
         .captured: [
             "approved": .captured, "declined": .captured, "unanswered": .captured, "captured": nil, "voided": nil,
-            "refunded in part": .partiallyRefunded,
+            "refunded in part": .partiallyRefunded, "refund accepted": .refundPending, "refund reversed": nil,
+            "capture failed": .authorized, "chargeback": .chargedBack,
+        ],
+        .refundPending: [
+            "approved": .refundPending, "declined": .refundPending, "unanswered": .refundPending, "captured": nil,
+            "voided": nil, "refunded in part": .partiallyRefunded, "refund accepted": .refundPending,
+            "refund reversed": nil, "capture failed": nil, "chargeback": .chargedBack,
         ],
         .partiallyRefunded: [
             "approved": .partiallyRefunded, "declined": .partiallyRefunded, "unanswered": .partiallyRefunded,
-            "captured": nil, "voided": nil, "refunded in part": .partiallyRefunded,
+            "captured": nil, "voided": nil, "refunded in part": .partiallyRefunded, "refund accepted": .refundPending,
+            "refund reversed": .captured, "capture failed": nil, "chargeback": .chargedBack,
         ],
         .refunded: [
             "approved": .refunded, "declined": .refunded, "unanswered": .refunded, "captured": nil, "voided": nil,
-            "refunded in part": nil,
+            "refunded in part": nil, "refund accepted": nil, "refund reversed": .partiallyRefunded,
+            "capture failed": nil, "chargeback": .chargedBack,
         ],
         .voided: [
             "approved": .voided, "declined": .voided, "unanswered": .voided, "captured": nil, "voided": nil,
-            "refunded in part": nil,
+            "refunded in part": nil, "refund accepted": nil, "refund reversed": nil, "capture failed": nil,
+            "chargeback": nil,
+        ],
+        .chargedBack: [
+            "approved": .chargedBack, "declined": .chargedBack, "unanswered": .chargedBack, "captured": nil,
+            "voided": nil, "refunded in part": nil, "refund accepted": nil, "refund reversed": nil,
+            "capture failed": nil, "chargeback": nil,
         ],
         .failed: [
             "approved": .failed, "declined": .failed, "unanswered": .failed, "captured": nil, "voided": nil,
-            "refunded in part": nil,
+            "refunded in part": nil, "refund accepted": nil, "refund reversed": nil, "capture failed": nil,
+            "chargeback": nil,
         ],
     ]
+
+    @Test("the table covers every status and every event")
+    func tableIsComplete() {
+        #expect(Set(Self.expected.keys) == Set(PaymentStatus.allCases))
+        for (status, row) in Self.expected { #expect(Set(row.keys) == Set(Self.events.map(\.0)), "\(status)") }
+    }
 
     @Test("each status and event: the next status, a refusal, or no change", arguments: Array(expected.keys))
     func table(_ status: PaymentStatus) throws {
@@ -90,6 +136,9 @@ struct PaymentStateMachineTests {
                     #expect(effects.transitions.count == 1, "\(status.rawValue) + \(name)")
                     #expect(effects.transitions.first?.from == status && effects.transitions.first?.to == next.status)
                     #expect(effects.storesPayment && next.updatedAt == Self.later)
+                } else if status == .refundPending && name == "refund accepted" {
+                    // Another refund accepted while one is: its row is stored, the payment stays as it is.
+                    #expect(effects.transitions.isEmpty && !effects.storesPayment && effects.refunds.count == 1)
                 } else if name != "unanswered" || status != .unknown {
                     #expect(effects == .none && next == current, "\(status.rawValue) + \(name): no change")
                 }
@@ -286,7 +335,7 @@ struct PaymentStateMachineTests {
                 .refundRequested(id: "re_2", amount: nil, reason: nil), to: all, at: Self.later)
             Issue.record("nothing is left to refund")
         } catch { #expect(error.code == .refundExceedsCapture) }
-        for status in PaymentStatus.allCases where status != .captured && status != .partiallyRefunded {
+        for status in PaymentStatus.allCases where ![.captured, .partiallyRefunded, .refundPending].contains(status) {
             do {
                 _ = try PaymentStateMachine.apply(
                     .refundRequested(id: "re_2", amount: 1, reason: nil), to: Self.payment(status), at: Self.later)
@@ -308,5 +357,126 @@ struct PaymentStateMachineTests {
         #expect(throws: GatewayError.self) {
             try PaymentStateMachine.apply(.refundDeclined(settled, code: "x"), to: captured, at: Self.later)
         }
+    }
+
+    @Test(
+        "accepted capture and void: capture_pending and void_pending with the pending operation kept; a second one is refused"
+    )
+    func acceptedOperations() throws {
+        var capturing = Self.payment(.authorized)
+        capturing.pendingOperation = PendingOperation(kind: .capture, operationID: "capture_pay_1", amount: 6_000)
+        let (pending, effects) = try PaymentStateMachine.apply(.captureAccepted, to: capturing, at: Self.later)
+        #expect(pending.status == .capturePending && pending.pendingOperation == capturing.pendingOperation)
+        #expect(effects.transitions.first?.cause == "capture of 6000 accepted" && effects.events.isEmpty)
+        #expect(throws: GatewayError.self) {
+            try PaymentStateMachine.apply(.voidAccepted, to: capturing, at: Self.later)
+        }
+        #expect(throws: GatewayError.self) {
+            try PaymentStateMachine.apply(.captureAccepted, to: Self.payment(.authorized), at: Self.later)
+        }
+        #expect(throws: GatewayError.self) {
+            try PaymentStateMachine.apply(.operationRequested(.capture, amount: nil), to: pending, at: Self.later)
+        }
+        #expect(throws: GatewayError.self) {
+            try PaymentStateMachine.apply(.operationRequested(.void, amount: nil), to: pending, at: Self.later)
+        }
+        let (captured, capturedEffects) = try PaymentStateMachine.apply(
+            .captureSucceeded(amount: 6_000), to: pending, at: Self.later)
+        #expect(captured.status == .captured && captured.capturedAmount == 6_000 && captured.pendingOperation == nil)
+        #expect(capturedEffects.events == [WebhookEventType.paymentCaptured])
+        let (refused, refusedEffects) = try PaymentStateMachine.apply(
+            .operationDeclined(.capture), to: pending, at: Self.later)
+        #expect(refused.status == .authorized && refused.pendingOperation == nil && refused.captureAt == nil)
+        #expect(refusedEffects.transitions.map(\.to) == [.authorized])
+        #expect(refusedEffects.events == [WebhookEventType.paymentCaptureFailed])
+
+        var voiding = Self.payment(.authorized)
+        voiding.pendingOperation = PendingOperation(kind: .void, operationID: "void_pay_1", amount: 0)
+        let (voidPending, _) = try PaymentStateMachine.apply(.voidAccepted, to: voiding, at: Self.later)
+        #expect(voidPending.status == .voidPending && voidPending.pendingOperation?.kind == .void)
+        let (voided, voidedEffects) = try PaymentStateMachine.apply(.voidSucceeded, to: voidPending, at: Self.later)
+        #expect(voided.status == .voided && voidedEffects.events == [WebhookEventType.paymentVoided])
+        let (kept, keptEffects) = try PaymentStateMachine.apply(
+            .operationDeclined(.void), to: voidPending, at: Self.later)
+        #expect(kept.status == .authorized && keptEffects.events == [WebhookEventType.paymentVoidFailed])
+    }
+
+    @Test("a capture that failed after it was reported: authorized again with nothing captured, its event")
+    func captureFailedLater() throws {
+        var captured = Self.payment(.captured)
+        captured.capturedAt = Self.now
+        let (authorized, effects) = try PaymentStateMachine.apply(.captureFailed, to: captured, at: Self.later)
+        #expect(authorized.status == .authorized && authorized.capturedAmount == 0 && authorized.capturedAt == nil)
+        #expect(authorized.captureAt == nil, "no automatic capture follows")
+        #expect(effects.events == [WebhookEventType.paymentCaptureFailed])
+        var refunded = captured
+        refunded.refunds = [Self.succeededRefund(1_000)]
+        #expect(throws: GatewayError.self) {
+            try PaymentStateMachine.apply(.captureFailed, to: refunded, at: Self.later)
+        }
+    }
+
+    @Test(
+        "refund_pending lasts while an accepted refund is unanswered; each answer moves the amount; refused ones fail")
+    func acceptedRefunds() throws {
+        var captured = Self.payment(.captured)
+        let first = Self.refund(3_000)
+        var second = Self.refund(2_000)
+        second.id = "re_2"
+        captured.refunds = [first, second]
+        let (one, oneEffects) = try PaymentStateMachine.apply(
+            .refundAccepted(first, reference: "psp_1"), to: captured, at: Self.later)
+        #expect(one.status == .refundPending && oneEffects.refunds.first?.processorReference == "psp_1")
+        #expect(oneEffects.events.isEmpty && oneEffects.transitions.map(\.to) == [.refundPending])
+        let acceptedFirst = try #require(oneEffects.refunds.first)
+        let (two, twoEffects) = try PaymentStateMachine.apply(
+            .refundAccepted(second, reference: "psp_2"), to: one, at: Self.later)
+        #expect(two.status == .refundPending && twoEffects.transitions.isEmpty)
+        let acceptedSecond = try #require(twoEffects.refunds.first)
+        // The first succeeds while the second is still accepted: the amount moves, the payment stays pending.
+        let (still, stillEffects) = try PaymentStateMachine.apply(
+            .refundSucceeded(acceptedFirst), to: two, at: Self.later)
+        #expect(still.status == .refundPending && still.refundedAmount == 3_000)
+        #expect(stillEffects.transitions.map(\.to) == [.refundPending])
+        #expect(stillEffects.events == [WebhookEventType.paymentRefunded])
+        // The second is refused: no accepted refund is left, the payment is partially refunded; the merchant is told.
+        let (done, doneEffects) = try PaymentStateMachine.apply(
+            .refundDeclined(acceptedSecond, code: "do_not_honor"), to: still, at: Self.later)
+        #expect(done.status == .partiallyRefunded && done.refundedAmount == 3_000)
+        #expect(doneEffects.refunds.first?.status == .failed && doneEffects.events == [WebhookEventType.refundFailed])
+        // A refused refund that was never accepted (a synchronous answer) sends no event.
+        let (_, syncEffects) = try PaymentStateMachine.apply(
+            .refundDeclined(Self.refund(1_000), code: "do_not_honor"), to: Self.payment(.captured), at: Self.later)
+        #expect(syncEffects.events.isEmpty)
+        // A lone accepted refund refused: back to captured.
+        let (alone, _) = try PaymentStateMachine.apply(
+            .refundAccepted(first, reference: nil), to: Self.payment(.captured), at: Self.later)
+        var aloneRefund = first
+        aloneRefund.processorReference = "re_1"
+        let (back, backEffects) = try PaymentStateMachine.apply(
+            .refundDeclined(aloneRefund, code: "refund_declined"), to: alone, at: Self.later)
+        #expect(back.status == .captured && backEffects.transitions.map(\.to) == [.captured])
+    }
+
+    @Test("a refund reversed after it succeeded: failed, its amount no longer refunded, the status follows")
+    func refundReversed() throws {
+        let (partly, effects) = try PaymentStateMachine.apply(
+            .refundReversed(Self.succeededRefund(4_000), code: "refund_failed"), to: Self.payment(.partiallyRefunded),
+            at: Self.later)
+        #expect(partly.status == .captured && partly.refundedAmount == 0)
+        #expect(effects.refunds.first?.status == .failed && effects.refunds.first?.declineCode == "refund_failed")
+        #expect(effects.events == [WebhookEventType.refundFailed])
+        #expect(throws: GatewayError.self) {
+            try PaymentStateMachine.apply(
+                .refundReversed(Self.refund(4_000), code: "x"), to: Self.payment(.partiallyRefunded), at: Self.later)
+        }
+    }
+
+    @Test("a decline keeps the processor's own code beside Orchard's")
+    func processorCode() throws {
+        let (failed, _) = try PaymentStateMachine.apply(
+            .authorizationDeclined(code: "insufficient_funds", processorCode: "12", cause: "authorization: declined"),
+            to: Self.payment(.processing), at: Self.later)
+        #expect(failed.failureCode == "insufficient_funds" && failed.processorCode == "12")
     }
 }

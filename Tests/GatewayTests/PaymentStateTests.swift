@@ -9,8 +9,12 @@ struct PaymentStateTests {
     func stateMachine(from: PaymentStatus) {
         let allowed: [PaymentStatus: Set<PaymentStatus>] = [
             .processing: [.authorized, .failed, .unknown], .unknown: [.authorized, .failed],
-            .authorized: [.captured, .voided], .captured: [.partiallyRefunded, .refunded],
-            .partiallyRefunded: [.partiallyRefunded, .refunded], .refunded: [], .voided: [], .failed: [],
+            .authorized: [.captured, .voided, .capturePending, .voidPending],
+            .capturePending: [.captured, .authorized], .voidPending: [.voided, .authorized],
+            .captured: [.partiallyRefunded, .refunded, .refundPending, .authorized, .chargedBack],
+            .refundPending: [.refundPending, .captured, .partiallyRefunded, .refunded, .chargedBack],
+            .partiallyRefunded: [.partiallyRefunded, .refunded, .refundPending, .captured, .chargedBack],
+            .refunded: [.partiallyRefunded, .captured, .chargedBack], .voided: [], .chargedBack: [], .failed: [],
         ]
         for to in PaymentStatus.allCases {
             #expect(from.canTransition(to: to) == allowed[from]!.contains(to), "\(from) → \(to)")

@@ -50,9 +50,10 @@ struct PreparedOutcomeTests {
         let event = PaymentEvent.authorizationApproved(approval, cause: "late")
         #expect(
             h.gateway.prepareOutcome(
-                paymentID: paid.id, event: event, thenCapture: true, completing: nil, at: h.clock.now()) == nil)
+                paymentID: paid.id, event: event, then: .captureSucceeded(amount: paid.amount), completing: nil,
+                at: h.clock.now()) == nil)
         #expect(
             h.gateway.prepareOutcome(
-                paymentID: "pay_missing", event: event, thenCapture: false, completing: nil, at: h.clock.now()) == nil)
+                paymentID: "pay_missing", event: event, then: nil, completing: nil, at: h.clock.now()) == nil)
     }
 }

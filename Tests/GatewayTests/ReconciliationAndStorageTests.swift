@@ -94,7 +94,7 @@ struct StorageTests {
     func migrations(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay()
-        let expected = backend == .sqlite ? Array(1...13) : Array(1...12)
+        let expected = backend == .sqlite ? Array(1...16) : Array(1...15)
         #expect(try h.store.appliedMigrations() == expected)
         let reopened = try h.reopenedStore()
         #expect(try reopened.appliedMigrations() == expected)
@@ -221,7 +221,8 @@ struct MerchantTests {
             pki: try h.cipher.open(pki, context: SealingContext.setting(MerchantRegistry.sandboxPKISetting)),
             merchantIdentifier: h.merchant.merchantIdentifiers[0], id: "pk_second", now: h.clock.now())
         try h.gateway.merchants.addProcessingKey(
-            merchantID: h.merchant.id, privateKeyPEM: try material.privateKeyPEM(), certificatePEM: material.certificatePEM,
+            merchantID: h.merchant.id, privateKeyPEM: try material.privateKeyPEM(),
+            certificatePEM: material.certificatePEM,
             id: "pk_second")
         #expect(
             try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == ["pk_second", h.keyID])

@@ -41,7 +41,7 @@ struct SandboxAcquirerTests {
             #expect(expected == "approved")
             #expect(approval.authCode.count == 6)
             #expect(approval.reference.hasPrefix("acq_"))
-        case .declined(let code): #expect(code == expected)
+        case .declined(let code, _): #expect(code == expected)
         case .timeout: #expect(expected == "timeout")
         case .unknown: Issue.record("unknown")
         }

@@ -44,7 +44,16 @@ struct StoreCopyTests {
                 state: .pending, nextAttemptAt: h.clock.now().addingTimeInterval(60)))
         _ = try h.gateway.signInToConsole(secretKey: h.credentials.secretKey)
         // What the HTTP layer and a payment between its authorization and capture write.
+        // The merchant's processor settings, their secret sealed (after the payments, which keep the sandbox).
+        try h.gateway.setProcessorSettings(
+            merchantID: h.merchant.id,
+            body: ["type": "testpsp", "environment": "test", "merchant_account": "Shop", "api_key": "copied-key"])
         try h.store.write { tx in
+            _ = try tx.insertProcessorNotification(
+                ProcessorNotificationRecord(
+                    id: "pn_copied", merchantID: h.merchant.id, processor: "testpsp", eventKey: "CAPTURE:X:Y:true",
+                    eventCode: "CAPTURE", success: true, paymentID: answer.id, amount: 6_000, currency: "TWD",
+                    outcome: "applied", receivedAt: h.clock.now()))
             try tx.setStoredResponse("response:order-1", value: Data("{\"status\":0}".utf8), createdAt: h.clock.now())
             try tx.setCardData(paymentID: answer.id, sealed: try h.cipher.seal(string: "card", context: "test"))
         }
@@ -54,7 +63,7 @@ struct StoreCopyTests {
     @Test("a database with history copies whole: every count, the payments, the outbox, sealed secrets, audit")
     func copiesEverything() throws {
         try StoreBackend.postgres.requireServer()
-        let h = try Harness(.sqlite)
+        let h = try Harness(.sqlite, connectors: { [RecordingConnector($0)] })
         let (request, answer) = try history(h)
         let source = try #require(h.store as? SQLiteStore)
         let counts = try source.rowCounts()
@@ -106,6 +115,17 @@ struct StoreCopyTests {
         let secrets = try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id)
         #expect(try registry.webhookSecrets(merchantID: h.merchant.id) == secrets)
         #expect(try registry.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == [h.keyID])
+        #expect(
+            try target.read { try $0.processorNotifications(merchantID: h.merchant.id, limit: 10) }
+                == (try source.read { try $0.processorNotifications(merchantID: h.merchant.id, limit: 10) }))
+        let settings = try #require(
+            try target.read { try $0.processorSettings(merchantID: h.merchant.id, version: nil) })
+        #expect(settings == (try source.read { try $0.processorSettings(merchantID: h.merchant.id, version: nil) }))
+        let copied = GatewayService(
+            store: target, processor: h.acquirer, connectors: [RecordingConnector(h.acquirer)],
+            tokenOpener: h.tokenOpener,
+            currencies: ISO4217Currencies(), paymentRequests: nil, cipher: h.cipher, clock: h.clock)
+        #expect(try copied.processorSettings(merchantID: h.merchant.id).secretHints == ["api_key": "-key"])
         let card = try #require(try target.read { try $0.cardData(paymentID: answer.id) })
         #expect(try h.cipher.openString(card, context: "test") == "card")
         let due = try StoreWebhookOutbox(store: target, cipher: h.cipher).dueWebhooks(now: h.clock.now(), limit: 100)
@@ -114,7 +134,8 @@ struct StoreCopyTests {
         // A gateway on the copy answers the idempotent request as before and keeps paying.
         let acquirer = SandboxAcquirer(ledger: target, clock: h.clock)
         let gateway = GatewayService(
-            configuration: GatewayConfiguration(), store: target, processor: acquirer, tokenOpener: h.tokenOpener,
+            configuration: GatewayConfiguration(), store: target, processor: acquirer,
+            connectors: [RecordingConnector(acquirer)], tokenOpener: h.tokenOpener,
             currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(), cipher: h.cipher,
             clock: h.clock)
         #expect(try gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "order-1") == answer)

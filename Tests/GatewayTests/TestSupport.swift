@@ -60,7 +60,9 @@ final class Harness: @unchecked Sendable {
 
     init(
         _ backend: StoreBackend = .sqlite, database: PostgresTestDatabase? = nil, gate: Bool = false,
-        configure: (inout GatewayConfiguration) -> Void = { _ in }
+        configure: (inout GatewayConfiguration) -> Void = { _ in },
+        processor wrap: ((SandboxAcquirer) -> any Processor)? = nil,
+        connectors: ((SandboxAcquirer) -> [any ProcessorConnector])? = nil, productionTrustsSandbox: Bool = false
     ) throws {
         if database == nil { try backend.requireServer() }
         self.backend = backend
@@ -88,10 +90,17 @@ final class Harness: @unchecked Sendable {
         acquirer = SandboxAcquirer(ledger: store, clock: clock, configuration: acquirerConfiguration)
         var configuration = GatewayConfiguration()
         configure(&configuration)
-        let opener = ApplePayTokenOpener(trustAnchors: [.sandbox: try TrustAnchor(pem: setup.trustAnchorPEM)])
+        let anchor = try TrustAnchor(pem: setup.trustAnchorPEM)
+        // A production merchant's tokens verify under the sandbox root only where a test asks for it (a stand-in
+        // for Apple's root, so production payments can be made in tests).
+        let opener = ApplePayTokenOpener(
+            trustAnchors: productionTrustsSandbox ? [.sandbox: anchor, .production: anchor] : [.sandbox: anchor])
         tokenOpener = opener
+        var processor: any Processor = gate ? GatedProcessor(acquirer) : acquirer
+        if let wrap { processor = wrap(acquirer) }
         gateway = GatewayService(
-            configuration: configuration, store: store, processor: gate ? GatedProcessor(acquirer) : acquirer,
+            configuration: configuration, store: store, processor: processor,
+            connectors: connectors?(acquirer) ?? [],
             tokenOpener: opener, currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(),
             cipher: cipher, clock: clock)
         let certificate = try #require(try gateway.merchants.processingCertificates(merchantID: merchant.id).first)
@@ -136,7 +145,7 @@ final class Harness: @unchecked Sendable {
     func token(
         amount: Int64 = 10_000, currency: String = "901", pan: String = Harness.pan, network: String = "Visa",
         type: String = "credit", transactionIdentifier: String? = nil, tamper: MintRequest.Tamper = .none,
-        certificatePEM: String? = nil
+        certificatePEM: String? = nil, emvData: String? = nil
     ) -> Data {
         var request = MintRequest(
             merchantCertificatePEM: certificatePEM ?? self.certificatePEM, signingTime: clock.now())
@@ -148,7 +157,24 @@ final class Harness: @unchecked Sendable {
         request.cryptogram = Harness.cryptogram
         request.transactionIdentifier = transactionIdentifier
         request.tamper = tamper
+        request.emvData = emvData
         return try! minter.mint(request)
+    }
+
+    /// A production merchant with a processing key issued by the sandbox PKI (its tokens verify only in a harness
+    /// made with `productionTrustsSandbox`), and its processing certificate.
+    func productionMerchant() throws -> (merchant: Merchant, certificatePEM: String) {
+        let (merchant, _) = try gateway.merchants.create(
+            MerchantSpec(name: "Live Shop", environment: .production, merchantIdentifiers: ["merchant.com.live"]))
+        let context = SealingContext.setting(MerchantRegistry.sandboxPKISetting)
+        let pki = try cipher.open(
+            try #require(try store.read { try $0.setting(MerchantRegistry.sandboxPKISetting) }), context: context)
+        let key = try SandboxPKIIssuer().issueProcessingKey(
+            pki: pki, merchantIdentifier: "merchant.com.live", id: "pk_live_test", now: clock.now())
+        try gateway.merchants.addProcessingKey(
+            merchantID: merchant.id, privateKeyPEM: try key.privateKeyPEM(), certificatePEM: key.certificatePEM,
+            id: key.id)
+        return (merchant, key.certificatePEM)
     }
 
     /// A payment request JSON (Apple Pay JS shape) for this merchant.

@@ -32,7 +32,22 @@ public enum WebhookEventType {
     public static let paymentRefunded = "payment.refunded"
     public static let paymentVoided = "payment.voided"
     public static let paymentUnknownResolved = "payment.unknown_resolved"
+    /// A capture the processor had accepted (or reported done) was refused or failed: the payment is authorized
+    /// again.
+    public static let paymentCaptureFailed = "payment.capture_failed"
+    /// A void the processor had accepted was refused: the payment is authorized again.
+    public static let paymentVoidFailed = "payment.void_failed"
+    /// A refund the processor had accepted was refused, or one it had made failed or was reversed.
+    public static let refundFailed = "refund.failed"
+    /// The cardholder's bank took the payment back.
+    public static let paymentChargedBack = "payment.charged_back"
     public static let sessionCompleted = "session.completed"
+
+    /// Every type, in the order the documentation lists them.
+    public static let all: [String] = [
+        paymentSucceeded, paymentFailed, paymentCaptured, paymentRefunded, paymentVoided, paymentUnknownResolved,
+        paymentCaptureFailed, paymentVoidFailed, refundFailed, paymentChargedBack, sessionCompleted,
+    ]
 }
 
 /// Where an event's delivery stands.

@@ -24,7 +24,7 @@
 (function () {
   'use strict';
 
-  var PAGE_ORDER = ['overview', 'payments', 'webhooks', 'card-data', 'keys', 'audit'];
+  var PAGE_ORDER = ['overview', 'payments', 'webhooks', 'processor', 'card-data', 'keys', 'audit'];
   var pages = {};
   var session = null;
   var renderCount = 0;

@@ -11,7 +11,8 @@
   var cell = C.cell;
   var statusBadge = C.statusBadge;
 
-  var STATUSES = ['processing', 'authorized', 'captured', 'partially_refunded', 'refunded', 'voided', 'failed', 'unknown'];
+  var STATUSES = ['processing', 'authorized', 'capture_pending', 'captured', 'refund_pending', 'partially_refunded',
+    'refunded', 'void_pending', 'voided', 'charged_back', 'failed', 'unknown'];
   var FILTERS = ['status', 'from', 'to', 'order_number', 'last_four', 'currency', 'amount_min', 'amount_max'];
 
   /* The card as the console shows it: network, the first six digits, the last four, never more. */
@@ -184,7 +185,10 @@
           el('dt', null, 'Card'), el('dd', { class: 'mono', id: 'payment-card' }, maskedCard(card)),
           el('dt', null, 'Card details'), el('dd', null, [card.issuer, card.level, card.country_code].filter(Boolean).join(' · ') || '—'),
           el('dt', null, 'Authorization code'), el('dd', null, payment.auth_code || '—'),
-          el('dt', null, 'Decline code'), el('dd', null, payment.decline_code || '—'),
+          el('dt', null, 'Processor'), el('dd', { id: 'payment-processor' }, payment.processor || payment.acquirer,
+            payment.processor_reference ? [' · ', el('span', { class: 'mono' }, payment.processor_reference)] : null),
+          el('dt', null, 'Decline code'), el('dd', null, (payment.decline_code || '—') +
+            (payment.processor_code ? ' (processor: ' + payment.processor_code + ')' : '')),
           el('dt', null, 'Created'), el('dd', null, C.formatTime(payment.created_at)),
           el('dt', null, 'Updated'), el('dd', null, C.formatTime(payment.updated_at)))));
 
@@ -220,7 +224,7 @@
           body: function () { return {}; }, done: function () { redraw(); }
         }));
       }
-      if (payment.status === 'captured' || payment.status === 'partially_refunded') {
+      if (payment.status === 'captured' || payment.status === 'partially_refunded' || payment.status === 'refund_pending') {
         actions.appendChild(operationForm({
           id: 'refund-form', title: 'Refund', button: 'Refund', danger: true, path: path + '/refunds',
           fields: [amountField('refund-amount', 'Amount to refund (' + payment.currency + ')', 'Leave empty to refund what remains; captured ' +

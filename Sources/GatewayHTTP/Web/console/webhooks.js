@@ -9,7 +9,8 @@
   var el = C.el;
   var cell = C.cell;
   var TYPES = ['payment.succeeded', 'payment.failed', 'payment.captured', 'payment.refunded', 'payment.voided',
-    'payment.unknown_resolved', 'session.completed'];
+    'payment.unknown_resolved', 'payment.capture_failed', 'payment.void_failed', 'refund.failed',
+    'payment.charged_back', 'session.completed'];
 
   function attemptsTable(attempts) {
     if (!attempts.length) return el('p', { class: 'muted' }, 'No delivery attempt yet.');
