@@ -474,8 +474,10 @@ enum TapPayRecordStatus: Int {
         case .authorized: self = .auth
         case .captured: self = .ok
         case .partiallyRefunded: self = .partiallyRefunded
-        case .refunded: self = .refunded
-        case .processing, .unknown: self = .pending
+        // A chargeback gave the money back to the cardholder, as a refund does (TapPay has no state of its own).
+        case .refunded, .chargedBack: self = .refunded
+        // An operation the processor accepted and answers later, like an outcome not known yet: PENDING.
+        case .processing, .unknown, .capturePending, .voidPending, .refundPending: self = .pending
         case .voided: self = .cancel
         case .failed: self = .error
         }

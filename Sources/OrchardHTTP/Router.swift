@@ -195,6 +195,10 @@ public struct Router: Sendable {
         }
         guard !candidates.isEmpty else { return .notFound }
         candidates.sort { $0.0.template.specificity.lexicographicallyPrecedes($1.0.template.specificity) }
+        // The most specific templates own the path: `/console/sessions` is that route's, never `/console/{file}`'s
+        // with the file `sessions`, whatever the method (its Allow lists only that route's methods).
+        let owner = candidates[0].0.template.specificity
+        candidates.removeAll { $0.0.template.specificity != owner }
         let effective = method == .head ? HTTPMethod.get : method
         if let exact = candidates.first(where: { $0.0.method == method })
             ?? candidates.first(where: { $0.0.method == effective })

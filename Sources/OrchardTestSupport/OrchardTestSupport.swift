@@ -17,6 +17,14 @@ public enum TestPaths {
         return main.deletingLastPathComponent().appendingPathComponent("shared/vectors")
     }
 
+    /// The conformance vectors in use: `$ORCHARD_VECTORS_DIR`, else ``sharedVectors``; nil when that directory has no
+    /// `manifest.json` (the tests that read them then skip with a message).
+    public static let vectors: URL? = {
+        let path = ProcessInfo.processInfo.environment["ORCHARD_VECTORS_DIR"] ?? ""
+        let url = path.isEmpty ? sharedVectors : URL(fileURLWithPath: path)
+        return FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path) ? url : nil
+    }()
+
     /// The main checkout when the package root is a git worktree: its `.git` file names the worktree's git
     /// directory, whose `commondir` is the main checkout's `.git`.
     static var mainCheckout: URL? {
@@ -96,14 +104,6 @@ public struct ConformanceVector: Sendable, CustomStringConvertible {
                 merchantID: entry["merchant_id"] as? String, verifyAt: date, expected: entry["expected"] as? String)
         }
     }
-
-    /// The conformance vectors in use: `$ORCHARD_VECTORS_DIR`, else ``sharedVectors``; nil when that directory has no
-    /// `manifest.json` (the tests that read them then skip with a message).
-    public static let vectors: URL? = {
-        let path = ProcessInfo.processInfo.environment["ORCHARD_VECTORS_DIR"] ?? ""
-        let url = path.isEmpty ? sharedVectors : URL(fileURLWithPath: path)
-        return FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path) ? url : nil
-    }()
 }
 
 /// A small deterministic generator (SplitMix64), so every run of a seeded test draws the same values.

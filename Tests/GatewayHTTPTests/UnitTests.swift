@@ -147,6 +147,30 @@ struct RouterUnitTests {
         }
     }
 
+    @Test("a literal template owns its path: no other method falls through to a parameter's template")
+    func literalOwnsItsPath() {
+        var router = Router()
+        router.on(.get, "/console/{file}") { _, _ in .empty() }
+        router.on(.delete, "/console/sessions") { _, _ in .empty() }
+        guard case .matched(let route, _) = router.resolve(method: .delete, path: "/console/sessions") else {
+            Issue.record("expected the DELETE route")
+            return
+        }
+        #expect(route.template.text == "/console/sessions")
+        for method in [HTTPMethod.get, .options] {
+            guard case .methodNotAllowed(let allowed) = router.resolve(method: method, path: "/console/sessions") else {
+                Issue.record("expected 405 for \(method.rawValue)")
+                continue
+            }
+            #expect(allowed == [.delete, .options])
+        }
+        guard case .matched(let file, let parameters) = router.resolve(method: .get, path: "/console/console.js") else {
+            Issue.record("expected the file route")
+            return
+        }
+        #expect(file.template.text == "/console/{file}" && parameters == ["file": "console.js"])
+    }
+
     @Test("the route list is enumerable and sorted for comparison with the OpenAPI description")
     func routeList() {
         let list = Self.router.routeList.map { "\($0.method) \($0.template)" }
