@@ -4,7 +4,7 @@ fires the sheet's events. Merchant validation goes through the gateway to the mu
 
 import json
 
-from conftest import http_json, wait_for
+from conftest import SHOP_HOST, http_json, wait_for
 from selenium.webdriver.common.by import By
 
 # A stand-in for Safari's Apple Pay JS: ApplePaySession records every call; ApplePayError records each instance and,
@@ -120,7 +120,7 @@ PAGE = """<!doctype html>
 SECRET = lambda server: {"Authorization": "Bearer " + server.secret_key}
 
 
-def provision(gateway, apple_pay_standin, secret_key, domain="127.0.0.1"):
+def provision(gateway, apple_pay_standin, secret_key, domain=SHOP_HOST):
     """The merchant identity (signed by the stand-in's authority) and the page's domain, with `secret_key`."""
     headers = {"Authorization": "Bearer " + secret_key}
     status, csr, _ = http_json("POST", gateway.url + "/v1/merchant-identity/csr", {}, headers=headers)
@@ -133,8 +133,8 @@ def provision(gateway, apple_pay_standin, secret_key, domain="127.0.0.1"):
     assert status == 200, domains
 
 
-def open_page(driver, gateway, second_origin, app_id, app_key, merchant_identifier, timeout=25000, extra=""):
-    url = second_origin.page("/sheet.html", PAGE.format(
+def open_page(driver, gateway, shop_origin, app_id, app_key, merchant_identifier, timeout=25000, extra=""):
+    url = shop_origin.page("/sheet.html", PAGE.format(
         gateway=gateway.url, app_id=app_id, app_key=app_key, merchant_identifier=merchant_identifier,
         timeout=timeout))
     driver.before_load(STAND_IN + extra)
@@ -155,17 +155,17 @@ def fire(driver, handler, event, then=None, count=1):
                     message=f"{then} #{count}")
 
 
-def test_capabilities_and_the_pages_merchant_identifier(orchard_server, apple_pay_standin, second_origin, driver):
+def test_capabilities_and_the_pages_merchant_identifier(orchard_server, apple_pay_standin, shop_origin, driver):
     gateway = orchard_server(extra_args=apple_pay_standin.gateway_args)
     # A merchant with two identifiers; the page pays as the second one.
     created = gateway.cli("merchant", "create", "--environment", "sandbox", "--name", "Orchard Two Shops",
                           "--merchant-identifier", "merchant.test.orchard.shop",
                           "--merchant-identifier", "merchant.test.orchard.giftcards",
-                          "--web-origins", second_origin.origin, "--database", gateway.database, "--json")
+                          "--web-origins", shop_origin.origin, "--database", gateway.database, "--json")
     assert created.returncode == 0, created.stderr
     merchant = json.loads(created.stdout)
     provision(gateway, apple_pay_standin, merchant["secret_key"])
-    setup = open_page(driver, gateway, second_origin, merchant["app_id"], merchant["app_key"],
+    setup = open_page(driver, gateway, shop_origin, merchant["app_id"], merchant["app_key"],
                       "merchant.test.orchard.giftcards")
     assert setup["status"] == 0, setup
     # applePayCapabilities is asked with the page's identifier, and canMakePaymentsWithActiveCard is not.
@@ -188,11 +188,11 @@ def test_capabilities_and_the_pages_merchant_identifier(orchard_server, apple_pa
     assert outcome["code"] == "user_cancelled"
 
 
-def test_capabilities_unavailable_unsupported_and_missing(orchard_server, apple_pay_standin, second_origin, driver):
-    gateway = orchard_server(web_origins=[second_origin.origin])
+def test_capabilities_unavailable_unsupported_and_missing(orchard_server, apple_pay_standin, shop_origin, driver):
+    gateway = orchard_server(web_origins=[shop_origin.origin])
     identifier = gateway.merchant["merchant_identifier"]
     # No active card: Apple Pay is offered with "Set up Apple Pay" (openPaymentSetup), not as the way to pay.
-    setup = open_page(driver, gateway, second_origin, gateway.app_id, gateway.app_key, identifier,
+    setup = open_page(driver, gateway, shop_origin, gateway.app_id, gateway.app_key, identifier,
                       extra="window.__applePay.capabilities = 'paymentCredentialsUnavailable';")
     assert setup["status"] == 0, setup
     assert setup["paymentCredentialStatus"] == "paymentCredentialsUnavailable"
@@ -202,7 +202,7 @@ def test_capabilities_unavailable_unsupported_and_missing(orchard_server, apple_
     assert opened == {"status": 0, "code": "", "msg": "Success", "opened": True}
     assert driver.execute_script("return window.__applePay.setupCalls") == [identifier]
     # Apple Pay unsupported on this device: the sandbox wallet takes over (sandbox credentials).
-    setup = open_page(driver, gateway, second_origin, gateway.app_id, gateway.app_key, identifier,
+    setup = open_page(driver, gateway, shop_origin, gateway.app_id, gateway.app_key, identifier,
                       extra="window.__applePay.capabilities = 'applePayUnsupported';")
     assert setup["status"] == 0 and setup["paymentCredentialStatus"] == "applePayUnsupported"
     assert driver.execute_script("return Orchard.paymentRequestApi.checkAvailability()") is True
@@ -210,18 +210,18 @@ def test_capabilities_unavailable_unsupported_and_missing(orchard_server, apple_
     wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, "dialog[data-orchard-sheet]"), message="the wallet")
     assert calls(driver, "new") == []
     # Without applePayCapabilities (Safari before 17): today's canMakePaymentsWithActiveCard.
-    setup = open_page(driver, gateway, second_origin, gateway.app_id, gateway.app_key, identifier,
+    setup = open_page(driver, gateway, shop_origin, gateway.app_id, gateway.app_key, identifier,
                       extra="window.__applePay.capabilities = null;")
     assert setup["status"] == 0 and "paymentCredentialStatus" not in setup
     assert driver.execute_script("return window.__applePay.activeCardCalls") == [identifier]
     assert setup["canMakePaymentWithActiveCard"] is True
 
 
-def test_field_errors_coupons_and_order_details_reach_the_sheet(orchard_server, apple_pay_standin, second_origin,
+def test_field_errors_coupons_and_order_details_reach_the_sheet(orchard_server, apple_pay_standin, shop_origin,
                                                                driver, screenshot):
-    gateway = orchard_server(web_origins=[second_origin.origin], extra_args=apple_pay_standin.gateway_args)
+    gateway = orchard_server(web_origins=[shop_origin.origin], extra_args=apple_pay_standin.gateway_args)
     provision(gateway, apple_pay_standin, gateway.secret_key)
-    setup = open_page(driver, gateway, second_origin, gateway.app_id, gateway.app_key,
+    setup = open_page(driver, gateway, shop_origin, gateway.app_id, gateway.app_key,
                       gateway.merchant["merchant_identifier"])
     assert setup["status"] == 0, setup
     driver.execute_script("window.buy();")
@@ -328,10 +328,10 @@ SLOW_TOKENS = """
 
 
 def test_a_tokenize_call_past_the_timeout_fails_the_sheet_with_timeout(orchard_server, apple_pay_standin,
-                                                                     second_origin, driver):
-    gateway = orchard_server(web_origins=[second_origin.origin], extra_args=apple_pay_standin.gateway_args)
+                                                                     shop_origin, driver):
+    gateway = orchard_server(web_origins=[shop_origin.origin], extra_args=apple_pay_standin.gateway_args)
     provision(gateway, apple_pay_standin, gateway.secret_key)
-    setup = open_page(driver, gateway, second_origin, gateway.app_id, gateway.app_key,
+    setup = open_page(driver, gateway, shop_origin, gateway.app_id, gateway.app_key,
                       gateway.merchant["merchant_identifier"], timeout=700, extra=SLOW_TOKENS)
     assert setup["status"] == 0, setup
     driver.execute_script("window.buy();")

@@ -99,8 +99,8 @@ W3C_PAGE = """<!doctype html>
 """
 
 
-def w3c_page(driver, gateway, second_origin):
-    url = second_origin.page("/w3c.html", W3C_PAGE.format(
+def w3c_page(driver, gateway, shop_origin):
+    url = shop_origin.page("/w3c.html", W3C_PAGE.format(
         gateway=gateway.url, app_id=gateway.app_id, app_key=gateway.app_key,
         merchant_identifier=gateway.merchant["merchant_identifier"]))
     driver.before_load(W3C_STAND_IN)
@@ -121,10 +121,10 @@ def updates(driver, name, count=1):
 
 
 def test_w3c_path_wires_address_and_method_changes_and_retries_field_errors(orchard_server, apple_pay_standin,
-                                                                          second_origin, driver):
-    gateway = orchard_server(web_origins=[second_origin.origin], extra_args=apple_pay_standin.gateway_args)
+                                                                          shop_origin, driver):
+    gateway = orchard_server(web_origins=[shop_origin.origin], extra_args=apple_pay_standin.gateway_args)
     provision(gateway, apple_pay_standin, gateway.secret_key)
-    w3c_page(driver, gateway, second_origin)
+    w3c_page(driver, gateway, shop_origin)
     driver.execute_script("window.__w3cFire('merchantvalidation', {validationURL: arguments[0]});",
                           apple_pay_standin.validation_url)
     session = updates(driver, "merchantvalidation")["session"]
@@ -160,10 +160,10 @@ def test_w3c_path_wires_address_and_method_changes_and_retries_field_errors(orch
     assert ["paymentMethodChange", "debit"] in driver.execute_script("return window.hookCalls")
 
 
-def test_w3c_merchant_validation_refused_keeps_its_reason(orchard_server, apple_pay_standin, second_origin, driver):
-    gateway = orchard_server(web_origins=[second_origin.origin], extra_args=apple_pay_standin.gateway_args)
+def test_w3c_merchant_validation_refused_keeps_its_reason(orchard_server, apple_pay_standin, shop_origin, driver):
+    gateway = orchard_server(web_origins=[shop_origin.origin], extra_args=apple_pay_standin.gateway_args)
     provision(gateway, apple_pay_standin, gateway.secret_key)
-    w3c_page(driver, gateway, second_origin)
+    w3c_page(driver, gateway, shop_origin)
     driver.execute_script("window.__w3cFire('merchantvalidation', "
                           "{validationURL: 'https://apple-pay.evil.example/paymentservices/x'});")
     assert updates(driver, "merchantvalidation")["refused"] is True
@@ -207,12 +207,12 @@ BUTTON_PAGE = """<!doctype html>
 """
 
 
-def button_page(driver, gateway, second_origin, server_type="sandbox", options="{}", before=None):
+def button_page(driver, gateway, shop_origin, server_type="sandbox", options="{}", before=None):
     """The button page, with `before` injected before its scripts for this load only."""
     injected = None
     if before:
         injected = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": before})["identifier"]
-    driver.get(second_origin.page("/button.html", BUTTON_PAGE.format(
+    driver.get(shop_origin.page("/button.html", BUTTON_PAGE.format(
         gateway=gateway.url, app_id=gateway.app_id, app_key=gateway.app_key, server_type=server_type,
         options=options)))
     if injected:
@@ -226,16 +226,16 @@ customElements.define('apple-pay-button', class extends HTMLElement {});
 """
 
 
-def test_render_button_on_each_path_without_inline_styles(orchard_server, second_origin, driver, webdriver_module):
-    gateway = orchard_server(web_origins=[second_origin.origin])
+def test_render_button_on_each_path_without_inline_styles(orchard_server, shop_origin, driver, webdriver_module):
+    gateway = orchard_server(web_origins=[shop_origin.origin])
     # Apple's <apple-pay-button> where Apple's script defined it.
-    page = button_page(driver, gateway, second_origin, before=STAND_IN + APPLE_BUTTON)
+    page = button_page(driver, gateway, shop_origin, before=STAND_IN + APPLE_BUTTON)
     assert page["rendered"]["tag"] == "apple-pay-button" and page["rendered"]["kind"] == "apple-pay-button"
     assert (page["rendered"]["type"], page["rendered"]["buttonstyle"], page["rendered"]["locale"]) == (
         "check-out", "white", "zh-TW")
     assert page["rendered"]["inPage"] is True and page["violations"] == []
     # Safari without Apple's script: a button styled with -apple-pay-button in a constructed stylesheet.
-    page = button_page(driver, gateway, second_origin, before=STAND_IN)
+    page = button_page(driver, gateway, shop_origin, before=STAND_IN)
     rendered = page["rendered"]
     assert rendered["tag"] == "button" and rendered["kind"] == "apple-pay-css"
     assert rendered["className"] == ("orchard-apple-pay-button orchard-apple-pay-type-check-out "
@@ -245,14 +245,14 @@ def test_render_button_on_each_path_without_inline_styles(orchard_server, second
             ".orchard-apple-pay-style-white"} <= set(page["adopted"])
     assert page["violations"] == []
     # The sandbox wallet's own button in the sandbox (no Apple Pay in this browser).
-    page = button_page(driver, gateway, second_origin)
+    page = button_page(driver, gateway, shop_origin)
     rendered = page["rendered"]
     assert rendered["kind"] == "sandbox" and rendered["text"] == "Pay with the sandbox wallet"
     assert rendered["className"] == "orchard-sandbox-button orchard-sandbox-button-white"
     assert rendered["style"] is None and ".orchard-sandbox-button" in page["adopted"]
     assert page["violations"] == []
     # Production without Apple Pay: nothing is rendered and the element keeps its content.
-    page = button_page(driver, gateway, second_origin, server_type="production")
+    page = button_page(driver, gateway, shop_origin, server_type="production")
     assert page["rendered"] is None
     assert driver.find_element(By.CSS_SELECTOR, "#pay span").text == "placeholder"
     # Bad arguments are refused.
@@ -296,9 +296,9 @@ WALLET_PAGE = """<!doctype html>
 """
 
 
-def test_sandbox_wallet_coupon_field_and_merchant_check(orchard_server, second_origin, driver, screenshot):
-    gateway = orchard_server(web_origins=[second_origin.origin])
-    driver.get(second_origin.page("/wallet.html", WALLET_PAGE.format(
+def test_sandbox_wallet_coupon_field_and_merchant_check(orchard_server, shop_origin, driver, screenshot):
+    gateway = orchard_server(web_origins=[shop_origin.origin])
+    driver.get(shop_origin.page("/wallet.html", WALLET_PAGE.format(
         gateway=gateway.url, app_id=gateway.app_id, app_key=gateway.app_key,
         merchant_identifier=gateway.merchant["merchant_identifier"])))
     button = wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#pay [data-orchard-button='sandbox']"),
