@@ -6,8 +6,10 @@ import PackageDescription
 let package = Package(
     name: "Orchard",
     // The package uses no API newer than these (no Synchronization's Mutex or Atomic, which need macOS 15 and iOS
-    // 18): its one lock box is OrchardBase's `Locked`, on NSLock, so the client SDK keeps iOS 17.
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    // 18): its one lock box is OrchardBase's `Locked`, on NSLock. The client SDK (OrchardPay and what it imports)
+    // keeps iOS 15: no Duration, clocks, Regex or other iOS 16 API (OrchardPayTests' AvailabilityTests check it on
+    // Linux), and PassKit's newer features are set behind `#available`.
+    platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .library(name: "ApplePayModel", targets: ["ApplePayModel"]),
         .library(name: "ApplePayToken", targets: ["ApplePayToken"]),
@@ -18,6 +20,7 @@ let package = Package(
         .library(name: "GatewayCurl", targets: ["GatewayCurl"]),
         .library(name: "GatewayHTTP", targets: ["GatewayHTTP"]),
         .library(name: "OrchardPay", targets: ["OrchardPay"]),
+        .library(name: "PassKitShim", targets: ["PassKitShim"]),
         .executable(name: "orchard", targets: ["orchard"]),
     ],
     targets: [
@@ -77,8 +80,18 @@ let package = Package(
             // module by the EmbedWebAssets build step, so a copied binary serves them.
             exclude: ["Web"],
             plugins: ["EmbedWebAssets"]),
-        // The client SDK for apps: OrchardBase, ApplePayModel and Foundation only (it ships inside iOS apps).
-        .target(name: "OrchardPay", dependencies: ["OrchardBase", "ApplePayModel"]),
+        // The part of PassKit (and Contacts) the SDK's PassKit adapter touches, with Apple's names, for platforms
+        // without PassKit: the adapter compiles and is tested on Linux against it (docs/ios.md). Foundation only;
+        // a layer built on OrchardPay that speaks PassKit imports it the same way.
+        .target(name: "PassKitShim"),
+        // The client SDK for apps: OrchardBase, ApplePayModel and Foundation only (it ships inside iOS apps); on
+        // platforms without PassKit it compiles its PassKit adapter against PassKitShim.
+        .target(
+            name: "OrchardPay",
+            dependencies: [
+                "OrchardBase", "ApplePayModel",
+                .target(name: "PassKitShim", condition: .when(platforms: Package.withoutPassKit)),
+            ]),
         .target(
             name: "OrchardCLI",
             dependencies: [
@@ -129,7 +142,15 @@ let package = Package(
         // The client SDK against a real gateway served in-process on loopback.
         .testTarget(
             name: "OrchardPayTests",
-            dependencies: ["OrchardPay", "GatewayHTTP", "OrchardHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport"]),
+            dependencies: [
+                "OrchardPay", "GatewayHTTP", "OrchardHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport",
+                .target(name: "PassKitShim", condition: .when(platforms: Package.withoutPassKit)),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )
+
+extension Package {
+    /// The platforms without PassKit, where OrchardPay's adapter compiles against PassKitShim.
+    static var withoutPassKit: [Platform] { [.linux, .windows, .android, .wasi, .openbsd] }
+}

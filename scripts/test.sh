@@ -4,9 +4,10 @@
 #   2. starts a throwaway PostgreSQL cluster on loopback (scripts/pg-cluster.sh) and exports its
 #      superuser URL as ORCHARD_TEST_POSTGRES_URL for the PostgreSQL tests;
 #   3. builds and runs the Swift tests;
-#   4. runs the browser tests (Tests/Browser, pytest + selenium + headless Chromium) against the built
-#      `orchard`, the nginx example of docs/operations.md in front of it (scripts/test-proxy.sh), and the API fuzz
-#      against openapi.yaml on SQLite and PostgreSQL (scripts/schemathesis.sh), when present;
+#   4. builds the app-side sample package (Examples/OrchardPayCheckout) and runs the browser tests
+#      (Tests/Browser, pytest + selenium + headless Chromium; test_samples.py runs the samples) against the
+#      built `orchard`, the nginx example of docs/operations.md in front of it (scripts/test-proxy.sh), and the
+#      API fuzz against openapi.yaml on SQLite and PostgreSQL (scripts/schemathesis.sh), when present;
 #   5. runs the short, seeded token fuzz campaign (scripts/fuzz-tokens.sh, 200,000 executions), which fails on
 #      a finding;
 #   6. builds the release binary and runs the packaging tests (scripts/test-package.sh): the binary copied
@@ -44,6 +45,7 @@ fi
 
 if compgen -G "Tests/Browser/test_*.py" >/dev/null; then
     "$SWIFT" build --product orchard
+    "$SWIFT" build --package-path Examples/OrchardPayCheckout
     export ORCHARD_BIN=${ORCHARD_BIN:-$PWD/.build/debug/orchard}
     python3 -m pytest -q -p no:cacheprovider Tests/Browser
 fi

@@ -10,10 +10,10 @@ import SwiftUI
 struct OrchardPayDemoApp: App {
     init() {
         // TapPay's TPDSetup: the app id and app key are client credentials, safe to ship.
-        OrchardPay.setup(
+        OrchardPaySDK.setup(
             appID: DemoSettings.appID, appKey: DemoSettings.appKey, environment: .sandbox,
             gatewayURL: DemoSettings.gatewayURL)
-        OrchardPay.logHandler = { print($0) }  // the SDK never logs the token, DPAN, cryptogram or prime
+        OrchardPaySDK.logHandler = { print($0) }  // the SDK never logs the token, DPAN, cryptogram or prime
     }
 
     var body: some Scene {
@@ -38,7 +38,7 @@ struct ContentView: View {
                 Section("Prime flow (TapPay style)") {
                     LabeledContent("Book", value: "TWD 100.00")
                     Toggle("Simulated sheet (no device wallet)", isOn: $store.simulated)
-                    if OrchardPay.canMakePayments() || store.simulated {
+                    if OrchardPaySDK.canMakePayments() || store.simulated {
                         PayWithApplePayButton(.buy) { store.payByPrime() }
                             .frame(height: 44)
                     } else {

@@ -7,6 +7,9 @@ struct JSONReader {
     var issues: [ValidationIssue] = []
     /// Set when an amount could not be read, so that sum rules do not report a consequence as a cause.
     var amountsIncomplete = false
+    /// Issues the rules report only when TapPay's deferred table accepts the request
+    /// (``PaymentRequestDecoding/postponedIssues``).
+    var postponed: [ValidationIssue] = []
 
     mutating func report(_ code: String, _ message: String, at path: String) {
         issues.append(ValidationIssue(code: code, message: message, path: path))

@@ -14,6 +14,10 @@ public struct PaymentRequestDecoding: Sendable {
     public var amountsIncomplete: Bool
     /// Where each field lives in this shape, for the rules' issue paths.
     package var paths: ShapePaths
+    /// Problems that stand only when TapPay's deferred-payment table accepts the request: a shown total
+    /// without `amount.value` is `missing_field` unless the table already refuses the combination (88013,
+    /// 88014, 88015), which is the cause the merchant must fix first.
+    package var postponedIssues: [ValidationIssue] = []
 }
 
 /// Where the fields of a request live in one JSON shape.
@@ -158,7 +162,7 @@ public enum PaymentRequestCoder {
         }
         var decoded = PaymentRequestDecoding(
             format: format, request: request, issues: reader.issues, amountsIncomplete: reader.amountsIncomplete,
-            paths: paths)
+            paths: paths, postponedIssues: reader.postponed)
         applyOutsideValues(&decoded, merchantIdentifier: merchantIdentifier, countryCode: countryCode)
         return decoded
     }
@@ -542,9 +546,19 @@ public enum PaymentRequestCoder {
             let label = reader.string(fields, "label", "$.total", required: true)
             isAmountPending = reader.bool(fields, "isAmountPending", "$.total") ?? false
             let shown = reader.bool(fields, "isShowTotalAmount", "$.total") ?? true
-            // A hidden total ("amount pending") may carry no value (TapPay: 與 amount.value 擇一帶入).
+            // A hidden total ("amount pending") may carry no value (TapPay: 與 amount.value 擇一帶入). A shown
+            // one without a value reads as zero too, and its missing_field waits for the deferred table: a
+            // refused combination (88014, 88015 …) is reported instead of the missing value it explains.
+            let missing = shown ? Self.missingAmountPath(fields["amount"], at: "$.total.amount") : nil
+            if let missing {
+                reader.postponed.append(
+                    ValidationIssue(
+                        code: "missing_field", message: "\(missing.hasSuffix(".value") ? "value" : "amount") is required",
+                        path: missing))
+            }
             let amount = reader.amountObject(
-                fields, "amount", "$.total", pendingCurrency: shown ? nil : .some(Self.firstCurrency(root)))
+                fields, "amount", "$.total",
+                pendingCurrency: shown && missing == nil ? nil : .some(Self.firstCurrency(root)))
             if let label, let amount {
                 total = SummaryItem(label: label, amount: amount, type: shown ? .final : .pending)
             }
@@ -572,6 +586,14 @@ public enum PaymentRequestCoder {
         request.lineItems = items
         request.requiredShippingContactFields = shippingFields
         return request
+    }
+
+    /// Where an amount object lacks its value: the object's path when it is absent, `….value` when only the
+    /// value is; `nil` when the value is there.
+    private static func missingAmountPath(_ amount: JSONValue?, at path: String) -> String? {
+        guard let amount, amount != .null else { return path }
+        guard let fields = amount.fields else { return nil }
+        return fields["value"] == nil || fields["value"] == .null ? path + ".value" : nil
     }
 
     /// The first currency code the TapPay request names (total, then display items, then shipping options),

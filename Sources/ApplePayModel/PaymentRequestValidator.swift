@@ -73,7 +73,8 @@ public enum PaymentRequestValidator {
 
     /// Validates what ``PaymentRequestCoder/decode(_:format:merchantIdentifier:countryCode:)`` read.
     public static func validate(_ decoded: PaymentRequestDecoding) -> PaymentRequestValidation {
-        var rules = Rules(paths: decoded.paths, amountsIncomplete: decoded.amountsIncomplete)
+        var rules = Rules(
+            paths: decoded.paths, amountsIncomplete: decoded.amountsIncomplete, postponed: decoded.postponedIssues)
         rules.issues = decoded.issues
         guard let request = decoded.request else {
             return PaymentRequestValidation(
@@ -85,7 +86,7 @@ public enum PaymentRequestValidator {
         return PaymentRequestValidation(
             isValid: valid, issues: rules.issues, total: outcome.total,
             totalDisplay: request.showsTotalAmount ? .amount : .pending,
-            amountForApple: decoded.amountsIncomplete ? nil : request.amountForApple,
+            amountForApple: rules.amountsIncomplete ? nil : request.amountForApple,
             primeLifetimeSeconds: valid ? (request.isDeferred ? deferredPrimeLifetime : primeLifetime) : nil,
             isDeferred: request.isDeferred, format: decoded.format, request: request)
     }
@@ -118,12 +119,15 @@ public enum PaymentRequestValidator {
 /// The rules, run over a decoded request.
 private struct Rules {
     let paths: ShapePaths
-    let amountsIncomplete: Bool
+    var amountsIncomplete: Bool
+    /// The decoder's issues that wait for TapPay's deferred table (a shown total without a value).
+    let postponed: [ValidationIssue]
     var issues: [ValidationIssue] = []
 
-    init(paths: ShapePaths, amountsIncomplete: Bool) {
+    init(paths: ShapePaths, amountsIncomplete: Bool, postponed: [ValidationIssue] = []) {
         self.paths = paths
         self.amountsIncomplete = amountsIncomplete
+        self.postponed = postponed
     }
 
     mutating func report(_ code: String, _ message: String, at path: String) {
@@ -249,6 +253,13 @@ private struct Rules {
         default:
             tableFailed = false
         }
+        // The table is consulted first: a shown total without a value is missing_field only when the table
+        // accepts the combination, and its amount (read as zero) is then not checked against anything.
+        if !postponed.isEmpty {
+            if !tableFailed { issues += postponed }
+            tableFailed = true
+            amountsIncomplete = true
+        }
         if !tableFailed, shown, !(meant?.isPositive ?? true) || !request.total.amount.isPositive {
             report("88016", "a shown total must be greater than 0", at: totalAmountPath)
             tableFailed = true
@@ -268,7 +279,7 @@ private struct Rules {
                 "the total \(request.total.amount.decimalString) is not the sum of the shown items \(meant.decimalString)",
                 at: totalAmountPath)
         }
-        return meant
+        return amountsIncomplete ? nil : meant
     }
 
     mutating func checkShipping(_ request: PaymentRequest, currency: Currency) {
@@ -411,15 +422,21 @@ private struct Rules {
         }
     }
 
-    func isISO8601(_ text: String) -> Bool {
+    func isISO8601(_ text: String) -> Bool { PaymentRequestValidator.date(text) != nil }
+}
+
+extension PaymentRequestValidator {
+    /// The date of a request's ISO 8601 field (`2026-12-01T09:00:00Z`, with or without fractional seconds, or
+    /// `2026-12-01`); `nil` when it is not one (the rules' `invalid_date`).
+    package static func date(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         for options: ISO8601DateFormatter.Options in [
             [.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds], [.withFullDate],
         ] {
             formatter.formatOptions = options
-            if formatter.date(from: text) != nil { return true }
+            if let date = formatter.date(from: text) { return date }
         }
-        return false
+        return nil
     }
 }
 

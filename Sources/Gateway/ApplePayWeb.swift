@@ -11,6 +11,8 @@ extension GatewayError.Code {
     public static let validationURLNotAllowed = GatewayError.Code(rawValue: "validation_url_not_allowed")
     /// The domain is not one of the merchant's registered Apple Pay domains.
     public static let domainNotRegistered = GatewayError.Code(rawValue: "domain_not_registered")
+    /// The merchant identifier the page names is not one of the merchant's.
+    public static let merchantIdentifierNotRegistered = GatewayError.Code(rawValue: "merchant_identifier_not_registered")
     /// Another merchant of this gateway already registered the domain.
     public static let domainAlreadyRegistered = GatewayError.Code(rawValue: "domain_already_registered")
     /// The merchant has no identity certificate and key (or no identity key awaiting its certificate).
@@ -354,12 +356,14 @@ public final class MerchantValidationService: Sendable {
     /// Apple's merchant session (its JSON body, byte for byte) for `merchant` on `domain`.
     ///
     /// Checks in order: the validation URL (`validation_url_not_allowed`), the domain
-    /// (`domain_not_registered`), the identity (`merchant_identity_missing`); then POSTs
-    /// `{merchantIdentifier, displayName, initiative: "web", initiativeContext: domain}` over mutual TLS. Apple's
-    /// error status, a body that is not a JSON object, or no answer is `apple_pay_validation_failed`. Nothing of
-    /// the session is logged or kept.
+    /// (`domain_not_registered`), the merchant identifier the page named, when it named one, against the
+    /// merchant's (`merchant_identifier_not_registered`), the identity (`merchant_identity_missing`); then POSTs
+    /// `{merchantIdentifier, displayName, initiative: "web", initiativeContext: domain}` over mutual TLS, with the
+    /// page's merchant identifier or else the merchant's first. Apple's error status, a body that is not a JSON
+    /// object, or no answer is `apple_pay_validation_failed`. Nothing of the session is logged or kept.
     public func merchantSession(
-        merchant: Merchant, validationURL: String, domain: String, displayName: String?
+        merchant: Merchant, validationURL: String, domain: String, displayName: String?,
+        merchantIdentifier: String? = nil
     ) throws(GatewayError) -> Data {
         guard let url = configuration.allowedURL(validationURL) else {
             throw GatewayError(
@@ -370,6 +374,11 @@ public final class MerchantValidationService: Sendable {
         guard let name = ApplePayDomain.normalized(domain), merchant.applePayDomains.contains(name) else {
             throw GatewayError(
                 .domainNotRegistered, "the domain is not one of the merchant's Apple Pay domains", param: "domain")
+        }
+        if let merchantIdentifier, !merchant.merchantIdentifiers.contains(merchantIdentifier) {
+            throw GatewayError(
+                .merchantIdentifierNotRegistered, "the merchant identifier is not one of the merchant's",
+                param: "merchant_identifier")
         }
         let title = displayName ?? merchant.name
         guard FieldLimits.fits(title, FieldLimits.displayName) else {
@@ -384,7 +393,7 @@ public final class MerchantValidationService: Sendable {
         }
         let body = try gatewayThrowing {
             try WireFormat.json([
-                "merchantIdentifier": merchant.merchantIdentifiers.first ?? "", "displayName": title,
+                "merchantIdentifier": merchantIdentifier ?? merchant.merchantIdentifiers.first ?? "", "displayName": title,
                 "initiative": "web", "initiativeContext": name,
             ])
         }

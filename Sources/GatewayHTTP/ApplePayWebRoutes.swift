@@ -50,11 +50,14 @@ extension GatewayAPI {
         let domain = try body.requiredString("domain", max: FieldLimits.domainNameBytes.upperBound)
         let displayName = try body.string(
             "display_name", max: FieldLimits.displayName.upperBound)
+        let merchantIdentifier = try body.string(
+            "merchant_identifier", max: FieldLimits.merchantIdentifier.upperBound)
         guard let merchantValidation else {
             throw GatewayError(.applePayValidationFailed, "merchant validation is not configured on this gateway")
         }
         let session = try merchantValidation.merchantSession(
-            merchant: call.merchant, validationURL: validationURL, domain: domain, displayName: displayName)
+            merchant: call.merchant, validationURL: validationURL, domain: domain, displayName: displayName,
+            merchantIdentifier: merchantIdentifier)
         return HTTPResponse(
             status: .ok, headers: ["Content-Type": JSONCoding.contentType, "Cache-Control": "no-store"], body: session)
     }

@@ -91,6 +91,7 @@ public struct GatewayAPIError: Error, Sendable {
         .paymentRequestInvalid: (.unprocessableContent, .invalidRequest),
         .validationURLNotAllowed: (.badRequest, .invalidRequest),
         .domainNotRegistered: (.forbidden, .invalidRequest),
+        .merchantIdentifierNotRegistered: (.forbidden, .invalidRequest),
         .domainAlreadyRegistered: (.conflict, .invalidRequest),
         .merchantIdentityMissing: (.conflict, .invalidRequest),
         .applePayValidationFailed: (.badGateway, .api),

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// As swift-certificates' `LockedValueBox`, it is `Sendable` only where `Value` is: a box does not make a
 /// non-sendable value safe to share. On `NSLock`, so that it also builds for the platforms the package declares
-/// (iOS 17, macOS 14, before `Mutex`).
+/// (iOS 15, macOS 14, before `Mutex`).
 package final class Locked<Value> {
     private let lock = NSLock()
     private var value: Value

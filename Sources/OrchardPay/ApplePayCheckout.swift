@@ -8,7 +8,8 @@ import Foundation
 /// ``checkout(_:didSucceed:)`` or ``checkout(_:didFail:)``, and ``checkoutDidFinish(_:)`` exactly once.
 /// ``checkoutDidCancel(_:)`` replaces the outcome when the customer closes the sheet before authorizing.
 ///
-/// Callbacks are made one at a time, off the main thread; hop to the main actor for UI work.
+/// Callbacks are made one at a time on the main actor (``DelegateCallbacks/mainActor``, the default), or off the
+/// main thread with ``DelegateCallbacks/background``.
 public protocol ApplePayCheckoutDelegate: AnyObject {
     /// The gateway turned the token into a prime: give it to the merchant's server, which pays it with
     /// `POST /v1/payments` and its secret key, then call `showPaymentResult`. `expiryMillis` is Unix time in
@@ -30,6 +31,17 @@ public protocol ApplePayCheckoutDelegate: AnyObject {
     func checkout(_ c: ApplePayCheckout, didSelect paymentMethod: PaymentMethod, cart: Cart) -> Cart
     /// The customer chose a shipping method; the checkout recomputes the total with its amount. Optional.
     func checkout(_ c: ApplePayCheckout, didSelect shippingMethod: ShippingMethod)
+    /// The customer chose or edited a shipping contact (PassKit's redacted form before authorization: city,
+    /// postal code, country, no street): return the cart for that address — its shipping methods and their
+    /// costs, its items — and any errors to show, e.g. `PaymentSheetError(.shippingAddressUnserviceable, …)`.
+    /// `cart` is the merchant's cart before changes made for the card. Answer within the sheet's budget, or
+    /// the sheet keeps the current cart. Optional: the default returns `cart` unchanged.
+    func checkout(_ c: ApplePayCheckout, didSelectShippingContact contact: Contact, cart: Cart) -> CartUpdate
+    /// The customer entered or changed a coupon code (``Cart/supportsCouponCode``): return the cart with its
+    /// discount, or errors such as `PaymentSheetError(.couponCodeInvalid, …)` / `.couponCodeExpired`. `cart` is
+    /// the merchant's cart before changes made for the card; the returned cart's ``Cart/couponCode`` becomes the
+    /// code entered. Optional: the default returns `cart` unchanged.
+    func checkout(_ c: ApplePayCheckout, didChangeCouponCode couponCode: String, cart: Cart) -> CartUpdate
     /// Whether the merchant accepts this shipping contact; false shows it as invalid on the sheet
     /// (`shippingContactInvalid`) and the customer may correct it. Optional: the default is true.
     func checkout(_ c: ApplePayCheckout, canAuthorizeWith shippingContact: Contact) -> Bool
@@ -47,6 +59,14 @@ extension ApplePayCheckoutDelegate {
     public func checkout(_ c: ApplePayCheckout, didSelect paymentMethod: PaymentMethod, cart: Cart) -> Cart { cart }
     /// Does nothing.
     public func checkout(_ c: ApplePayCheckout, didSelect shippingMethod: ShippingMethod) {}
+    /// Returns `cart` unchanged.
+    public func checkout(_ c: ApplePayCheckout, didSelectShippingContact contact: Contact, cart: Cart) -> CartUpdate {
+        CartUpdate(cart: cart)
+    }
+    /// Returns `cart` unchanged.
+    public func checkout(_ c: ApplePayCheckout, didChangeCouponCode couponCode: String, cart: Cart) -> CartUpdate {
+        CartUpdate(cart: cart)
+    }
     /// Accepts every contact.
     public func checkout(_ c: ApplePayCheckout, canAuthorizeWith shippingContact: Contact) -> Bool { true }
     /// Does nothing.
@@ -74,6 +94,8 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
     public let sheet: any PaymentSheet
     /// The delegate (held weakly).
     public private(set) weak var delegate: (any ApplePayCheckoutDelegate)?
+    /// Where the delegate is called: the main actor unless the checkout was made with `.background`.
+    public let callbacks: DelegateCallbacks
 
     private enum Phase {
         case idle, presenting, authorizing, awaitingResult, completing, completed
@@ -92,6 +114,8 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         var authorizationHandler: (@Sendable (PaymentAuthorizationResult) -> Void)?
         var amount: Decimal = 0
         var prime: PrimeResult?
+        /// The app asked to close the sheet (``ApplePayCheckout/abort()``).
+        var aborted = false
     }
 
     private let state: Locked<State>
@@ -99,14 +123,16 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
 
     /// A checkout for `cart`, shown on `sheet`. Throws ``CheckoutError`` when the cart breaks TapPay's deferred
     /// table (`88013`…`88016`) or the payment request rules (`missing_supports_3ds`, `unknown_currency`,
-    /// `too_many_decimals` …). `gateway` defaults to one for ``OrchardPay/setup(appID:appKey:environment:gatewayURL:)``.
+    /// `too_many_decimals` …). `gateway` defaults to one for ``OrchardPaySDK/setup(appID:appKey:environment:gatewayURL:)``;
+    /// `callbacks` says where the delegate is called (the main actor by default).
     public init(
         merchant: Merchant, consumer: Consumer, cart: Cart, delegate: any ApplePayCheckoutDelegate,
-        sheet: any PaymentSheet, gateway: GatewayClient? = nil
+        sheet: any PaymentSheet, gateway: GatewayClient? = nil, callbacks: DelegateCallbacks = .mainActor
     ) throws(CheckoutError) {
         self.merchant = merchant
         self.sheet = sheet
         self.delegate = delegate
+        self.callbacks = callbacks
         self.gatewayOverride = gateway
         let request = try Self.paymentRequest(merchant: merchant, consumer: consumer, cart: cart)
         try Self.validate(request)
@@ -116,10 +142,12 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
     #if canImport(PassKit)
         /// A checkout shown on PassKit's sheet.
         public convenience init(
-            merchant: Merchant, consumer: Consumer, cart: Cart, delegate: any ApplePayCheckoutDelegate
+            merchant: Merchant, consumer: Consumer, cart: Cart, delegate: any ApplePayCheckoutDelegate,
+            callbacks: DelegateCallbacks = .mainActor
         ) throws(CheckoutError) {
             try self.init(
-                merchant: merchant, consumer: consumer, cart: cart, delegate: delegate, sheet: PassKitPaymentSheet())
+                merchant: merchant, consumer: consumer, cart: cart, delegate: delegate, sheet: PassKitPaymentSheet(),
+                callbacks: callbacks)
         }
     #endif
 
@@ -142,14 +170,14 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             return true
         }
         guard first else {
-            OrchardPay.log("checkout: start() called again; ignored")
+            OrchardPaySDK.log("checkout: start() called again; ignored")
             return
         }
         let request = paymentRequest
         Task {
             await callDelegate { $0.checkoutDidStart(self) }
             if await !sheet.present(request, delegate: self) {
-                OrchardPay.log("checkout: the sheet could not be shown")
+                OrchardPaySDK.log("checkout: the sheet could not be shown")
                 let result = TransactionResult(
                     status: -3, message: "the Apple Pay sheet could not be shown", code: CheckoutError.sheetUnavailable,
                     amount: cart.totalAmount, paymentMethod: nil)
@@ -173,7 +201,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             return (state.amount, state.consumer.paymentMethod)
         }
         guard let (amount, method) = snapshot else {
-            OrchardPay.log("checkout: showPaymentResult outside of a pending payment; ignored")
+            OrchardPaySDK.log("checkout: showPaymentResult outside of a pending payment; ignored")
             return
         }
         let result =
@@ -183,6 +211,21 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
                 status: -2, message: "the merchant's server did not complete the payment",
                 code: CheckoutError.merchantDeclined, amount: amount, paymentMethod: method)
         Task { await complete(result) }
+    }
+
+    /// Closes the sheet from code, e.g. when the app's own timer runs out (PassKit's `dismiss`). Before the
+    /// customer authorizes, the checkout fails with `aborted` (status -4) and no authorization that arrives
+    /// after this call is tokenized. Once the customer has authorized, the sheet closes and the payment in flight
+    /// is reported with its real outcome — the prime, then the merchant's `showPaymentResult` — never as a cancel
+    /// or `aborted`. After the outcome, or before ``start()``, it does nothing.
+    public func abort() {
+        sheet.dismissFromCode(flow: "checkout") {
+            state.withLock { state in
+                guard state.phase != .idle, state.phase != .completed, !state.sheetClosed else { return false }
+                state.aborted = true
+                return true
+            }
+        }
     }
 
     // MARK: PaymentSheetDelegate
@@ -214,23 +257,36 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         }
         let answer = BudgetedAnswer(handler)
         answer.arm(budget: sheet.handlerBudget, timer: sheet.handlerTimer) { update }
-        runOffPool { [weak self] in
+        callbacks.run { [weak self] in
             if let self, let delegate = self.delegate { delegate.checkout(self, didSelect: method) }
             answer.answer(update)
         }
     }
 
-    /// Remembers the contact; its fields are checked when the customer authorizes (PassKit redacts the address
-    /// until then).
+    /// Asks the delegate for the cart at this address (per-address shipping costs, "cannot ship here"), within
+    /// the sheet's budget. The contact is remembered; its fields are checked when the customer authorizes
+    /// (PassKit redacts the address until then).
     public func paymentSheet(
         _ sheet: any PaymentSheet, didSelectShippingContact contact: Contact,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
     ) {
-        let request = state.withLock { state -> PaymentRequest in
-            state.consumer.shippingContact = contact
-            return state.request
+        state.withLock { $0.consumer.shippingContact = contact }
+        answerWithCart(sheet, handler: handler, listShippingMethods: true) { delegate, base in
+            delegate.checkout(self, didSelectShippingContact: contact, cart: base)
         }
-        handler(.unchanged(request))
+    }
+
+    /// Asks the delegate for the cart with this coupon code (its discount, or why it is refused), within the
+    /// sheet's budget.
+    public func paymentSheet(
+        _ sheet: any PaymentSheet, didChangeCouponCode couponCode: String,
+        handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
+    ) {
+        answerWithCart(sheet, handler: handler, listShippingMethods: true) { delegate, base in
+            var update = delegate.checkout(self, didChangeCouponCode: couponCode, cart: base)
+            update.cart.couponCode = couponCode
+            return update
+        }
     }
 
     /// Asks the delegate for the card's cart, within the sheet's budget.
@@ -238,30 +294,53 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         _ sheet: any PaymentSheet, didSelectPaymentMethod method: PaymentMethod,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
     ) {
-        let (base, current) = state.withLock { state -> (Cart, PaymentRequest) in
-            state.consumer.paymentMethod = method
-            return (state.baseCart, state.request)
+        state.withLock { $0.consumer.paymentMethod = method }
+        answerWithCart(sheet, handler: handler, listShippingMethods: false, changesBase: false) { delegate, base in
+            CartUpdate(cart: delegate.checkout(self, didSelect: method, cart: base))
         }
+    }
+
+    /// Runs a merchant callback that answers a cart (for a shipping contact, a coupon code, a card) within the
+    /// sheet's budget, from the merchant's cart before card changes. A valid cart becomes the sheet's, with the
+    /// callback's errors; when `changesBase`, it also becomes the merchant's cart, and the card's cart is asked
+    /// again from it if it changed (so a card's discount is neither lost nor taken twice). An invalid cart, or
+    /// none in time, leaves the sheet as it is.
+    private func answerWithCart(
+        _ sheet: any PaymentSheet, handler: @escaping @Sendable (PaymentRequestUpdate) -> Void,
+        listShippingMethods: Bool, changesBase: Bool = true,
+        _ ask: @escaping @Sendable (any ApplePayCheckoutDelegate, Cart) -> CartUpdate
+    ) {
+        let (base, current, method) = state.withLock { ($0.baseCart, $0.request, $0.consumer.paymentMethod) }
         let answer = BudgetedAnswer(handler)
         answer.arm(budget: sheet.handlerBudget, timer: sheet.handlerTimer) { .unchanged(current) }
-        runOffPool { [weak self] in
+        callbacks.run { [weak self] in
             guard let self, let delegate = self.delegate else {
                 answer.answer(.unchanged(current))
                 return
             }
-            let cart = delegate.checkout(self, didSelect: method, cart: base)
+            let update = ask(delegate, base)
+            let newBase = update.cart.withSelectedShippingMethod()
+            var cart = newBase
+            if changesBase, newBase != base, let method {
+                cart = delegate.checkout(self, didSelect: method, cart: newBase).withSelectedShippingMethod()
+            }
             let consumer = self.consumer
             guard let request = try? Self.paymentRequest(merchant: self.merchant, consumer: consumer, cart: cart),
                 (try? Self.validate(request)) != nil
             else {
-                OrchardPay.log("checkout: the cart returned for the card is invalid; the sheet keeps the current one")
+                OrchardPaySDK.log("checkout: the cart the delegate returned is invalid; the sheet keeps the current one")
                 answer.answer(.unchanged(current))
                 return
             }
-            answer.answer(PaymentRequestUpdate(lineItems: request.lineItems, total: request.total)) {
+            let shown = PaymentRequestUpdate(
+                status: update.errors.isEmpty ? .success : .failure, lineItems: request.lineItems,
+                total: request.total, shippingMethods: listShippingMethods ? request.shippingMethods : nil,
+                errors: update.errors)
+            answer.answer(shown) {
                 self.state.withLock {
                     $0.cart = cart
                     $0.request = request
+                    if changesBase { $0.baseCart = newBase }
                 }
             }
         }
@@ -277,7 +356,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             case go(Contact, PaymentRequest, Decimal)
         }
         let start = state.withLock { state -> Start in
-            guard state.phase == .presenting else { return .refuse([]) }
+            guard state.phase == .presenting, !state.aborted else { return .refuse([]) }
             let shipping = payment.shippingContact ?? state.consumer.shippingContact ?? Contact()
             if let problem = shipping.problem(required: state.consumer.requiredShippingContactFields) {
                 return .refuse([problem])
@@ -297,17 +376,18 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
         }
         switch start {
         case .refuse(let errors):
-            OrchardPay.log("checkout: authorization refused: \(errors.map(\.description).joined(separator: "; "))")
+            OrchardPaySDK.log("checkout: authorization refused: \(errors.map(\.description).joined(separator: "; "))")
             handler(PaymentAuthorizationResult(status: .failure, errors: errors))
         case .go(let contact, let request, let amount):
-            OrchardPay.log("checkout: authorized; tokenizing")
+            OrchardPaySDK.log("checkout: authorized; tokenizing")
             Task { await tokenize(payment, contact: contact, request: request, amount: amount) }
         }
     }
 
-    /// The sheet is gone: a cancel before authorizing, otherwise the outcome follows (or has been reported).
+    /// The sheet is gone: a cancel (or the app's abort) before authorizing, otherwise the outcome follows (or
+    /// has been reported).
     public func paymentSheetDidFinish(_ sheet: any PaymentSheet) {
-        let cancelled = state.withLock { state -> Bool? in
+        let closedBeforeAuthorizing = state.withLock { state -> Bool? in
             state.sheetClosed = true
             switch state.phase {
             case .idle, .presenting:
@@ -319,14 +399,24 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
                 return false
             }
         }
-        guard let cancelled else {
-            OrchardPay.log("checkout: the sheet closed while the payment is in flight; waiting for its outcome")
+        guard let closedBeforeAuthorizing else {
+            OrchardPaySDK.log("checkout: the sheet closed while the payment is in flight; waiting for its outcome")
             return
         }
         Task {
-            if cancelled { await callDelegate { $0.checkoutDidCancel(self) } }
+            if closedBeforeAuthorizing { await reportClosedBeforeAuthorizing() }
             await finishOnce()
         }
+    }
+
+    /// `didCancel` for the customer's close, `didFail` with `aborted` for the app's.
+    private func reportClosedBeforeAuthorizing() async {
+        let (aborted, amount, method) = state.withLock { ($0.aborted, $0.cart.totalAmount, $0.consumer.paymentMethod) }
+        guard aborted else { return await callDelegate { $0.checkoutDidCancel(self) } }
+        await report(
+            TransactionResult(
+                status: -4, message: "the app dismissed the sheet before the customer authorized",
+                code: CheckoutError.aborted, amount: amount, paymentMethod: method))
     }
 
     // MARK: Flow
@@ -346,16 +436,16 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
                         PaymentSheetError(.shippingContactInvalid, message: "The merchant cannot accept this contact")
                     ]))
             if state.withLock({ $0.sheetClosed }) {
-                await callDelegate { $0.checkoutDidCancel(self) }
+                await reportClosedBeforeAuthorizing()
                 await finishOnce()
             }
             return
         }
         do throws(CheckoutError) {
-            let gateway = try OrchardPay.gatewayClient(gatewayOverride)
+            let gateway = try OrchardPaySDK.gatewayClient(gatewayOverride)
             let prime = try await gateway.createPrime(
                 token: payment.token, paymentRequest: PaymentRequestCoder.encode(request, as: .tapPayWeb))
-            OrchardPay.log("checkout: prime issued; waiting for the merchant's result")
+            OrchardPaySDK.log("checkout: prime issued; waiting for the merchant's result")
             state.withLock {
                 $0.phase = .awaitingResult
                 $0.prime = prime
@@ -366,7 +456,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
                     merchantReferenceInfo: prime.merchantReferenceInfo)
             }
         } catch {
-            OrchardPay.log("checkout: tokenizing failed: \(error.code)")
+            OrchardPaySDK.log("checkout: tokenizing failed: \(error.code)")
             let completing = state.withLock { state -> Bool in
                 guard state.phase == .authorizing else { return false }
                 state.phase = .completing
@@ -408,11 +498,11 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             return !state.finishReported
         }
         guard first else { return }
-        OrchardPay.log("checkout: finished")
+        OrchardPaySDK.log("checkout: finished")
         await callDelegate { $0.checkoutDidFinish(self) }
     }
 
-    /// Calls the delegate off the concurrency pool and waits for it to return.
+    /// Calls the delegate where ``callbacks`` says and waits for it to return.
     private func callDelegate(_ body: @escaping @Sendable (any ApplePayCheckoutDelegate) -> Void) async {
         _ = await callDelegate(default: ()) { body($0) }
     }
@@ -422,7 +512,7 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
     ) async -> R {
         let box = DelegateBox(delegate)
         return await withCheckedContinuation { continuation in
-            runOffPool { continuation.resume(returning: box.delegate.map(body) ?? value) }
+            callbacks.run { continuation.resume(returning: box.delegate.map(body) ?? value) }
         }
     }
 
@@ -463,6 +553,11 @@ public final class ApplePayCheckout: PaymentSheetDelegate, @unchecked Sendable {
             })
         request.requiredShippingContactFields = consumer.requiredShippingContactFields
         request.requiredBillingContactFields = consumer.requiredBillingContactFields
+        request.shippingContact = consumer.shippingContact
+        request.billingContact = consumer.billingContact
+        request.shippingContactEditingMode = consumer.shippingContactEditingMode
+        if cart.supportsCouponCode { request.supportsCouponCode = true }
+        request.couponCode = cart.couponCode
         return request
     }
 

@@ -15,6 +15,36 @@ public protocol ApplePayContextDelegate: AnyObject {
     /// (`network_error` …), or `.userCancellation` (the customer closed the sheet before authorizing; never
     /// while the payment is in flight). Called exactly once, after the sheet is gone.
     func applePayContext(_ c: ApplePayContext, didCompleteWith status: ApplePayContext.PaymentStatus, error: Error?)
+    /// The customer chose or edited a shipping contact (redacted before authorization): answer the sheet's new
+    /// summary (items, total, shipping methods) and errors such as `.shippingAddressUnserviceable`. `request` is
+    /// the request as the sheet shows it. The session's amount must match the total when the token is paid:
+    /// a merchant that changes it creates the session for the new total when asked for the order token. Answer
+    /// within the sheet's budget, or the sheet keeps its summary. Optional: the default keeps it.
+    func applePayContext(
+        _ c: ApplePayContext, didSelectShippingContact contact: Contact, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate
+    /// The customer entered or changed a coupon code (``PaymentRequest/supportsCouponCode``): answer the new
+    /// summary (a discount item and its total) or errors such as `.couponCodeInvalid`. As for a shipping
+    /// contact, the order session must then be for the total shown. Optional: the default keeps the summary.
+    func applePayContext(
+        _ c: ApplePayContext, didChangeCouponCode couponCode: String, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate
+}
+
+extension ApplePayContextDelegate {
+    /// Keeps the summary.
+    public func applePayContext(
+        _ c: ApplePayContext, didSelectShippingContact contact: Contact, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate {
+        .unchanged(request)
+    }
+
+    /// Keeps the summary.
+    public func applePayContext(
+        _ c: ApplePayContext, didChangeCouponCode couponCode: String, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate {
+        .unchanged(request)
+    }
 }
 
 /// The session flow (PayerMax's `PMApplePayContext`): the merchant's server fixes the amount in an order
@@ -46,6 +76,8 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
     public let paymentRequest: PaymentRequest
     /// The sheet shown.
     public let sheet: any PaymentSheet
+    /// Where the delegate is called: the main actor unless the context was made with `.background`.
+    public let callbacks: DelegateCallbacks
 
     private enum Phase { case idle, presenting, authorizing, completed }
 
@@ -57,33 +89,50 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         var reported = false
         var handler: (@Sendable (PaymentAuthorizationResult) -> Void)?
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// `didCompleteWith` has returned: `present()` may return.
+        var delivered = false
         var payment: SessionPayment?
+        /// The app asked to close the sheet (``ApplePayContext/abort()``).
+        var aborted = false
+        /// The request as the sheet shows it, with the accepted updates.
+        var shown: PaymentRequest
     }
 
     private let state: Locked<State>
     private let gatewayOverride: GatewayClient?
 
     /// A context for `paymentRequest` on `sheet`. The delegate is held until the payment completes.
-    /// `gateway` defaults to one for ``OrchardPay/setup(appID:appKey:environment:gatewayURL:)``.
+    /// `gateway` defaults to one for ``OrchardPaySDK/setup(appID:appKey:environment:gatewayURL:)``; `callbacks`
+    /// says where the delegate is called (the main actor by default; its async methods are started there, and an
+    /// implementation isolated to the main actor runs there).
     public init(
         paymentRequest: PaymentRequest, delegate: some ApplePayContextDelegate, sheet: any PaymentSheet,
-        gateway: GatewayClient? = nil
+        gateway: GatewayClient? = nil, callbacks: DelegateCallbacks = .mainActor
     ) {
         self.paymentRequest = paymentRequest
         self.sheet = sheet
+        self.callbacks = callbacks
         self.gatewayOverride = gateway
-        state = Locked(State(delegate: delegate))
+        state = Locked(State(delegate: delegate, shown: paymentRequest))
     }
 
     #if canImport(PassKit)
         /// A context shown on PassKit's sheet.
-        public convenience init(paymentRequest: PaymentRequest, delegate: some ApplePayContextDelegate) {
-            self.init(paymentRequest: paymentRequest, delegate: delegate, sheet: PassKitPaymentSheet())
+        public convenience init(
+            paymentRequest: PaymentRequest, delegate: some ApplePayContextDelegate,
+            callbacks: DelegateCallbacks = .mainActor
+        ) {
+            self.init(
+                paymentRequest: paymentRequest, delegate: delegate, sheet: PassKitPaymentSheet(), callbacks: callbacks)
         }
     #endif
 
     /// The gateway's answer once the session is paid.
     public var sessionPayment: SessionPayment? { state.withLock { $0.payment } }
+
+    /// The request as the sheet shows it now: ``paymentRequest`` with the summaries the delegate answered to a
+    /// shipping contact or a coupon code (the total the order session must charge).
+    public var shownPaymentRequest: PaymentRequest { state.withLock { $0.shown } }
 
     /// A payment request for a session (PayerMax's `PMApplePayConfiguration.paymentRequest`): the merchant
     /// identifier, country and currency from the session, 3-D Secure, Visa, Mastercard, American Express, JCB
@@ -123,12 +172,12 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
             return true
         }
         guard first else {
-            OrchardPay.log("context: present() called again; ignored")
+            OrchardPaySDK.log("context: present() called again; ignored")
             return
         }
-        if let error = Self.problem(of: paymentRequest) {
+        if let error = Self.problem(of: shownPaymentRequest) {
             finish(.error, error)
-        } else if await !sheet.present(paymentRequest, delegate: self) {
+        } else if await !sheet.present(shownPaymentRequest, delegate: self) {
             state.withLock { $0.sheetClosed = true }
             finish(
                 .error,
@@ -136,11 +185,25 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         }
         await withCheckedContinuation { continuation in
             let done = state.withLock { state -> Bool in
-                if state.reported { return true }
+                if state.delivered { return true }
                 state.waiters.append(continuation)
                 return false
             }
             if done { continuation.resume() }
+        }
+    }
+
+    /// Closes the sheet from code, e.g. when the app's own timer runs out. Before the customer authorizes, the
+    /// payment completes with `.error` and code `aborted`, and no authorization arriving after this call is paid.
+    /// Once the customer has authorized, the sheet closes and the payment in flight completes with its real
+    /// outcome — never `.userCancellation` or `aborted`. Afterwards, or before ``present()``, it does nothing.
+    public func abort() {
+        sheet.dismissFromCode(flow: "context") {
+            state.withLock { state in
+                guard state.phase != .idle, state.phase != .completed, !state.sheetClosed else { return false }
+                state.aborted = true
+                return true
+            }
         }
     }
 
@@ -167,15 +230,28 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         _ sheet: any PaymentSheet, didSelectShippingMethod method: ShippingMethod,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
     ) {
-        handler(.unchanged(paymentRequest))
+        handler(.unchanged(shownPaymentRequest))
     }
 
-    /// Keeps the summary; the contact's fields are checked when the customer authorizes.
+    /// Asks the delegate for the summary at this address, within the sheet's budget; the contact's fields are
+    /// checked when the customer authorizes.
     public func paymentSheet(
         _ sheet: any PaymentSheet, didSelectShippingContact contact: Contact,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
     ) {
-        handler(.unchanged(paymentRequest))
+        answerWithUpdate(sheet, handler: handler) { delegate, request in
+            await delegate.applePayContext(self, didSelectShippingContact: contact, paymentRequest: request)
+        }
+    }
+
+    /// Asks the delegate for the summary with this coupon code, within the sheet's budget.
+    public func paymentSheet(
+        _ sheet: any PaymentSheet, didChangeCouponCode couponCode: String,
+        handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
+    ) {
+        answerWithUpdate(sheet, handler: handler, couponCode: couponCode) { delegate, request in
+            await delegate.applePayContext(self, didChangeCouponCode: couponCode, paymentRequest: request)
+        }
     }
 
     /// Keeps the summary.
@@ -183,7 +259,37 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         _ sheet: any PaymentSheet, didSelectPaymentMethod method: PaymentMethod,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void
     ) {
-        handler(.unchanged(paymentRequest))
+        handler(.unchanged(shownPaymentRequest))
+    }
+
+    /// Runs a delegate method that answers a summary within the sheet's budget: a summary the rules accept
+    /// becomes the shown request (with `couponCode` when given); one they refuse, or none in time, leaves the
+    /// sheet as it is.
+    private func answerWithUpdate(
+        _ sheet: any PaymentSheet, handler: @escaping @Sendable (PaymentRequestUpdate) -> Void,
+        couponCode: String? = nil,
+        _ ask: @escaping @Sendable (any ApplePayContextDelegate, PaymentRequest) async -> PaymentRequestUpdate
+    ) {
+        let (current, box) = state.withLock { ($0.shown, ContextDelegateBox($0.delegate)) }
+        let answer = BudgetedAnswer(handler)
+        answer.arm(budget: sheet.handlerBudget, timer: sheet.handlerTimer) { .unchanged(current) }
+        Task {
+            let update = await callbacks.run { () async -> PaymentRequestUpdate in
+                guard let delegate = box.delegate else { return .unchanged(current) }
+                return await ask(delegate, current)
+            }
+            var shown = current
+            shown.lineItems = update.lineItems
+            shown.total = update.total
+            if let methods = update.shippingMethods { shown.shippingMethods = methods }
+            if let couponCode { shown.couponCode = couponCode }
+            if let problem = Self.problem(of: shown) {
+                OrchardPaySDK.log("context: the summary the delegate answered is invalid (\(problem.code)); kept")
+                answer.answer(.unchanged(current))
+                return
+            }
+            answer.answer(update) { self.state.withLock { $0.shown = shown } }
+        }
     }
 
     /// Checks the contact, asks the delegate for the order token and pays the session.
@@ -192,7 +298,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         handler: @escaping @Sendable (PaymentAuthorizationResult) -> Void
     ) {
         let refusal = state.withLock { state -> [PaymentSheetError]? in
-            guard state.phase == .presenting else { return [] }
+            guard state.phase == .presenting, !state.aborted else { return [] }
             if let problem = (payment.shippingContact ?? Contact()).problem(
                 required: paymentRequest.requiredShippingContactFields)
             {
@@ -211,7 +317,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
             handler(PaymentAuthorizationResult(status: .failure, errors: refusal))
             return
         }
-        OrchardPay.log("context: authorized; asking for the order token")
+        OrchardPaySDK.log("context: authorized; asking for the order token")
         Task { await pay(payment) }
     }
 
@@ -221,14 +327,22 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         let action = state.withLock { state -> (PaymentStatus, CheckoutError?)?? in
             state.sheetClosed = true
             switch state.phase {
-            case .idle, .presenting: return .some((.userCancellation, nil))
+            case .idle, .presenting:
+                guard state.aborted else { return .some((.userCancellation, nil)) }
+                return .some(
+                    (
+                        .error,
+                        CheckoutError(
+                            code: CheckoutError.aborted,
+                            message: "the app dismissed the sheet before the customer authorized")
+                    ))
             case .authorizing: return .none
             case .completed: return .some(state.outcome)
             }
         }
         switch action {
         case .none:
-            OrchardPay.log("context: the sheet closed while the payment is in flight; waiting for its outcome")
+            OrchardPaySDK.log("context: the sheet closed while the payment is in flight; waiting for its outcome")
         case .some(.some(let (status, error))):
             finish(status, error)
         case .some(.none):
@@ -239,14 +353,22 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
     // MARK: Flow
 
     private func pay(_ payment: Payment) async {
-        let delegate = state.withLock { $0.delegate }
+        let box = state.withLock { ContextDelegateBox($0.delegate) }
         let orderToken: String
         do {
-            guard let delegate else {
-                throw CheckoutError(code: CheckoutError.orderTokenFailed, message: "no delegate")
+            let asked = await callbacks.run { () async -> Result<String, any Error> in
+                guard let delegate = box.delegate else {
+                    return .failure(CheckoutError(code: CheckoutError.orderTokenFailed, message: "no delegate"))
+                }
+                do {
+                    return .success(
+                        try await delegate.applePayContext(
+                            self, didCreatePaymentMethod: payment.token.paymentMethod, payment: payment))
+                } catch {
+                    return .failure(error)
+                }
             }
-            orderToken = try await delegate.applePayContext(
-                self, didCreatePaymentMethod: payment.token.paymentMethod, payment: payment)
+            orderToken = try asked.get()
         } catch {
             return completeAuthorization(
                 .error,
@@ -255,10 +377,10 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
                     message: "the order token handler failed: \(String(describing: error))"))
         }
         do throws(CheckoutError) {
-            let gateway = try OrchardPay.gatewayClient(gatewayOverride)
+            let gateway = try OrchardPaySDK.gatewayClient(gatewayOverride)
             let paid = try await gateway.paySession(orderToken: orderToken, token: payment.token)
             state.withLock { $0.payment = paid }
-            OrchardPay.log("context: the session is paid (\(paid.status)\(paid.wasReplayed ? ", replayed" : ""))")
+            OrchardPaySDK.log("context: the session is paid (\(paid.status)\(paid.wasReplayed ? ", replayed" : ""))")
             if ["captured", "authorized"].contains(paid.status) {
                 completeAuthorization(.success, nil)
             } else {
@@ -269,7 +391,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
                         message: "the payment \(paid.paymentID) is \(paid.status); its outcome arrives by webhook"))
             }
         } catch {
-            OrchardPay.log("context: paying failed: \(error.code)")
+            OrchardPaySDK.log("context: paying failed: \(error.code)")
             completeAuthorization(.error, error)
         }
     }
@@ -287,20 +409,31 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
 
     /// Reports the outcome once and wakes `present()`.
     private func finish(_ status: PaymentStatus, _ error: CheckoutError?) {
-        let taken = state.withLock {
-            state -> ((any ApplePayContextDelegate)?, [CheckedContinuation<Void, Never>])? in
+        let taken = state.withLock { state -> (any ApplePayContextDelegate)?? in
             guard !state.reported else { return nil }
             state.reported = true
             state.phase = .completed
-            defer {
-                state.delegate = nil
-                state.waiters = []
-            }
-            return (state.delegate, state.waiters)
+            defer { state.delegate = nil }
+            return .some(state.delegate)
         }
-        guard let (delegate, waiters) = taken else { return }
-        OrchardPay.log("context: completed with \(status.rawValue)\(error.map { " (\($0.code))" } ?? "")")
-        delegate?.applePayContext(self, didCompleteWith: status, error: error)
-        for waiter in waiters { waiter.resume() }
+        guard let delegate = taken else { return }
+        OrchardPaySDK.log("context: completed with \(status.rawValue)\(error.map { " (\($0.code))" } ?? "")")
+        let box = ContextDelegateBox(delegate)
+        callbacks.run {
+            box.delegate?.applePayContext(self, didCompleteWith: status, error: error)
+            let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.delivered = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
     }
+}
+
+/// Carries the context's delegate to the task that calls it.
+// Unchecked: the delegate protocol is not Sendable; the box only carries the reference to the task that calls it.
+private struct ContextDelegateBox: @unchecked Sendable {
+    let delegate: (any ApplePayContextDelegate)?
+    init(_ delegate: (any ApplePayContextDelegate)?) { self.delegate = delegate }
 }

@@ -47,7 +47,7 @@ public struct CheckoutError: Error, Hashable, Sendable, CustomStringConvertible,
 
     // MARK: The SDK's own codes
 
-    /// `OrchardPay.setup` was not called.
+    /// `OrchardPaySDK.setup` was not called.
     public static let notSetUp = "not_set_up"
     /// No gateway URL for production (there is no default gateway outside the sandbox).
     public static let gatewayNotConfigured = "gateway_not_configured"
@@ -63,6 +63,8 @@ public struct CheckoutError: Error, Hashable, Sendable, CustomStringConvertible,
     public static let alreadyStarted = "already_started"
     /// The merchant reported a failure with `showPaymentResult(false)`.
     public static let merchantDeclined = "merchant_declined"
+    /// The app closed the sheet with `abort()` before the customer authorized; nothing was charged.
+    public static let aborted = "aborted"
     /// The charge was sent but its outcome is not known yet (the gateway answered `status: unknown`); the
     /// final state arrives by webhook to the merchant's server.
     public static let paymentOutcomeUnknown = "payment_outcome_unknown"

@@ -100,16 +100,16 @@ public struct OrderSession: Hashable, Sendable {
 ///
 /// Every POST carries an `Idempotency-Key`; a request whose answer was lost (a transport error, or
 /// `409 idempotency_in_flight`) is sent again with the same key up to
-/// ``OrchardPay/Configuration/retryLimit`` times, so the gateway does the work once and answers the retry
+/// ``OrchardPaySDK/Configuration/retryLimit`` times, so the gateway does the work once and answers the retry
 /// from its store.
 public final class GatewayClient: Sendable {
     /// The set-up used.
-    public let configuration: OrchardPay.Configuration
+    public let configuration: OrchardPaySDK.Configuration
     /// How requests are sent.
     public let transport: any HTTPTransport
 
     /// A client for `configuration` over `transport`.
-    public init(configuration: OrchardPay.Configuration, transport: any HTTPTransport = URLSessionTransport()) {
+    public init(configuration: OrchardPaySDK.Configuration, transport: any HTTPTransport = URLSessionTransport()) {
         self.configuration = configuration
         self.transport = transport
     }
@@ -239,18 +239,18 @@ public final class GatewayClient: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let started = ContinuousClock.now
+            let started = DispatchTime.now().uptimeNanoseconds
             do {
                 let (data, response) = try await transport.send(request)
-                let elapsed = ContinuousClock.now - started
-                OrchardPay.log(
+                let elapsed = DispatchTime.now().uptimeNanoseconds - started
+                OrchardPaySDK.log(
                     "\(method) \(Self.redactedPath(path)) → \(response.statusCode) in \(Self.milliseconds(elapsed)) ms")
                 // The client SDK reads the gateway's answers with Foundation, as an app does.
                 let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
                 if response.statusCode == 409, let error = json?["error"] as? [String: Any],
                     error["code"] as? String == "idempotency_in_flight", attempt <= configuration.retryLimit
                 {
-                    try? await Task.sleep(for: configuration.retryDelay)
+                    await sleep(seconds: configuration.retryDelay)
                     continue
                 }
                 guard (200..<300).contains(response.statusCode) else {
@@ -262,7 +262,7 @@ public final class GatewayClient: Sendable {
             } catch let error as CheckoutError {
                 throw error
             } catch {
-                OrchardPay.log(
+                OrchardPaySDK.log(
                     "\(method) \(Self.redactedPath(path)) got no answer (attempt \(attempt) of \(configuration.retryLimit + 1)): \(Self.transportReason(error))"
                 )
                 guard attempt <= configuration.retryLimit else {
@@ -272,7 +272,7 @@ public final class GatewayClient: Sendable {
                             "the gateway at \(configuration.gatewayURL.absoluteString) could not be reached: \(Self.transportReason(error))"
                     )
                 }
-                try? await Task.sleep(for: configuration.retryDelay)
+                await sleep(seconds: configuration.retryDelay)
             }
         }
     }
@@ -355,7 +355,5 @@ public final class GatewayClient: Sendable {
         return String(describing: type(of: error))
     }
 
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-    }
+    static func milliseconds(_ nanoseconds: UInt64) -> UInt64 { nanoseconds / 1_000_000 }
 }

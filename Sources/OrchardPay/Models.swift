@@ -41,10 +41,15 @@ public struct Consumer: Hashable, Sendable {
     public var requiredShippingContactFields: [ContactField]
     /// The billing contact fields the sheet must collect.
     public var requiredBillingContactFields: [ContactField]
-    /// The shipping contact the customer chose (set by the checkout during the sheet).
+    /// The shipping contact: set before ``ApplePayCheckout/start()``, the sheet opens prefilled with it
+    /// (`PKPaymentRequest.shippingContact`); the checkout then sets the one the customer chose.
     public var shippingContact: Contact?
-    /// The billing contact of the authorized payment (set by the checkout).
+    /// The billing contact: set before `start()`, the sheet opens prefilled with it; the checkout then sets
+    /// the authorized payment's.
     public var billingContact: Contact?
+    /// Whether the customer may edit the shipping contact: `.storePickup` shows a prefilled pickup address that
+    /// cannot be edited (`PKPaymentRequest.shippingContactEditingMode`); `nil` is PassKit's default (editable).
+    public var shippingContactEditingMode: ShippingContactEditingMode?
     /// The card the customer chose (set by the checkout; TapPay's `consumer.paymentMethod`).
     public var paymentMethod: PaymentMethod?
 
@@ -96,6 +101,12 @@ public struct Cart: Hashable, Sendable {
     public var shippingMethods: [ShippingMethod]
     /// The shipping method selected: the one marked `selected`, else the first; changed by the sheet.
     public var shippingMethod: ShippingMethod?
+    /// Whether the sheet offers a coupon code field (`PKPaymentRequest.supportsCouponCode`, iOS 15); an entered
+    /// code reaches ``ApplePayCheckoutDelegate/checkout(_:didChangeCouponCode:cart:)``.
+    public var supportsCouponCode: Bool = false
+    /// The coupon code the sheet starts with (`PKPaymentRequest.couponCode`); the code the customer entered
+    /// once the sheet changed it.
+    public var couponCode: String?
 
     /// Creates a cart.
     public init(
@@ -112,10 +123,36 @@ public struct Cart: Hashable, Sendable {
     /// Adds an item at the end (TapPay's `cart.add`).
     public mutating func add(_ item: PaymentItem) { items.append(item) }
 
+    /// The cart with a shipping method that is one of its methods: the one chosen when still offered (its
+    /// new cost), else the one marked `selected`, else the first.
+    func withSelectedShippingMethod() -> Cart {
+        var cart = self
+        cart.shippingMethod =
+            shippingMethods.first { $0.identifier == shippingMethod?.identifier }
+            ?? shippingMethods.first { $0.selected == true } ?? shippingMethods.first
+        return cart
+    }
+
     /// The sum of the items whose amounts are known, plus the selected shipping method's amount. Exact
     /// (`Decimal`).
     public var totalAmount: Decimal {
         items.filter { !$0.isPending }.reduce(shippingMethod?.amount.amount ?? 0) { $0 + $1.amount }
+    }
+}
+
+/// A merchant's answer to a shipping contact or a coupon code: the cart to show and the errors to show with it
+/// (PassKit's `PKPaymentRequestShippingContactUpdate` / `PKPaymentRequestCouponCodeUpdate`).
+public struct CartUpdate: Hashable, Sendable {
+    /// The cart: its items, shipping methods (with their costs at this address) and selected method.
+    public var cart: Cart
+    /// What the sheet shows next to the field: `.shippingAddressUnserviceable`, `.shippingContactInvalid`
+    /// with a field, `.couponCodeInvalid`, `.couponCodeExpired` ….
+    public var errors: [PaymentSheetError]
+
+    /// An update.
+    public init(cart: Cart, errors: [PaymentSheetError] = []) {
+        self.cart = cart
+        self.errors = errors
     }
 }
 
@@ -272,7 +309,8 @@ public struct MerchantReferenceInfo: Hashable, Sendable {
 ///
 /// ``status`` is 0 on success. Otherwise it is the gateway's HTTP status (400–599) when the gateway refused,
 /// -1 when the gateway could not be reached or answered something unreadable, -2 when the merchant reported a
-/// failure with `showPaymentResult(false)`, and -3 when the sheet could not be shown.
+/// failure with `showPaymentResult(false)`, -3 when the sheet could not be shown, and -4 when the app closed the
+/// sheet with `abort()` before the customer authorized.
 public struct TransactionResult: Hashable, Sendable {
     /// 0 on success; see the type's documentation for the other values.
     public var status: Int

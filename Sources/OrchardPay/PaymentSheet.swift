@@ -14,12 +14,30 @@ public protocol PaymentSheet: AnyObject, Sendable {
     /// sheet cannot be shown (then no event follows).
     func present(_ request: PaymentRequest, delegate: any PaymentSheetDelegate) async -> Bool
 
-    /// How long the sheet waits for a selection to be answered before it needs an update (PassKit: about
-    /// 30 s). A merchant handler slower than this gets the fallback update instead.
-    var handlerBudget: Duration { get }
+    /// Closes the sheet from code (the app's own timer ran out …): the delegate gets
+    /// ``PaymentSheetDelegate/paymentSheetDidFinish(_:)`` once, and an authorization still being handled is
+    /// answered to the closed sheet. Does nothing before ``present(_:delegate:)`` or once the sheet is gone.
+    func dismiss()
+
+    /// How long the sheet waits for a selection to be answered before it needs an update, in seconds
+    /// (PassKit: about 30). A merchant handler slower than this gets the fallback update instead.
+    var handlerBudget: TimeInterval { get }
 
     /// What measures ``handlerBudget`` (the system clock; a manual one in tests).
     var handlerTimer: any HandlerTimer { get }
+}
+
+extension PaymentSheet {
+    /// Both flows' `abort()`: `markAborted` (run under the flow's lock) answers whether a sheet is open and, when
+    /// it is, marks the flow aborted; then the sheet is dismissed. With no open sheet it only logs.
+    func dismissFromCode(flow: String, markAborted: () -> Bool) {
+        guard markAborted() else {
+            OrchardPaySDK.log("\(flow): abort() without an open sheet; ignored")
+            return
+        }
+        OrchardPaySDK.log("\(flow): the app dismissed the sheet")
+        dismiss()
+    }
 }
 
 /// What a ``PaymentSheet`` tells its coordinator. Every handler must be called exactly once.
@@ -37,6 +55,10 @@ public protocol PaymentSheetDelegate: AnyObject, Sendable {
     func paymentSheet(
         _ sheet: any PaymentSheet, didSelectPaymentMethod method: PaymentMethod,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void)
+    /// The customer entered or changed a coupon code (when the request ``PaymentRequest/supportsCouponCode``).
+    func paymentSheet(
+        _ sheet: any PaymentSheet, didChangeCouponCode couponCode: String,
+        handler: @escaping @Sendable (PaymentRequestUpdate) -> Void)
     /// The customer authorized (Face ID / Touch ID): the token is ready to be charged.
     func paymentSheet(
         _ sheet: any PaymentSheet, didAuthorizePayment payment: Payment,
@@ -48,16 +70,16 @@ public protocol PaymentSheetDelegate: AnyObject, Sendable {
 
 /// Measures a handler's time budget.
 public protocol HandlerTimer: Sendable {
-    /// Returns once `budget` has passed (or the task is cancelled).
-    func wait(_ budget: Duration) async
+    /// Returns once `budget` seconds have passed (or the task is cancelled).
+    func wait(_ budget: TimeInterval) async
 }
 
 /// ``HandlerTimer`` on the system's continuous clock.
 public struct SystemHandlerTimer: HandlerTimer {
     /// Creates the timer.
     public init() {}
-    /// Sleeps for `budget`.
-    public func wait(_ budget: Duration) async { try? await Task.sleep(for: budget) }
+    /// Sleeps for `budget` seconds.
+    public func wait(_ budget: TimeInterval) async { await sleep(seconds: budget) }
 }
 
 /// Whether a selection or an authorization went through (PassKit's `PKPaymentAuthorizationStatus`).
@@ -116,17 +138,25 @@ public struct PaymentAuthorizationResult: Hashable, Sendable {
 }
 
 /// A problem the sheet shows next to a field (PassKit's `PKPaymentError`: `shippingContactInvalid`,
-/// `billingContactInvalid`, `addressUnserviceable`).
+/// `billingContactInvalid`, `addressUnserviceable`, the coupon errors; Apple Pay JS's `ApplePayError`).
+///
+/// On PassKit's sheet each becomes the error that highlights its field: with a ``contactField`` (and, for an
+/// address, a ``postalAddressKey``) the field itself, without one the shipping or billing section; the coupon
+/// codes mark the coupon field. Only ``Code/unknown`` is a general failure.
 public struct PaymentSheetError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of problem, as PassKit names it.
-    public enum Code: String, Hashable, Sendable {
+    public enum Code: String, Hashable, Sendable, CaseIterable {
         /// A shipping contact field is missing or invalid (`PKPaymentError.shippingContactInvalidError`).
         case shippingContactInvalid
         /// A billing contact field is missing or invalid (`PKPaymentError.billingContactInvalidError`).
         case billingContactInvalid
         /// The merchant cannot ship to the address (`PKPaymentError.shippingAddressUnserviceableError`).
         case shippingAddressUnserviceable
-        /// Something else.
+        /// The coupon code is not valid (`PKPaymentError.couponCodeInvalidError`).
+        case couponCodeInvalid
+        /// The coupon code has expired (`PKPaymentError.couponCodeExpiredError`).
+        case couponCodeExpired
+        /// Something else (`PKPaymentError.unknownError`): the sheet shows a general failure.
         case unknown
     }
 
@@ -250,15 +280,47 @@ final class BudgetedAnswer<Value: Sendable>: Sendable {
     }
 
     /// Answers `fallback()` when `budget` passes first.
-    func arm(budget: Duration, timer: any HandlerTimer, fallback: @escaping @Sendable () -> Value) {
+    func arm(budget: TimeInterval, timer: any HandlerTimer, fallback: @escaping @Sendable () -> Value) {
         let task = Task {
             await timer.wait(budget)
             guard !Task.isCancelled else { return }
             if self.answer(fallback()) {
-                OrchardPay.log("a merchant handler missed the sheet's budget; the sheet got the fallback update")
+                OrchardPaySDK.log("a merchant handler missed the sheet's budget; the sheet got the fallback update")
             }
         }
         self.timer.withLock { $0 = task }
+    }
+}
+
+/// Sleeps `seconds` (or until the task is cancelled), with `Task.sleep(nanoseconds:)`, which iOS 15 has.
+func sleep(seconds: TimeInterval) async {
+    try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
+}
+
+/// Where a coordinator (``ApplePayCheckout``, ``ApplePayContext``) calls its delegate.
+public enum DelegateCallbacks: String, Hashable, Sendable {
+    /// On the main actor, one at a time, as PassKit and TapPay's SDK call theirs: UI work needs no hop. The
+    /// default. A delegate method must not block (it would hold the main actor, and PassKit's sheet with it).
+    case mainActor
+    /// One at a time off the main thread and off the Swift concurrency pool (a blocking call cannot starve
+    /// either): the SDK's behaviour before callbacks moved to the main actor. Hop to the main actor for UI work.
+    case background
+
+    /// Runs `body` where the delegate is called.
+    func run(_ body: @escaping @Sendable () -> Void) {
+        switch self {
+        case .mainActor: Task { @MainActor in body() }
+        case .background: runOffPool(body)
+        }
+    }
+
+    /// Runs the asynchronous `body` from where the delegate is called: started on the main actor (an
+    /// implementation isolated to it runs there), or on the concurrency pool.
+    func run<Result: Sendable>(_ body: @escaping @Sendable () async -> Result) async -> Result {
+        switch self {
+        case .mainActor: await Task { @MainActor in await body() }.value
+        case .background: await body()
+        }
     }
 }
 

@@ -210,6 +210,76 @@ struct DeferredPaymentTests {
             nowhereCheck.issues.map(\.path) == ["$.total.amount.currency", "$.displayItems[0].amount.currency"])
     }
 
+    /// TapPay's request with a total that carries no `amount.value` (only its currency, or no amount at all).
+    static func totalWithoutValue(items: Items, isAmountPending: Bool?, isShowTotalAmount: Bool?, amountObject: Bool)
+        -> Data
+    {
+        let entries: [String]
+        switch items {
+        case .allShown: entries = [#"{"label": "Room", "amount": {"currency": "TWD", "value": "100.00"}}"#]
+        case .allPending:
+            // Every item pending: the currency must be named somewhere, here on the items.
+            entries = [
+                #"{"label": "Fare", "amount": {"currency": "TWD"}, "isAmountPending": true}"#,
+                #"{"label": "Tolls", "isAmountPending": true}"#,
+            ]
+        case .mixed:
+            entries = [
+                #"{"label": "Flag fall", "amount": {"currency": "TWD", "value": "100.00"}}"#,
+                #"{"label": "Per-mile fare", "isAmountPending": true}"#,
+            ]
+        }
+        var total = [#""label": "Orchard""#]
+        if amountObject { total.append(#""amount": {"currency": "TWD"}"#) }
+        if let isAmountPending { total.append(#""isAmountPending": \#(isAmountPending)"#) }
+        if let isShowTotalAmount { total.append(#""isShowTotalAmount": \#(isShowTotalAmount)"#) }
+        return Data(
+            """
+            {"supportedNetworks": ["VISA"], "supportedMethods": ["apple_pay"],
+             "displayItems": [\(entries.joined(separator: ", "))],
+             "total": {\(total.joined(separator: ", "))}}
+            """.utf8)
+    }
+
+    @Test(
+        "a shown total without amount.value: the deferred table answers first (88014, 88015, 88013), missing_field only when it accepts",
+        arguments: [true, false])
+    func shownTotalWithoutValueConsultsTheTableFirst(amountObject: Bool) throws {
+        let missingPath = amountObject ? "$.total.amount.value" : "$.total.amount"
+        let cases: [(Items, Bool?, Bool?, [String], String)] = [
+            // A pending total shown, every item pending: 88014 (today's missing_field explained by the table).
+            (.allPending, true, true, ["88014"], "$.total"),
+            // A total that is not pending, shown by default, beside pending and shown items: 88015.
+            (.mixed, false, true, ["88015"], "$.total"),
+            (.mixed, nil, nil, ["88015"], "$.total"),
+            (.allPending, false, true, ["88015"], "$.total"),
+            // The table accepts these rows, so the missing value is the problem.
+            (.mixed, true, true, ["missing_field"], missingPath),
+            (.allShown, false, true, ["missing_field"], missingPath),
+            (.allShown, true, true, ["missing_field"], missingPath),
+        ]
+        for (items, isAmountPending, isShowTotalAmount, codes, path) in cases {
+            let json = Self.totalWithoutValue(
+                items: items, isAmountPending: isAmountPending, isShowTotalAmount: isShowTotalAmount,
+                amountObject: amountObject)
+            let validation = try PaymentRequestValidator.validate(
+                json: json, format: .tapPayWeb, merchantIdentifier: "merchant.tw.orchard.test")
+            let label = "\(items) \(String(describing: isAmountPending)) \(String(describing: isShowTotalAmount))"
+            #expect(validation.codes == codes, "\(label): \(validation.issues)")
+            #expect(validation.issues.map(\.path) == [path], "\(label)")
+            #expect(!validation.isValid)
+            #expect(validation.primeLifetimeSeconds == nil)
+            #expect(validation.amountForApple == nil, "\(label)")
+        }
+        // A hidden pending total without a value stays valid, as before.
+        let hidden = try PaymentRequestValidator.validate(
+            json: Self.totalWithoutValue(
+                items: .mixed, isAmountPending: true, isShowTotalAmount: false, amountObject: amountObject),
+            format: .tapPayWeb, merchantIdentifier: "merchant.tw.orchard.test")
+        #expect(hidden.issues == [])
+        #expect(hidden.primeLifetimeSeconds == Self.thirtyDays)
+    }
+
     @Test("Apple's shapes derive the flags: pending items or a pending total make the payment deferred")
     func appleShapesDerive() throws {
         for row in Self.rows where row.isAmountPending && row.items != .allShown {

@@ -136,7 +136,8 @@ def test_safari_path_validates_recomputes_and_authorizes(orchard_server, apple_p
     assert outcome["payer"]["name"] == "Mei Lin"
     assert outcome["shippingAddress"]["city"] == "Taipei"
     calls = driver.execute_script("return window.__applePay.calls")
-    assert calls[-1] == ["completePayment", 0]  # STATUS_SUCCESS, after the prime came back
+    # STATUS_SUCCESS, after the prime came back (the version 3 form: a result with no field errors).
+    assert calls[-1] == ["completePayment", {"status": 0, "errors": []}]
     screenshot("safari-path")
     status, payment, _ = http_json(
         "POST", gateway.url + "/v1/payments", {"prime": outcome["prime"], "amount": "950.00", "currency": "TWD"},

@@ -158,6 +158,54 @@ struct MerchantValidationTests {
         }
     }
 
+    @Test("the page's merchant identifier, when it is one of the merchant's, is the one Apple validates; another is 403")
+    func pagesMerchantIdentifier() throws {
+        let authority = try TestCertificateAuthority()
+        defer { authority.remove() }
+        let apple = try ApplePayStandIn(authority: authority)
+        let gateway = try ServedGateway([
+            "--apple-pay-extra-validation-host", apple.hostAndPort, "--apple-pay-ca-file", authority.path("ca.pem"),
+        ])
+        // A merchant with two identifiers (a shop and its gift-card store), served from shop.test.
+        let (merchant, credentials) = try gateway.running.runtime.gateway.merchants.create(
+            MerchantSpec(
+                name: "Orchard Two Shops", environment: .sandbox,
+                merchantIdentifiers: ["merchant.test.orchard.shop", "merchant.test.orchard.giftcards"],
+                webOrigins: [ServedGateway.origin]))
+        let secret = ["Authorization": "Bearer \(credentials.secretKey)"]
+        let domains = try gateway.call("PUT", "/v1/apple-pay/domains", headers: secret, json: ["domains": ["shop.test"]])
+        try #require(domains.status == 200, "\(domains.text)")
+        let csr = try gateway.call("POST", "/v1/merchant-identity/csr", headers: secret)
+        let pem = try authority.sign(csrPEM: try #require(csr.json["csr_pem"] as? String))
+        let uploaded = try gateway.call(
+            "POST", "/v1/merchant-identity/certificate", headers: secret, json: ["certificate": pem])
+        try #require(uploaded.status == 200, "\(uploaded.text)")
+        let client = [
+            "X-Orchard-App-Id": credentials.appID, "X-Orchard-App-Key": credentials.appKey, "Origin": ServedGateway.origin,
+        ]
+        func session(_ identifier: String?) throws -> ClientResponse {
+            var body: [String: Any] = ["validation_url": apple.validationURL, "domain": "shop.test"]
+            if let identifier { body["merchant_identifier"] = identifier }
+            return try gateway.call("POST", "/v1/apple-pay/merchant-sessions", headers: client, json: body)
+        }
+        let second = try session("merchant.test.orchard.giftcards")
+        #expect(second.status == 200, "\(second.text)")
+        #expect(second.json["merchantIdentifier"] as? String == "merchant.test.orchard.giftcards")
+        let first = try session(nil)
+        #expect(first.json["merchantIdentifier"] as? String == "merchant.test.orchard.shop")
+        #expect(apple.answers().count == 2)
+        // Another merchant's identifier (the sandbox merchant's) is refused before Apple is called.
+        let foreign = try session(gateway.running.runtime.sandboxMerchant?.merchantIdentifiers.first)
+        #expect(foreign.status == 403)
+        #expect(foreign.errorCode == "merchant_identifier_not_registered")
+        #expect(foreign.error["param"] as? String == "merchant_identifier")
+        let tooLong = try session("merchant." + String(repeating: "x", count: 250))
+        #expect(tooLong.status == 400)
+        #expect(apple.answers().count == 2)
+        #expect(merchant.merchantIdentifiers.count == 2)
+        try gateway.checkAnswersAgainstSpecification()
+    }
+
     @Test("Apple's error status is 502 apple_pay_validation_failed with apple_status")
     func appleError() throws {
         let authority = try TestCertificateAuthority()

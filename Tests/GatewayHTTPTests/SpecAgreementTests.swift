@@ -132,6 +132,8 @@ struct SpecAgreementTests {
             "components.schemas.MerchantSessionRequest.domain.maxLength": FieldLimits.domainNameBytes.upperBound,
             "components.schemas.MerchantSessionRequest.display_name.minLength": FieldLimits.displayName.lowerBound,
             "components.schemas.MerchantSessionRequest.display_name.maxLength": FieldLimits.displayName.upperBound,
+            "components.schemas.MerchantSessionRequest.merchant_identifier.maxLength":
+                FieldLimits.merchantIdentifier.upperBound,
             "components.schemas.ApplePayDomains.domains.maxItems": FieldLimits.applePayDomains,
             "components.schemas.ApplePayDomains.domains.items.maxLength": FieldLimits.domainNameBytes.upperBound,
             "components.schemas.CoBrandTable.ranges.maxItems": FieldLimits.coBrandRanges,

@@ -23,16 +23,16 @@ struct CheckoutTests {
     func run(
         _ gateway: LiveGateway, _ recorder: CheckoutRecorder, cart: Cart = bookCart, consumer: Consumer = Consumer(),
         steps: [SimulatedPaymentSheet.Step], card: SandboxCard = .visaCredit, sdk: GatewayClient? = nil,
-        timer: ManualTimer? = nil, afterStart: (() async -> Void)? = nil
+        timer: ManualTimer? = nil, callbacks: DelegateCallbacks = .mainActor, afterStart: (() async -> Void)? = nil
     ) async throws -> (ApplePayCheckout, SimulatedPaymentSheet) {
         let sheet = SimulatedPaymentSheet(steps: steps, card: card, wallet: client(gateway))
         if let timer {
             sheet.handlerTimer = timer
-            sheet.handlerBudget = .seconds(2)
+            sheet.handlerBudget = 2
         }
         let checkout = try ApplePayCheckout(
             merchant: coffeeMerchant(gateway), consumer: consumer, cart: cart, delegate: recorder, sheet: sheet,
-            gateway: sdk ?? client(gateway))
+            gateway: sdk ?? client(gateway), callbacks: callbacks)
         checkout.start()
         await afterStart?()
         await recorder.finished.wait()
@@ -51,7 +51,8 @@ struct CheckoutTests {
 
         #expect(
             recorder.events.current == [
-                "didStart", "didSelectPaymentMethod:credit", "canAuthorize", "didReceivePrime", "showPaymentResult",
+                "didStart", "didSelectShippingContact:TW", "didSelectPaymentMethod:credit", "canAuthorize",
+                "didReceivePrime", "showPaymentResult",
                 "didSucceed", "didFinish",
             ])
         let prime = try #require(recorder.prime.current)
@@ -85,7 +86,7 @@ struct CheckoutTests {
         checkout.showPaymentResult(false)
         try await Task.sleep(for: .milliseconds(50))
         #expect(recorder.events.current.filter { $0 == "didFinish" }.count == 1)
-        #expect(recorder.events.current.count == 7)
+        #expect(recorder.events.current.count == 8)
         // The prime is one-time: paying it again is refused.
         let again = try await gateway.payPrime(prime.prime, amount: "100.00")
         #expect(again.status != 200)
@@ -350,7 +351,8 @@ struct CheckoutTests {
         let (_, sheet) = try await run(gateway, recorder, steps: [.selectShippingContact(Self.contact), .authorize])
         #expect(authorizationResults(sheet).first?.errors.map(\.code) == [.shippingContactInvalid])
         #expect(recorder.prime.current == nil)
-        #expect(recorder.events.current == ["didStart", "canAuthorize", "didCancel", "didFinish"])
+        #expect(
+            recorder.events.current == ["didStart", "didSelectShippingContact:TW", "canAuthorize", "didCancel", "didFinish"])
     }
 
     @Test("a card handler that misses the sheet's budget gets the fallback update; its late cart is ignored")
@@ -370,8 +372,10 @@ struct CheckoutTests {
             defer { returned.fire() }
             return discount(method, cart)
         }
+        // The handler blocks its thread: with callbacks off the main actor (.background), as before they moved there.
         let (checkout, sheet) = try await run(
-            gateway, recorder, steps: [.selectPaymentMethod(.debit), .authorize], card: .visaDebit, timer: timer
+            gateway, recorder, steps: [.selectPaymentMethod(.debit), .authorize], card: .visaDebit, timer: timer,
+            callbacks: .background
         ) {
             await entered.wait()
             await timer.armed.wait()
@@ -387,5 +391,272 @@ struct CheckoutTests {
         #expect(checkout.cart.totalAmount == dec("100.00"))
         #expect(recorder.result.current?.status == 0)
         #expect(recorder.payment.current?.json["amount"] as? String == "100.00")
+    }
+}
+
+/// The shipping contact hook and coupon codes of the prime flow.
+@Suite("ApplePayCheckout: shipping contacts and coupon codes")
+struct CheckoutHookTests {
+    static func twd(_ text: String) -> Money { try! Money(text, currency: .twd) }
+
+    static func contact(_ country: String, postalCode: String = "110") -> Contact {
+        var contact = Contact()
+        contact.locality = "City"
+        contact.postalCode = postalCode
+        contact.countryCode = country
+        return contact
+    }
+
+    static let teaCart = Cart(
+        items: [PaymentItem(label: "Tea", amount: dec("500.00"))],
+        shippingMethods: [ShippingMethod(identifier: "standard", label: "Standard", amount: twd("60.00"))])
+
+    /// Shipping to Japan costs 400 by air; postal code 999 cannot be served.
+    static let perAddress: @Sendable (Contact, Cart) -> CartUpdate = { contact, cart in
+        var cart = cart
+        if contact.postalCode == "999" {
+            return CartUpdate(
+                cart: cart,
+                errors: [PaymentSheetError(.shippingAddressUnserviceable, message: "We cannot deliver there")])
+        }
+        if contact.countryCode == "JP" {
+            cart.shippingMethods = [ShippingMethod(identifier: "air", label: "Air mail", amount: twd("400.00"))]
+        }
+        return CartUpdate(cart: cart)
+    }
+
+    func run(
+        _ gateway: LiveGateway, _ recorder: CheckoutRecorder, cart: Cart, steps: [SimulatedPaymentSheet.Step],
+        card: SandboxCard = .visaCredit
+    ) async throws -> (ApplePayCheckout, SimulatedPaymentSheet) {
+        let sheet = SimulatedPaymentSheet(steps: steps, card: card, wallet: client(gateway))
+        let checkout = try ApplePayCheckout(
+            merchant: coffeeMerchant(gateway), consumer: Consumer(), cart: cart, delegate: recorder, sheet: sheet,
+            gateway: client(gateway))
+        checkout.start()
+        await recorder.finished.wait()
+        await sheet.waitUntilDone()
+        return (checkout, sheet)
+    }
+
+    static func updates(_ sheet: SimulatedPaymentSheet) -> [PaymentRequestUpdate] {
+        sheet.events.compactMap { event in
+            if case .updated(let update, _) = event { return update }
+            return nil
+        }
+    }
+
+    @Test("a shipping contact gets its address's shipping methods and costs; the charge follows them")
+    func perAddressShipping() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.cartForContact = Self.perAddress
+        let (checkout, sheet) = try await run(
+            gateway, recorder, cart: Self.teaCart, steps: [.selectShippingContact(Self.contact("JP")), .authorize])
+        let update = try #require(Self.updates(sheet).first)
+        #expect(update.status == .success)
+        #expect(update.shippingMethods?.map(\.identifier) == ["air"])
+        #expect(update.lineItems.map(\.label) == ["Tea", "Air mail"])
+        #expect(shownTotals(sheet) == ["560.00", "900.00"])
+        #expect(authorizedAmounts(sheet) == ["900.00"])
+        #expect(checkout.cart.shippingMethod?.identifier == "air")
+        #expect(recorder.events.current.contains("didSelectShippingContact:JP"))
+        #expect(recorder.payment.current?.json["amount"] as? String == "900.00")
+        #expect(recorder.result.current?.status == 0)
+    }
+
+    @Test("an address the merchant cannot serve comes back as shippingAddressUnserviceable; another one pays")
+    func unserviceableAddress() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.cartForContact = Self.perAddress
+        let (_, sheet) = try await run(
+            gateway, recorder, cart: Self.teaCart,
+            steps: [
+                .selectShippingContact(Self.contact("TW", postalCode: "999")), .selectShippingContact(Self.contact("TW")),
+                .authorize,
+            ])
+        let updates = Self.updates(sheet)
+        #expect(updates.first?.status == .failure)
+        #expect(updates.first?.errors.map(\.code) == [.shippingAddressUnserviceable])
+        #expect(updates.first?.errors.first?.message == "We cannot deliver there")
+        #expect(updates.last?.errors == [])
+        #expect(recorder.result.current?.status == 0)
+    }
+
+    @Test("a new cart for the address keeps the card's discount: the card's cart is asked again, from the new cart")
+    func contactAfterCardKeepsDiscount() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.cartForContact = Self.perAddress
+        let (_, sheet) = try await run(
+            gateway, recorder, cart: Self.teaCart,
+            steps: [.selectPaymentMethod(.debit), .selectShippingContact(Self.contact("JP")), .authorize],
+            card: .visaDebit)
+        // 500 + 60 − 1, then 500 + 400 − 1 (not −2, not without the discount).
+        #expect(shownTotals(sheet) == ["560.00", "559.00", "899.00"])
+        #expect(recorder.events.current.filter { $0 == "didSelectPaymentMethod:debit" }.count == 2)
+        #expect(recorder.payment.current?.json["amount"] as? String == "899.00")
+    }
+
+    @Test("coupon codes: the request offers the field; an invalid or expired code shows its error, a valid one its discount")
+    func couponCodes() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.cartForCoupon = { code, cart in
+            var cart = cart
+            switch code {
+            case "TEA10":
+                cart.add(PaymentItem(label: "Coupon TEA10", amount: dec("-50.00")))
+                return CartUpdate(cart: cart)
+            case "SPRING":
+                return CartUpdate(cart: cart, errors: [PaymentSheetError(.couponCodeExpired, message: "Expired")])
+            default:
+                return CartUpdate(cart: cart, errors: [PaymentSheetError(.couponCodeInvalid, message: "Unknown code")])
+            }
+        }
+        var cart = Self.teaCart
+        cart.supportsCouponCode = true
+        cart.couponCode = "WELCOME"
+        let (checkout, sheet) = try await run(
+            gateway, recorder, cart: cart,
+            steps: [.enterCouponCode("NOPE"), .enterCouponCode("SPRING"), .enterCouponCode("TEA10"), .authorize])
+        let updates = Self.updates(sheet)
+        #expect(updates.map { $0.errors.map(\.code) } == [[.couponCodeInvalid], [.couponCodeExpired], []])
+        #expect(updates.map(\.status) == [.failure, .failure, .success])
+        #expect(shownTotals(sheet) == ["560.00", "560.00", "560.00", "510.00"])
+        #expect(checkout.cart.couponCode == "TEA10")
+        #expect(checkout.paymentRequest.supportsCouponCode == true)
+        #expect(checkout.paymentRequest.couponCode == "TEA10")
+        #expect(recorder.events.current.filter { $0.hasPrefix("didChangeCouponCode") } == [
+            "didChangeCouponCode:NOPE", "didChangeCouponCode:SPRING", "didChangeCouponCode:TEA10",
+        ])
+        #expect(recorder.payment.current?.json["amount"] as? String == "510.00")
+    }
+
+    @Test("a coupon step on a request without the coupon field is skipped; an invalid cart from a hook is ignored")
+    func couponFieldAndInvalidCart() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.cartForContact = { _, cart in
+            var cart = cart
+            cart.add(PaymentItem(label: "Too precise", amount: dec("0.001")))
+            return CartUpdate(cart: cart)
+        }
+        let (checkout, sheet) = try await run(
+            gateway, recorder, cart: Self.teaCart,
+            steps: [.enterCouponCode("TEA10"), .selectShippingContact(Self.contact("TW")), .authorize])
+        #expect(sheet.events.contains(.skipped(.enterCouponCode("TEA10"), reason: "the request offers no coupon code field")))
+        #expect(shownTotals(sheet) == ["560.00", "560.00"])
+        #expect(checkout.cart.items.map(\.label) == ["Tea"])
+        #expect(recorder.result.current?.status == 0)
+    }
+}
+
+/// `abort()`: the app closes the sheet from code.
+@Suite("ApplePayCheckout: abort")
+struct CheckoutAbortTests {
+    func checkout(
+        _ gateway: LiveGateway, _ recorder: CheckoutRecorder, sheet: any PaymentSheet, sdk: GatewayClient? = nil
+    ) throws -> ApplePayCheckout {
+        try ApplePayCheckout(
+            merchant: coffeeMerchant(gateway), consumer: Consumer(), cart: CheckoutTests.bookCart, delegate: recorder,
+            sheet: sheet, gateway: sdk ?? client(gateway))
+    }
+
+    @Test("before the customer authorizes: the sheet closes and the checkout fails with aborted, not a cancel")
+    func abortBeforeAuthorizing() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        let selected = Signal()
+        recorder.onSelectMethod = { selected.fire() }
+        let sheet = SimulatedPaymentSheet(steps: [.selectPaymentMethod(.credit), .idle], wallet: client(gateway))
+        let checkout = try checkout(gateway, recorder, sheet: sheet)
+        checkout.abort()  // before start: nothing
+        checkout.start()
+        await selected.wait()
+        checkout.abort()
+        await recorder.finished.wait()
+        await sheet.waitUntilDone()
+        #expect(recorder.events.current == ["didStart", "didSelectPaymentMethod:credit", "didFail:aborted", "didFinish"])
+        let result = try #require(recorder.result.current)
+        #expect(result.status == -4)
+        #expect(result.code == CheckoutError.aborted)
+        #expect(result.amount == dec("100.00"))
+        #expect(sheet.events.suffix(2) == [.dismissed, .finished])
+        #expect(recorder.prime.current == nil)
+        // Afterwards it does nothing.
+        checkout.abort()
+        #expect(recorder.events.current.count == 4)
+    }
+
+    @Test("while the prime is being made: the sheet closes at once, and the prime and the payment are reported")
+    func abortWhileTokenizing() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        let transport = GatedTransport(holding: "/v1/tokens")
+        let sheet = SimulatedPaymentSheet(steps: [.authorize], wallet: client(gateway))
+        let checkout = try checkout(
+            gateway, recorder, sheet: sheet,
+            sdk: GatewayClient(configuration: configuration(gateway), transport: transport))
+        checkout.start()
+        await transport.reached.wait()
+        checkout.abort()
+        while !sheet.events.contains(.finished) { try await Task.sleep(nanoseconds: 5_000_000) }
+        transport.release.fire()
+        await recorder.finished.wait()
+        await sheet.waitUntilDone()
+        #expect(
+            recorder.events.current == [
+                "didStart", "canAuthorize", "didReceivePrime", "showPaymentResult", "didSucceed", "didFinish",
+            ])
+        #expect(recorder.payment.current?.json["status"] as? String == "captured")
+        let dismissed = try #require(sheet.events.firstIndex(of: .dismissed))
+        let answered = try #require(sheet.events.firstIndex(of: .authorizationResult(.init(status: .success))))
+        #expect(dismissed < answered)
+    }
+
+    @Test("while the merchant's server pays: the real outcome, never a cancel or aborted")
+    func abortWhilePaying() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        recorder.onPrime = { checkout, prime in
+            checkout.abort()
+            Task {
+                let answer = try? await gateway.payPrime(prime, amount: "100.00")
+                recorder.payment.withLock { $0 = answer }
+                checkout.showPaymentResult(answer?.status == 200)
+            }
+        }
+        let sheet = SimulatedPaymentSheet(steps: [.authorize], wallet: client(gateway))
+        let checkout = try checkout(gateway, recorder, sheet: sheet)
+        checkout.start()
+        await recorder.finished.wait()
+        await sheet.waitUntilDone()
+        #expect(recorder.events.current == ["didStart", "canAuthorize", "didReceivePrime", "didSucceed", "didFinish"])
+        #expect(recorder.result.current?.status == 0)
+        #expect(recorder.payment.current?.status == 200)
+        #expect(sheet.events.contains(.dismissed))
+    }
+
+    @Test("an authorization the sheet delivers after abort() is refused and nothing is tokenized")
+    func authorizationAfterAbortIsRefused() async throws {
+        let gateway = try LiveGateway()
+        let recorder = CheckoutRecorder(gateway)
+        let sheet = ManualSheet()
+        let transport = RecordingTransport()
+        let checkout = try checkout(
+            gateway, recorder, sheet: sheet, sdk: GatewayClient(configuration: configuration(gateway), transport: transport))
+        checkout.start()
+        await sheet.presented.wait()
+        checkout.abort()
+        #expect(sheet.dismissals.current == 1)
+        let token = try await client(gateway).sandboxWalletToken(amount: try Money("100.00", currency: .twd), card: .visaCredit)
+        let result = await sheet.authorize(token)
+        #expect(result.status == .failure)
+        sheet.finish()
+        await recorder.finished.wait()
+        #expect(transport.requests(endingIn: "/v1/tokens").isEmpty)
+        #expect(recorder.events.current == ["didStart", "didFail:aborted", "didFinish"])
     }
 }

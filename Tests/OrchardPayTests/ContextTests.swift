@@ -182,3 +182,133 @@ struct ContextTests {
         #expect(sheet.events.isEmpty)
     }
 }
+
+/// Coupon codes and shipping contacts in the session flow.
+@Suite("ApplePayContext: coupon codes and shipping contacts")
+struct ContextHookTests {
+    @Test("a coupon changes the summary; the session created for the discounted total is paid")
+    func couponInSessionFlow() async throws {
+        let gateway = try LiveGateway()
+        let created = try await gateway.createSession(amount: "225.00", outTradeNo: "coupon-1")
+        let orderToken = try #require(created.json["order_token"] as? String)
+        let twd: @Sendable (String) -> Money = { try! Money($0, currency: .twd) }
+        var request = ApplePayContext.paymentRequest(
+            merchantIdentifier: gateway.merchantIdentifier, country: "TW", currency: "TWD")
+        request.lineItems = [SummaryItem(label: "Tea", amount: twd("250.00"))]
+        request.total = SummaryItem(label: "Orchard Tea", amount: twd("250.00"))
+        request.supportsCouponCode = true
+        let recorder = ContextRecorder(orderToken: orderToken)
+        recorder.summaryForCoupon = { code, shown in
+            guard code == "TEA10" else {
+                var update = PaymentRequestUpdate.unchanged(shown)
+                update.status = .failure
+                update.errors = [PaymentSheetError(.couponCodeInvalid, message: "Unknown code")]
+                return update
+            }
+            return PaymentRequestUpdate(
+                lineItems: shown.lineItems + [SummaryItem(label: "Coupon TEA10", amount: twd("-25.00"))],
+                total: SummaryItem(label: shown.total.label, amount: twd("225.00")))
+        }
+        let sheet = SimulatedPaymentSheet(
+            steps: [.enterCouponCode("NOPE"), .enterCouponCode("TEA10"), .authorize], wallet: client(gateway))
+        let context = ApplePayContext(paymentRequest: request, delegate: recorder, sheet: sheet, gateway: client(gateway))
+        await context.present()
+        await sheet.waitUntilDone()
+        #expect(shownTotals(sheet) == ["250.00", "250.00", "225.00"])
+        #expect(authorizedAmounts(sheet) == ["225.00"])
+        #expect(recorder.shownTotalAtAuthorization.current == "225.00")
+        #expect(context.shownPaymentRequest.couponCode == "TEA10")
+        #expect(context.shownPaymentRequest.lineItems.map(\.label) == ["Tea", "Coupon TEA10"])
+        #expect(recorder.outcomes.current.map(\.0) == [.success])
+        #expect(context.sessionPayment?.amount == dec("225.00"))
+    }
+
+    @Test("a shipping contact the merchant cannot serve: the sheet gets the error; a summary the rules refuse is ignored")
+    func contactInSessionFlow() async throws {
+        let gateway = try LiveGateway()
+        let created = try await gateway.createSession(amount: "80.00", outTradeNo: "contact-1")
+        let orderToken = try #require(created.json["order_token"] as? String)
+        var request = ApplePayContext.paymentRequest(
+            merchantIdentifier: gateway.merchantIdentifier, country: "TW", currency: "TWD")
+        request.total = SummaryItem(label: "Orchard Tea", amount: try Money("80.00", currency: .twd))
+        let recorder = ContextRecorder(orderToken: orderToken)
+        recorder.summaryForContact = { contact, shown in
+            var update = PaymentRequestUpdate.unchanged(shown)
+            if contact.countryCode == "KP" {
+                update.status = .failure
+                update.errors = [PaymentSheetError(.shippingAddressUnserviceable, message: "No delivery there")]
+            } else if contact.countryCode == "JP" {
+                // A total that is not the sum of its items: refused by the rules, the sheet keeps its summary.
+                update.lineItems = [SummaryItem(label: "Tea", amount: try! Money("1.00", currency: .twd))]
+            }
+            return update
+        }
+        var north = Contact()
+        north.countryCode = "KP"
+        var japan = Contact()
+        japan.countryCode = "JP"
+        let sheet = SimulatedPaymentSheet(
+            steps: [.selectShippingContact(north), .selectShippingContact(japan), .authorize], wallet: client(gateway))
+        let context = ApplePayContext(paymentRequest: request, delegate: recorder, sheet: sheet, gateway: client(gateway))
+        await context.present()
+        await sheet.waitUntilDone()
+        let updates = sheet.events.compactMap { event -> PaymentRequestUpdate? in
+            if case .updated(let update, _) = event { return update }
+            return nil
+        }
+        #expect(updates.first?.errors.map(\.code) == [.shippingAddressUnserviceable])
+        #expect(updates.last?.lineItems == [])
+        #expect(context.shownPaymentRequest.lineItems == [])
+        #expect(recorder.outcomes.current.map(\.0) == [.success])
+    }
+}
+
+/// `abort()` in the session flow.
+@Suite("ApplePayContext: abort")
+struct ContextAbortTests {
+    func request(_ gateway: LiveGateway, amount: String) throws -> PaymentRequest {
+        var request = ApplePayContext.paymentRequest(
+            merchantIdentifier: gateway.merchantIdentifier, country: "TW", currency: "TWD")
+        request.total = SummaryItem(label: "Orchard Tea", amount: try Money(amount, currency: .twd))
+        return request
+    }
+
+    @Test("before the customer authorizes: .error with aborted, not .userCancellation")
+    func abortBeforeAuthorizing() async throws {
+        let gateway = try LiveGateway()
+        let recorder = ContextRecorder(orderToken: "ot_unused")
+        let sheet = SimulatedPaymentSheet(steps: [.idle], wallet: client(gateway))
+        let context = ApplePayContext(
+            paymentRequest: try request(gateway, amount: "80.00"), delegate: recorder, sheet: sheet, gateway: client(gateway))
+        let presenting = Task { await context.present() }
+        while sheet.events.isEmpty { try await Task.sleep(nanoseconds: 5_000_000) }
+        context.abort()
+        await presenting.value
+        #expect(recorder.outcomes.current.map(\.0) == [.error])
+        #expect(recorder.outcomes.current.first?.1?.code == CheckoutError.aborted)
+        #expect(sheet.events.suffix(2) == [.dismissed, .finished])
+    }
+
+    @Test("while the session is being paid: the sheet closes and the payment's real outcome is reported")
+    func abortWhilePaying() async throws {
+        let gateway = try LiveGateway()
+        let created = try await gateway.createSession(amount: "120.00", outTradeNo: "abort-1")
+        let orderToken = try #require(created.json["order_token"] as? String)
+        let recorder = ContextRecorder(orderToken: orderToken)
+        let transport = GatedTransport(holding: "/pay")
+        let sheet = SimulatedPaymentSheet(steps: [.authorize], wallet: client(gateway))
+        let context = ApplePayContext(
+            paymentRequest: try request(gateway, amount: "120.00"), delegate: recorder, sheet: sheet,
+            gateway: GatewayClient(configuration: configuration(gateway), transport: transport))
+        let presenting = Task { await context.present() }
+        await transport.reached.wait()
+        context.abort()
+        while !sheet.events.contains(.finished) { try await Task.sleep(nanoseconds: 5_000_000) }
+        #expect(recorder.outcomes.current.isEmpty)
+        transport.release.fire()
+        await presenting.value
+        await sheet.waitUntilDone()
+        #expect(recorder.outcomes.current.map(\.0) == [.success])
+        #expect(context.sessionPayment?.status == "captured")
+    }
+}

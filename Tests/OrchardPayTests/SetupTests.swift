@@ -2,22 +2,22 @@ import Foundation
 import OrchardPay
 import Testing
 
-/// `OrchardPay.setup`, availability and logging: process-wide state, so these run one at a time.
+/// `OrchardPaySDK.setup`, availability and logging: process-wide state, so these run one at a time.
 @Suite("OrchardPay: set-up, availability, logs", .serialized)
 struct SetupTests {
     @Test("setup: the sandbox defaults to a local orchard serve; production needs the gateway's URL")
     func setupDefaults() throws {
-        OrchardPay.setup(appID: "app_test", appKey: "ak_test", environment: .sandbox)
-        #expect(OrchardPay.configuration?.gatewayURL == OrchardPay.defaultSandboxURL)
-        #expect(OrchardPay.configuration?.appID == "app_test")
-        #expect(throws: Never.self) { try OrchardPay.gatewayClient() }
-        OrchardPay.setup(appID: "app_test", appKey: "ak_test", environment: .production)
-        let error = #expect(throws: CheckoutError.self) { try OrchardPay.gatewayClient() }
+        OrchardPaySDK.setup(appID: "app_test", appKey: "ak_test", environment: .sandbox)
+        #expect(OrchardPaySDK.configuration?.gatewayURL == OrchardPaySDK.defaultSandboxURL)
+        #expect(OrchardPaySDK.configuration?.appID == "app_test")
+        #expect(throws: Never.self) { try OrchardPaySDK.gatewayClient() }
+        OrchardPaySDK.setup(appID: "app_test", appKey: "ak_test", environment: .production)
+        let error = #expect(throws: CheckoutError.self) { try OrchardPaySDK.gatewayClient() }
         #expect(error?.code == CheckoutError.gatewayNotConfigured)
-        OrchardPay.setup(
+        OrchardPaySDK.setup(
             appID: "app_test", appKey: "ak_test", environment: .production,
             gatewayURL: URL(string: "https://pay.example.com"))
-        #expect(OrchardPay.configuration?.environment == .production)
+        #expect(OrchardPaySDK.configuration?.environment == .production)
     }
 
     @Test("the simulated wallet refuses a production set-up")
@@ -34,25 +34,50 @@ struct SetupTests {
 
     @Test("canMakePayments is answered by the active provider; no card of the networks means \"Set up\"")
     func availability() {
-        let saved = OrchardPay.sheetProvider
-        defer { OrchardPay.sheetProvider = saved }
-        OrchardPay.sheetProvider = nil
-        #expect(!OrchardPay.canMakePayments())
-        OrchardPay.sheetProvider = SimulatedPaymentSheet.Availability(networks: [.visa, .jcb])
-        #expect(OrchardPay.canMakePayments())
-        #expect(OrchardPay.canMakePayments(usingNetworks: [.masterCard, .jcb]))
-        #expect(!OrchardPay.canMakePayments(usingNetworks: [.amex]))
-        OrchardPay.sheetProvider = SimulatedPaymentSheet.Availability(supported: false)
-        #expect(!OrchardPay.canMakePayments(usingNetworks: [.visa]))
+        let saved = OrchardPaySDK.sheetProvider
+        defer { OrchardPaySDK.sheetProvider = saved }
+        OrchardPaySDK.sheetProvider = nil
+        #expect(!OrchardPaySDK.canMakePayments())
+        OrchardPaySDK.sheetProvider = SimulatedPaymentSheet.Availability(networks: [.visa, .jcb])
+        #expect(OrchardPaySDK.canMakePayments())
+        #expect(OrchardPaySDK.canMakePayments(usingNetworks: [.masterCard, .jcb]))
+        #expect(!OrchardPaySDK.canMakePayments(usingNetworks: [.amex]))
+        OrchardPaySDK.sheetProvider = SimulatedPaymentSheet.Availability(supported: false)
+        #expect(!OrchardPaySDK.canMakePayments(usingNetworks: [.visa]))
+    }
+
+    @Test("paymentButton: buy with a card of the networks and capabilities, set up without one, none without Apple Pay")
+    @MainActor
+    func paymentButtonChoice() {
+        let saved = OrchardPaySDK.sheetProvider
+        defer { OrchardPaySDK.sheetProvider = saved }
+        let opened = Guarded(0)
+        var wallet = SimulatedPaymentSheet.Availability(networks: [.visa], cardTypes: [.credit])
+        wallet.onOpenPaymentSetup = { opened.withLock { $0 += 1 } }
+        OrchardPaySDK.sheetProvider = wallet
+        #expect(OrchardPaySDK.paymentButton(networks: [.visa, .jcb]) == .buy)
+        #expect(OrchardPaySDK.paymentButton(networks: [.visa], capabilities: [.supports3DS, .supportsCredit]) == .buy)
+        // A credit card only, and the merchant takes debit cards only: "Set up Apple Pay".
+        #expect(!OrchardPaySDK.canMakePayments(usingNetworks: [.visa], capabilities: [.supports3DS, .supportsDebit]))
+        #expect(OrchardPaySDK.paymentButton(networks: [.visa], capabilities: [.supports3DS, .supportsDebit]) == .setUp)
+        #expect(OrchardPaySDK.paymentButton(networks: [.amex]) == .setUp)
+        #expect(OrchardPaySDK.openPaymentSetup())
+        #expect(opened.current == 1)
+        OrchardPaySDK.sheetProvider = SimulatedPaymentSheet.Availability(supported: false)
+        #expect(OrchardPaySDK.paymentButton(networks: [.visa]) == .unavailable)
+        #expect(!OrchardPaySDK.openPaymentSetup())
+        OrchardPaySDK.sheetProvider = nil
+        #expect(OrchardPaySDK.paymentButton(networks: [.visa]) == .unavailable)
+        #expect(!OrchardPaySDK.openPaymentSetup())
     }
 
     @Test("both flows on the set-up's gateway; the logs never hold the token, DPAN, cryptogram, prime or app key")
     func nothingSecretInLogs() async throws {
         let gateway = try LiveGateway()
         let lines = Guarded<[String]>([])
-        OrchardPay.logHandler = { line in lines.withLock { $0.append(line) } }
-        defer { OrchardPay.logHandler = nil }
-        OrchardPay.setup(appID: gateway.appID, appKey: gateway.appKey, environment: .sandbox, gatewayURL: gateway.url)
+        OrchardPaySDK.logHandler = { line in lines.withLock { $0.append(line) } }
+        defer { OrchardPaySDK.logHandler = nil }
+        OrchardPaySDK.setup(appID: gateway.appID, appKey: gateway.appKey, environment: .sandbox, gatewayURL: gateway.url)
 
         let transport = RecordingTransport()
         let recorder = CheckoutRecorder(gateway)
@@ -108,3 +133,38 @@ struct SetupTests {
         }
     }
 }
+
+#if !canImport(PassKit)
+    @preconcurrency import PassKitShim
+
+    extension SetupTests {
+        @Test("PassKitAvailability asks PassKit with its networks and capabilities and opens Wallet's set-up")
+        @MainActor
+        func passKitAvailability() {
+            let saved = PKShimDevice.current
+            defer { PKShimDevice.current = saved }
+            let provider = PassKitAvailability()
+            // PassKit's answers on a platform without it: no Apple Pay.
+            PKShimDevice.current = PKShimDevice()
+            #expect(!provider.canMakePayments())
+            #expect(!provider.openPaymentSetup())
+            PKShimDevice.current = PKShimDevice(
+                supportsApplePay: true, cards: [PKShimDevice.Card(network: .JCB, type: .debit)])
+            #expect(provider.canMakePayments())
+            #expect(provider.canMakePayments(usingNetworks: [.jcb]))
+            #expect(!provider.canMakePayments(usingNetworks: [.visa, .masterCard]))
+            #expect(provider.canMakePayments(usingNetworks: [.jcb], capabilities: [.supports3DS, .supportsDebit]))
+            #expect(!provider.canMakePayments(usingNetworks: [.jcb], capabilities: [.supports3DS, .supportsCredit]))
+            #expect(provider.openPaymentSetup())
+            #expect(PKShimDevice.current.paymentSetupRequests == 1)
+            let savedProvider = OrchardPaySDK.sheetProvider
+            defer { OrchardPaySDK.sheetProvider = savedProvider }
+            OrchardPaySDK.sheetProvider = provider
+            let button = OrchardPaySDK.paymentButton(networks: [.jcb], capabilities: [.supports3DS, .supportsCredit])
+            #expect(button == .setUp)
+            #expect(button.passKitButtonType() == .setUp)
+            #expect(OrchardPaySDK.paymentButton(networks: [.jcb]).passKitButtonType(callToAction: .checkout) == .checkout)
+            #expect(ApplePayButtonKind.unavailable.passKitButtonType() == nil)
+        }
+    }
+#endif

@@ -6,6 +6,18 @@ import Testing
     import FoundationNetworking
 #endif
 
+/// Whether code runs on the main actor's queue (the main dispatch queue): marked with a queue-specific value,
+/// since `Thread.isMainThread` does not say it reliably on Linux.
+enum MainQueue {
+    static let key = DispatchSpecificKey<Bool>()
+    static let marked: Bool = {
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return true
+    }()
+    /// True on the main actor.
+    static var isCurrent: Bool { marked && DispatchQueue.getSpecific(key: key) == true }
+}
+
 /// A value behind a lock, for the tests' recorders.
 final class Guarded<Value>: @unchecked Sendable {
     private var value: Value
@@ -50,10 +62,10 @@ func coffeeMerchant(_ gateway: LiveGateway) -> Merchant {
 }
 
 /// A configuration for `gateway` with quick retries.
-func configuration(_ gateway: LiveGateway, url: URL? = nil, appKey: String? = nil) -> OrchardPay.Configuration {
-    var configuration = OrchardPay.Configuration(
+func configuration(_ gateway: LiveGateway, url: URL? = nil, appKey: String? = nil) -> OrchardPaySDK.Configuration {
+    var configuration = OrchardPaySDK.Configuration(
         appID: gateway.appID, appKey: appKey ?? gateway.appKey, environment: .sandbox, gatewayURL: url ?? gateway.url)
-    configuration.retryDelay = .milliseconds(20)
+    configuration.retryDelay = 0.02
     configuration.requestTimeout = 10
     return configuration
 }
@@ -85,10 +97,20 @@ final class CheckoutRecorder: ApplePayCheckoutDelegate, @unchecked Sendable {
     var onPrime: (@Sendable (ApplePayCheckout, String) -> Void)?
     /// Called when `didSelect paymentMethod` starts (before `cartForMethod`).
     var onSelectMethod: (@Sendable () -> Void)?
+    /// The answer to a shipping contact (default: the cart unchanged).
+    var cartForContact: (@Sendable (Contact, Cart) -> CartUpdate)?
+    /// The answer to a coupon code (default: the cart unchanged).
+    var cartForCoupon: (@Sendable (String, Cart) -> CartUpdate)?
 
     init(_ gateway: LiveGateway) { self.gateway = gateway }
 
-    private func record(_ event: String) { events.withLock { $0.append(event) } }
+    /// Each callback with whether it ran on the main thread.
+    let threads = Guarded<[(event: String, onMain: Bool)]>([])
+
+    private func record(_ event: String) {
+        events.withLock { $0.append(event) }
+        if event != "showPaymentResult" { threads.withLock { $0.append((event, MainQueue.isCurrent)) } }
+    }
 
     func checkoutDidStart(_ c: ApplePayCheckout) { record("didStart") }
 
@@ -100,6 +122,16 @@ final class CheckoutRecorder: ApplePayCheckoutDelegate, @unchecked Sendable {
 
     func checkout(_ c: ApplePayCheckout, didSelect shippingMethod: ShippingMethod) {
         record("didSelectShippingMethod:\(shippingMethod.identifier)")
+    }
+
+    func checkout(_ c: ApplePayCheckout, didSelectShippingContact contact: Contact, cart: Cart) -> CartUpdate {
+        record("didSelectShippingContact:\(contact.countryCode ?? "")")
+        return cartForContact?(contact, cart) ?? CartUpdate(cart: cart)
+    }
+
+    func checkout(_ c: ApplePayCheckout, didChangeCouponCode couponCode: String, cart: Cart) -> CartUpdate {
+        record("didChangeCouponCode:\(couponCode)")
+        return cartForCoupon?(couponCode, cart) ?? CartUpdate(cart: cart)
     }
 
     func checkout(_ c: ApplePayCheckout, canAuthorizeWith shippingContact: Contact) -> Bool {
@@ -147,9 +179,29 @@ final class CheckoutRecorder: ApplePayCheckoutDelegate, @unchecked Sendable {
 final class ContextRecorder: ApplePayContextDelegate, @unchecked Sendable {
     let orderToken: String
     let outcomes = Guarded<[(ApplePayContext.PaymentStatus, CheckoutError?)]>([])
+    /// Whether each `didCompleteWith` ran on the main thread.
+    let completedOnMain = Guarded<[Bool]>([])
     let methods = Guarded<[PaymentMethod]>([])
+    /// The summary for a coupon code, when set (default: unchanged).
+    var summaryForCoupon: (@Sendable (String, PaymentRequest) -> PaymentRequestUpdate)?
+    /// The summary for a shipping contact, when set (default: unchanged).
+    var summaryForContact: (@Sendable (Contact, PaymentRequest) -> PaymentRequestUpdate)?
+    /// The total of the shown request when the order token was asked for.
+    let shownTotalAtAuthorization = Guarded<String?>(nil)
 
     init(orderToken: String) { self.orderToken = orderToken }
+
+    func applePayContext(
+        _ c: ApplePayContext, didChangeCouponCode couponCode: String, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate {
+        summaryForCoupon?(couponCode, request) ?? .unchanged(request)
+    }
+
+    func applePayContext(
+        _ c: ApplePayContext, didSelectShippingContact contact: Contact, paymentRequest request: PaymentRequest
+    ) async -> PaymentRequestUpdate {
+        summaryForContact?(contact, request) ?? .unchanged(request)
+    }
 
     func applePayContext(
         _ c: ApplePayContext, didCreatePaymentMethod m: PaymentMethod, payment: Payment
@@ -157,11 +209,13 @@ final class ContextRecorder: ApplePayContextDelegate, @unchecked Sendable {
         -> String
     {
         methods.withLock { $0.append(m) }
+        shownTotalAtAuthorization.withLock { $0 = c.shownPaymentRequest.total.amount.decimalString }
         return orderToken
     }
 
     func applePayContext(_ c: ApplePayContext, didCompleteWith status: ApplePayContext.PaymentStatus, error: Error?) {
         outcomes.withLock { $0.append((status, error as? CheckoutError)) }
+        completedOnMain.withLock { $0.append(MainQueue.isCurrent) }
     }
 }
 
@@ -170,7 +224,7 @@ final class ManualTimer: HandlerTimer, @unchecked Sendable {
     private let state = Guarded<(expired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     let armed = Signal()
 
-    func wait(_ budget: Duration) async {
+    func wait(_ budget: TimeInterval) async {
         await withCheckedContinuation { continuation in
             let expired = state.withLock { state -> Bool in
                 if !state.expired { state.waiters.append(continuation) }
@@ -256,3 +310,52 @@ func authorizationResults(_ sheet: SimulatedPaymentSheet) -> [PaymentAuthorizati
 
 /// Decimal from a literal string.
 func dec(_ text: String) -> Decimal { Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))! }
+
+/// Sends over URLSession, holding requests to paths ending in `suffix` until ``release`` fires.
+final class GatedTransport: HTTPTransport, @unchecked Sendable {
+    let inner = URLSessionTransport()
+    let suffix: String
+    /// Fired when a held request arrives.
+    let reached = Signal()
+    /// Lets the held requests go.
+    let release = Signal()
+
+    init(holding suffix: String) { self.suffix = suffix }
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        if request.url?.path.hasSuffix(suffix) == true {
+            reached.fire()
+            await release.wait()
+        }
+        return try await inner.send(request)
+    }
+}
+
+/// A sheet the test drives by hand: it records `present` and `dismiss` and calls the delegate only when told.
+final class ManualSheet: PaymentSheet, @unchecked Sendable {
+    let handlerBudget: TimeInterval = 30
+    let handlerTimer: any HandlerTimer = SystemHandlerTimer()
+    let delegate = Guarded<(any PaymentSheetDelegate)?>(nil)
+    let dismissals = Guarded(0)
+    let presented = Signal()
+
+    func present(_ request: PaymentRequest, delegate: any PaymentSheetDelegate) async -> Bool {
+        self.delegate.withLock { $0 = delegate }
+        presented.fire()
+        return true
+    }
+
+    func dismiss() { dismissals.withLock { $0 += 1 } }
+
+    /// Plays the customer's authorization of `token`; returns the sheet's result.
+    func authorize(_ token: PaymentToken) async -> PaymentAuthorizationResult {
+        let delegate = try! #require(self.delegate.current)
+        return await withCheckedContinuation { continuation in
+            delegate.paymentSheet(self, didAuthorizePayment: Payment(token: token)) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// The sheet is gone.
+    func finish() { delegate.current?.paymentSheetDidFinish(self) }
+}
+

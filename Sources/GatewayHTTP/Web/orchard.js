@@ -5,6 +5,8 @@
  * TPDirect.paymentRequestApi surface. getPrime takes one of three paths: ApplePaySession (Safari),
  * the W3C PaymentRequest API with Apple Pay, or the sandbox wallet (an in-page sheet, sandbox only).
  * Amounts are decimal strings, added as integer minor units. Nothing here logs a token, PAN or cryptogram.
+ * What this file adds to the page carries no inline style attribute (a strict CSP's style-src holds): the Apple
+ * Pay button's CSS goes in a constructed stylesheet.
  */
 (function (window, document) {
   'use strict';
@@ -26,7 +28,8 @@
     network_error: 8,
     gateway_error: 9,
     payment_in_progress: 10,
-    wallet_error: 11
+    wallet_error: 11,
+    timeout: 12
   };
   var DEFERRED_RULES = { '88013': 88013, '88014': 88014, '88015': 88015, '88016': 88016 };
 
@@ -45,6 +48,8 @@
     gatewayURL: scriptOrigin,
     wallet: null,
     hookTimeoutMillis: 20000,
+    // Under Safari's 30 s limit for a sheet's step, so the sheet gets a failure rather than expiring.
+    requestTimeoutMillis: 25000,
     merchantIdentifier: null,
     countryCode: 'TW',
     paymentRequest: null,
@@ -52,6 +57,8 @@
     validated: null,
     path: null,
     canPay: false,
+    // applePayCapabilities' paymentCredentialStatus, once asked.
+    credentialStatus: null,
     busy: false
   };
 
@@ -97,6 +104,7 @@
 
   // MARK: gateway calls
 
+  /** A gateway call; an answer later than `requestTimeoutMillis` is abandoned (`timedOut`). */
   function call(method, path, body) {
     var headers = { 'X-Orchard-App-Id': state.appId, 'X-Orchard-App-Key': state.appKey };
     var init = { method: method, headers: headers, credentials: 'omit', mode: 'cors' };
@@ -104,7 +112,11 @@
       headers['Content-Type'] = 'application/json';
       init.body = JSON.stringify(body);
     }
-    return window.fetch(state.gatewayURL + path, init).then(
+    var timedOut = false;
+    var controller = typeof window.AbortController === 'function' ? new window.AbortController() : null;
+    if (controller) init.signal = controller.signal;
+    var lost = { status: 0, json: null, requestId: '' };
+    var request = window.fetch(state.gatewayURL + path, init).then(
       function (response) {
         return response.text().then(function (text) {
           var json = null;
@@ -113,11 +125,27 @@
         });
       },
       function () {
-        return { status: 0, json: null, requestId: '' };
+        return lost;
       });
+    var timer;
+    var deadline = new Promise(function (resolve) {
+      timer = window.setTimeout(function () {
+        timedOut = true;
+        if (controller) controller.abort();
+        resolve(lost);
+      }, state.requestTimeoutMillis);
+    });
+    return Promise.race([request, deadline]).then(function (answer) {
+      window.clearTimeout(timer);
+      if (timedOut) return { status: 0, json: null, requestId: '', timedOut: true };
+      return answer;
+    });
   }
 
   function gatewayFailure(answer) {
+    if (answer.timedOut) {
+      return failure('timeout', 'the gateway did not answer within ' + state.requestTimeoutMillis + ' ms');
+    }
     if (answer.status === 0) return failure('network_error', 'the gateway could not be reached');
     var error = (answer.json && answer.json.error) || {};
     return failure(error.code || 'gateway_error', error.message || 'the gateway answered ' + answer.status,
@@ -134,9 +162,21 @@
     this.deferred = !!paymentRequest.total.isAmountPending;
     this.pending = paymentRequest.total.isShowTotalAmount === false;
     this.amountForApple = validated.amount_for_apple;
+    this.couponCode = paymentRequest.couponCode || '';
+    // The errors of the merchant's last answer to each kind of selection: a selection they stand against
+    // cannot be paid until another answer clears them.
+    this.refusals = {};
     this.setItems(paymentRequest.displayItems || []);
     this.setShippingOptions(paymentRequest.shippingOptions || []);
   }
+
+  /** The errors the merchant still stands by, in the order of the selections. */
+  Cart.prototype.outstanding = function () {
+    var refusals = this.refusals;
+    return ['shippingOption', 'shippingAddress', 'paymentMethod', 'couponCode'].reduce(function (all, kind) {
+      return all.concat(refusals[kind] || []);
+    }, []);
+  };
 
   Cart.prototype.setItems = function (items) {
     var exponent = this.exponent;
@@ -249,11 +289,84 @@
     });
   }
 
-  function applyUpdate(cart, update) {
-    if (!update) return [];
+  /** Applies a hook's update to the cart and keeps its errors as the refusal of `kind`; returns the errors. */
+  function applyUpdate(cart, update, kind) {
+    var errors = update && Array.isArray(update.errors) ? update.errors : [];
+    if (kind) cart.refusals[kind] = errors;
+    if (!update) return errors;
     if (Array.isArray(update.displayItems)) cart.setItems(update.displayItems);
     if (Array.isArray(update.shippingOptions)) cart.setShippingOptions(update.shippingOptions);
-    return Array.isArray(update.errors) ? update.errors : [];
+    return errors;
+  }
+
+  /**
+   * A hook's errors ({code, contactField, message}) for Apple Pay JS: ApplePayError objects where Safari has
+   * the class (it refuses plain objects), an unknown code as 'unknown'; plain objects elsewhere.
+   */
+  function sheetErrors(errors) {
+    var ApplePayErrorClass = window.ApplePayError;
+    return (errors || []).map(function (error) {
+      if (typeof ApplePayErrorClass !== 'function') {
+        return { code: error.code || 'unknown', contactField: error.contactField, message: error.message || '' };
+      }
+      if (error instanceof ApplePayErrorClass) return error;
+      try {
+        return new ApplePayErrorClass(error.code || 'unknown', error.contactField, error.message || '');
+      } catch (e) {
+        return new ApplePayErrorClass('unknown', undefined, error.message || error.code || '');
+      }
+    });
+  }
+
+  // Apple Pay's contact fields as the W3C AddressErrors members that mark them.
+  var ADDRESS_ERROR_FIELDS = {
+    addressLines: 'addressLine', postalAddress: 'addressLine', locality: 'city', subLocality: 'dependentLocality',
+    postalCode: 'postalCode', administrativeArea: 'region', country: 'country', countryCode: 'country',
+    name: 'recipient', phoneNumber: 'phone'
+  };
+
+  /** A hook's errors as a W3C details update: `error` (all messages) and `shippingAddressErrors` by field. */
+  function w3cErrors(errors, details) {
+    details = details || {};
+    if (!errors || !errors.length) return details;
+    details.error = errors.map(function (e) { return e.message || e.code; }).join(' ');
+    var byField = {};
+    errors.forEach(function (e) {
+      var field = ADDRESS_ERROR_FIELDS[e.contactField];
+      if (field) byField[field] = e.message || e.code;
+    });
+    if (Object.keys(byField).length) details.shippingAddressErrors = byField;
+    return details;
+  }
+
+  /** The paymentAuthorized hook's answer: `{errors, orderDetails}` (no errors when it has none or fails). */
+  function authorizationCheck(cart, payer, shippingAddress, billingAddress) {
+    var outstanding = cart.outstanding();
+    if (outstanding.length) return Promise.resolve({ errors: outstanding });
+    return runHook('paymentAuthorized', {
+      payer: payer, shippingAddress: contact(shippingAddress), billingAddress: contact(billingAddress),
+      shippingOption: cart.shipping ? cart.shipping.id : ''
+    }).then(function (update) {
+      return {
+        errors: update && Array.isArray(update.errors) ? update.errors : [],
+        orderDetails: update && update.orderDetails ? update.orderDetails : null
+      };
+    });
+  }
+
+  /** Merchant validation: Apple's merchant session for `validationURL`, as the page's merchant identifier. */
+  function validateMerchant(validationURL) {
+    var body = {
+      validation_url: validationURL, domain: window.location.hostname, display_name: state.paymentRequest.total.label
+    };
+    if (state.merchantIdentifier) body.merchant_identifier = state.merchantIdentifier;
+    return call('POST', '/v1/apple-pay/merchant-sessions', body).then(function (answer) {
+      if (answer.status === 200 && answer.json) return { session: answer.json };
+      var refused = gatewayFailure(answer);
+      return {
+        refusal: failure('merchant_validation_failed', refused.msg, { reason: refused.code, requestId: answer.requestId })
+      };
+    });
   }
 
   // MARK: the prime result (TapPay's fields)
@@ -328,7 +441,12 @@
     request.lineItems = cart.appleLineItems();
     request.total = cart.appleTotal();
     if (cart.shippingOptions.length) request.shippingMethods = cart.appleShippingMethods();
-    var session = new Session(sessionVersion(), request);
+    if (couponsEnabled()) {
+      request.supportsCouponCode = true;
+      if (cart.couponCode) request.couponCode = cart.couponCode;
+    }
+    var version = sessionVersion();
+    var session = new Session(version, request);
     var tokenizing = false;
     var done = false;
 
@@ -339,21 +457,25 @@
     }
 
     function recomputed(errors) {
-      return { newTotal: cart.appleTotal(), newLineItems: cart.appleLineItems(), errors: errors };
+      return { newTotal: cart.appleTotal(), newLineItems: cart.appleLineItems(), errors: sheetErrors(errors) };
+    }
+
+    /** completePayment with a status, field errors and order details (as a plain status before version 3). */
+    function completePayment(status, errors, orderDetails) {
+      if (version < 3) return session.completePayment(status);
+      var result = { status: status, errors: sheetErrors(errors) };
+      if (orderDetails) result.orderDetails = orderDetails;
+      session.completePayment(result);
     }
 
     session.onvalidatemerchant = function (event) {
-      call('POST', '/v1/apple-pay/merchant-sessions', {
-        validation_url: event.validationURL, domain: window.location.hostname,
-        display_name: state.paymentRequest.total.label
-      }).then(function (answer) {
-        if (answer.status === 200 && answer.json) {
-          session.completeMerchantValidation(answer.json);
+      validateMerchant(event.validationURL).then(function (validated) {
+        if (validated.session) {
+          session.completeMerchantValidation(validated.session);
           return;
         }
         try { session.abort(); } catch (e) { /* already gone */ }
-        var refused = gatewayFailure(answer);
-        end(failure('merchant_validation_failed', refused.msg, { reason: refused.code, requestId: answer.requestId }));
+        end(validated.refusal);
       });
     };
 
@@ -361,8 +483,7 @@
       var method = event.shippingMethod || {};
       cart.choose(method.identifier);
       runHook('shippingOptionChange', { id: method.identifier, label: method.label }).then(function (update) {
-        var errors = applyUpdate(cart, update);
-        var answer = recomputed(errors);
+        var answer = recomputed(applyUpdate(cart, update, 'shippingOption'));
         if (update && Array.isArray(update.shippingOptions)) answer.newShippingMethods = cart.appleShippingMethods();
         session.completeShippingMethodSelection(answer);
       });
@@ -370,8 +491,7 @@
 
     session.onshippingcontactselected = function (event) {
       runHook('shippingAddressChange', contact(event.shippingContact)).then(function (update) {
-        var errors = applyUpdate(cart, update);
-        var answer = recomputed(errors);
+        var answer = recomputed(applyUpdate(cart, update, 'shippingAddress'));
         answer.newShippingMethods = cart.appleShippingMethods();
         session.completeShippingContactSelection(answer);
       });
@@ -379,8 +499,16 @@
 
     session.onpaymentmethodselected = function (event) {
       runHook('paymentMethodChange', event.paymentMethod || {}).then(function (update) {
-        applyUpdate(cart, update);
-        session.completePaymentMethodSelection({ newTotal: cart.appleTotal(), newLineItems: cart.appleLineItems() });
+        session.completePaymentMethodSelection(recomputed(applyUpdate(cart, update, 'paymentMethod')));
+      });
+    };
+
+    session.oncouponcodechanged = function (event) {
+      cart.couponCode = event.couponCode || '';
+      runHook('couponCodeChange', { couponCode: cart.couponCode }).then(function (update) {
+        var answer = recomputed(applyUpdate(cart, update, 'couponCode'));
+        answer.newShippingMethods = cart.appleShippingMethods();
+        session.completeCouponCodeChange(answer);
       });
     };
 
@@ -391,12 +519,17 @@
         name: [shippingContact.givenName, shippingContact.familyName].filter(function (p) { return p; }).join(' '),
         phone: shippingContact.phoneNumber || '', email: shippingContact.emailAddress || ''
       };
-      tokenizing = true;
-      tokenize(payment.token, cart, payer, shippingContact, payment.billingContact).then(function (result) {
-        tokenizing = false;
-        // completePayment(STATUS_SUCCESS) only once the prime is back.
-        session.completePayment(result.status === 0 ? Session.STATUS_SUCCESS : Session.STATUS_FAILURE);
-        end(result);
+      authorizationCheck(cart, payer, shippingContact, payment.billingContact).then(function (check) {
+        // Errors keep the sheet open: the buyer fixes the fields (or the selection) and authorizes again.
+        if (check.errors.length) return completePayment(Session.STATUS_FAILURE, check.errors);
+        tokenizing = true;
+        return tokenize(payment.token, cart, payer, shippingContact, payment.billingContact).then(function (result) {
+          tokenizing = false;
+          // completePayment(STATUS_SUCCESS) only once the prime is back.
+          if (result.status === 0) completePayment(Session.STATUS_SUCCESS, [], check.orderDetails);
+          else completePayment(Session.STATUS_FAILURE, []);
+          end(result);
+        });
       });
     };
 
@@ -437,36 +570,59 @@
       finish(failure('not_supported', 'this browser refused the payment request'));
       return;
     }
+    // Merchant validation's refusal, kept for the result (the browser then rejects show() with its own error).
+    var refusal = null;
     request.addEventListener('merchantvalidation', function (event) {
-      event.complete(call('POST', '/v1/apple-pay/merchant-sessions', {
-        validation_url: event.validationURL, domain: window.location.hostname,
-        display_name: state.paymentRequest.total.label
-      }).then(function (answer) {
-        if (answer.status === 200 && answer.json) return answer.json;
+      event.complete(validateMerchant(event.validationURL).then(function (validated) {
+        if (validated.session) return validated.session;
+        refusal = validated.refusal;
         throw new Error('merchant validation refused');
       }));
     });
+
+    /** The details after a hook's update of `kind`, with its errors. */
+    function updated(update, kind) {
+      return w3cErrors(applyUpdate(cart, update, kind), w3cDetails(cart));
+    }
+
     request.addEventListener('shippingoptionchange', function (event) {
       cart.choose(request.shippingOption);
       event.updateWith(runHook('shippingOptionChange', { id: request.shippingOption }).then(function (update) {
-        var errors = applyUpdate(cart, update);
-        var details = w3cDetails(cart);
-        if (errors.length) details.error = errors.map(function (e) { return e.message || e.code; }).join(' ');
-        return details;
+        return updated(update, 'shippingOption');
+      }));
+    });
+    request.addEventListener('shippingaddresschange', function (event) {
+      event.updateWith(runHook('shippingAddressChange', contact(request.shippingAddress)).then(function (update) {
+        return updated(update, 'shippingAddress');
+      }));
+    });
+    request.addEventListener('paymentmethodchange', function (event) {
+      event.updateWith(runHook('paymentMethodChange', event.methodDetails || {}).then(function (update) {
+        return updated(update, 'paymentMethod');
       }));
     });
     var tokenizing = false;
-    request.show().then(function (response) {
-      tokenizing = true;
+
+    /** The buyer paid: the merchant's check (errors keep the sheet open through retry), then the prime. */
+    function handle(response) {
       var payer = { name: response.payerName || '', phone: response.payerPhone || '', email: response.payerEmail || '' };
       var details = response.details || {};
-      return tokenize(details.token || details, cart, payer, response.shippingAddress, details.billingContact)
-        .then(function (result) {
-          tokenizing = false;
-          return response.complete(result.status === 0 ? 'success' : 'fail').then(function () { finish(result); });
-        });
-    }, function (error) {
+      return authorizationCheck(cart, payer, response.shippingAddress, details.billingContact).then(function (check) {
+        if (check.errors.length && typeof response.retry === 'function') {
+          return response.retry(w3cErrors(check.errors)).then(function () { return handle(response); });
+        }
+        tokenizing = true;
+        return tokenize(details.token || details, cart, payer, response.shippingAddress, details.billingContact)
+          .then(function (result) {
+            tokenizing = false;
+            return response.complete(result.status === 0 ? 'success' : 'fail').then(function () { finish(result); });
+          });
+      });
+    }
+
+    request.show().then(handle, function (error) {
       if (tokenizing) return;
+      if (refusal) return finish(refusal);
       finish(error && error.name === 'AbortError'
         ? failure('user_cancelled', 'the buyer closed the payment sheet')
         : failure('not_supported', 'the payment sheet could not be shown'));
@@ -549,7 +705,7 @@
           cart.choose(option.id);
           render();
           runHook('shippingOptionChange', { id: option.id, label: option.label }).then(function (update) {
-            showErrors(applyUpdate(cart, update));
+            showErrors(applyUpdate(cart, update, 'shippingOption'));
             if (update && Array.isArray(update.shippingOptions)) renderShipping();
             render();
           });
@@ -584,10 +740,29 @@
     sheet.appendChild(cardLabel);
 
     var errorBox = element('p', { 'data-orchard-error': '', role: 'alert', style: 'color:#b00020;min-height:1em;font-size:13px' });
-    sheet.appendChild(errorBox);
     function showErrors(errors) {
       errorBox.textContent = (errors || []).map(function (e) { return e.message || e.code || String(e); }).join(' ');
     }
+
+    // The coupon field, when the page takes coupon codes (its couponCodeChange hook).
+    if (couponsEnabled()) {
+      var couponLabel = element('label', {}, 'Coupon code');
+      var coupon = element('input', { 'data-orchard-coupon': '', type: 'text', autocomplete: 'off' });
+      coupon.value = cart.couponCode;
+      var applyCoupon = element('button', { type: 'button', 'data-orchard-action': 'coupon' }, 'Apply');
+      applyCoupon.addEventListener('click', function () {
+        cart.couponCode = coupon.value;
+        runHook('couponCodeChange', { couponCode: cart.couponCode }).then(function (update) {
+          showErrors(applyUpdate(cart, update, 'couponCode'));
+          if (update && Array.isArray(update.shippingOptions)) renderShipping();
+          render();
+        });
+      });
+      couponLabel.appendChild(coupon);
+      sheet.appendChild(couponLabel);
+      sheet.appendChild(applyCoupon);
+    }
+    sheet.appendChild(errorBox);
 
     var buttons = element('div', { style: 'display:flex;gap:8px;justify-content:flex-end' });
     var cancel = element('button', { type: 'button', 'data-orchard-action': 'cancel',
@@ -633,8 +808,20 @@
       var address = fields.address
         ? { addressLine: [fields.address.value], country: state.countryCode, recipient: payer.name, phone: payer.phone }
         : {};
-      call('POST', '/v1/sandbox/wallet/tokens', { amount: cart.tokenValue(), currency: cart.currency, card: cards.value })
+      authorizationCheck(cart, payer, address, address).then(function (check) {
+        // The merchant's errors keep the sheet open, as Apple's sheet does.
+        if (check.errors.length) {
+          showErrors(check.errors);
+          tokenizing = false;
+          pay.disabled = false;
+          return null;
+        }
+        return call('POST', '/v1/sandbox/wallet/tokens', {
+          amount: cart.tokenValue(), currency: cart.currency, card: cards.value
+        });
+      })
         .then(function (answer) {
+          if (answer === null) return null;
           if (answer.status !== 200 || !answer.json || !answer.json.token) {
             var refused = gatewayFailure(answer);
             return failure('wallet_error', refused.msg, { reason: refused.code });
@@ -643,6 +830,7 @@
           return tokenize(answer.json.token, cart, payer, address, address);
         })
         .then(function (result) {
+          if (result === null) return;
           tokenizing = false;
           end(result);
         });
@@ -651,7 +839,9 @@
 
   // MARK: which path
 
+  /** Whether ApplePaySession can pay on this device (false once applePayCapabilities said it cannot). */
   function hasSession() {
+    if (state.credentialStatus === 'applePayUnsupported') return false;
     try {
       return !!window.ApplePaySession && window.ApplePaySession.canMakePayments() === true;
     } catch (e) {
@@ -661,16 +851,56 @@
 
   function sandboxWalletAllowed() { return state.serverType === 'sandbox'; }
 
-  /** Resolves with the path getPrime will take and whether a card can pay, checking W3C Apple Pay support. */
-  function discoverPath(validated) {
-    if (state.wallet === 'sandbox' && sandboxWalletAllowed()) return Promise.resolve({ path: 'sandbox_wallet', canPay: true });
-    if (hasSession()) {
-      var Session = window.ApplePaySession;
-      var check = typeof Session.canMakePaymentsWithActiveCard === 'function' && state.merchantIdentifier
-        ? Promise.resolve(Session.canMakePaymentsWithActiveCard(state.merchantIdentifier)).catch(function () { return false; })
+  function couponsEnabled() {
+    return !!(state.paymentRequest && state.paymentRequest.supportsCouponCode) ||
+      typeof (state.hooks && state.hooks.couponCodeChange) === 'function';
+  }
+
+  /** The merchant identifier of the page (setupApplePay), or the one the gateway put in the W3C form. */
+  function merchantIdentifier(validated) {
+    if (state.merchantIdentifier) return state.merchantIdentifier;
+    var data = validated && validated.w3c_request && validated.w3c_request.methodData &&
+      validated.w3c_request.methodData[0] && validated.w3c_request.methodData[0].data;
+    return (data && data.merchantIdentifier) || null;
+  }
+
+  /**
+   * The ApplePaySession path, or null: applePayCapabilities (Apple's recommended check) where Safari has it,
+   * canMakePayments and canMakePaymentsWithActiveCard otherwise.
+   */
+  function sessionPath(validated) {
+    var Session = window.ApplePaySession;
+    var identifier = merchantIdentifier(validated);
+    function legacy() {
+      if (!hasSession()) return Promise.resolve(null);
+      var check = typeof Session.canMakePaymentsWithActiveCard === 'function' && identifier
+        ? Promise.resolve(Session.canMakePaymentsWithActiveCard(identifier)).catch(function () { return false; })
         : Promise.resolve(true);
       return check.then(function (canPay) { return { path: 'apple_pay_session', canPay: !!canPay }; });
     }
+    if (typeof Session.applePayCapabilities !== 'function' || !identifier) return legacy();
+    return Promise.resolve().then(function () { return Session.applePayCapabilities(identifier); }).then(
+      function (answer) {
+        var status = answer && answer.paymentCredentialStatus;
+        state.credentialStatus = status || null;
+        if (status === 'applePayUnsupported') return null;
+        if (!status) return legacy();
+        // Available: a card is ready; unknown: Apple says to offer Apple Pay too; unavailable: offer set-up.
+        var canPay = status === 'paymentCredentialsAvailable' || status === 'paymentCredentialStatusUnknown';
+        return { path: 'apple_pay_session', canPay: canPay };
+      },
+      legacy);
+  }
+
+  /** Resolves with the path getPrime will take and whether a card can pay, checking W3C Apple Pay support. */
+  function discoverPath(validated) {
+    if (state.wallet === 'sandbox' && sandboxWalletAllowed()) return Promise.resolve({ path: 'sandbox_wallet', canPay: true });
+    var session = window.ApplePaySession ? sessionPath(validated) : Promise.resolve(null);
+    return session.then(function (found) { return found || otherPath(validated); });
+  }
+
+  /** The W3C PaymentRequest path, else the sandbox wallet in the sandbox, else none. */
+  function otherPath(validated) {
     var fallback = sandboxWalletAllowed() ? { path: 'sandbox_wallet', canPay: true } : { path: null, canPay: false };
     if (typeof window.PaymentRequest !== 'function' || !validated || !validated.w3c_request) return Promise.resolve(fallback);
     return new Promise(function (resolve) {
@@ -685,6 +915,97 @@
         resolve(fallback);
       }
     });
+  }
+
+  // MARK: the button
+
+  var BUTTON_TOKEN = /^[a-z][a-z-]{0,31}$/;
+  var buttonSheet = null;
+
+  /**
+   * Adds `rules` to the SDK's constructed stylesheet (document.adoptedStyleSheets: no style element or attribute,
+   * so a strict CSP's style-src holds); false where the browser has no constructed stylesheets (the page's own
+   * CSS then styles the classes, docs/web.md).
+   */
+  function adoptRules(rules) {
+    if (!buttonSheet) {
+      if (typeof window.CSSStyleSheet !== 'function' || !('adoptedStyleSheets' in document)) return false;
+      try {
+        buttonSheet = new window.CSSStyleSheet();
+        document.adoptedStyleSheets = document.adoptedStyleSheets.concat([buttonSheet]);
+      } catch (e) {
+        buttonSheet = null;
+        return false;
+      }
+    }
+    var present = Array.prototype.map.call(buttonSheet.cssRules, function (rule) { return rule.selectorText; });
+    rules.forEach(function (rule) {
+      var selector = rule.slice(0, rule.indexOf('{')).trim();
+      if (present.indexOf(selector) < 0) buttonSheet.insertRule(rule, buttonSheet.cssRules.length);
+    });
+    return true;
+  }
+
+  function buttonToken(value, fallback, name) {
+    if (value === undefined || value === null || value === '') return fallback;
+    var text = String(value);
+    if (!BUTTON_TOKEN.test(text)) throw new TypeError('Orchard.renderButton: ' + name + " is a name such as '" + fallback + "'");
+    return text;
+  }
+
+  /**
+   * Renders the Apple Pay button into `element` (its content is replaced) and returns it: Apple's
+   * <apple-pay-button> where Apple's script defined it, a button with the -apple-pay-button CSS where Safari has
+   * ApplePaySession, the sandbox wallet's own button in the sandbox, nothing (null) elsewhere. `options`:
+   * {type: 'buy' | 'check-out' | 'book' | …, style: 'black' | 'white' | 'white-outline', locale: 'zh-TW' …}.
+   */
+  function renderButton(element, options) {
+    if (!element || element.nodeType !== 1) throw new TypeError('Orchard.renderButton: element must be a DOM element');
+    options = options || {};
+    var type = buttonToken(options.type, 'buy', 'type');
+    var style = buttonToken(options.style, 'black', 'style');
+    var locale = options.locale ? String(options.locale) : '';
+    var button;
+    var forcedSandbox = state.wallet === 'sandbox' && sandboxWalletAllowed();
+    if (!forcedSandbox && window.customElements && window.customElements.get('apple-pay-button')) {
+      button = document.createElement('apple-pay-button');
+      button.setAttribute('buttonstyle', style);
+      button.setAttribute('type', type);
+      if (locale) button.setAttribute('locale', locale);
+      button.setAttribute('data-orchard-button', 'apple-pay-button');
+    } else if (!forcedSandbox && hasSession()) {
+      button = element.ownerDocument.createElement('button');
+      button.setAttribute('type', 'button');
+      button.setAttribute('data-orchard-button', 'apple-pay-css');
+      button.setAttribute('aria-label', 'Apple Pay');
+      button.className = 'orchard-apple-pay-button orchard-apple-pay-type-' + type + ' orchard-apple-pay-style-' + style;
+      if (locale) button.setAttribute('lang', locale);
+      adoptRules([
+        '.orchard-apple-pay-button { display: inline-block; -webkit-appearance: -apple-pay-button; ' +
+          'min-width: 140px; min-height: 30px; border: 0; padding: 0; cursor: pointer; }',
+        '.orchard-apple-pay-type-' + type + ' { -apple-pay-button-type: ' + type + '; }',
+        '.orchard-apple-pay-style-' + style + ' { -apple-pay-button-style: ' + style + '; }'
+      ]);
+    } else if (sandboxWalletAllowed()) {
+      button = element.ownerDocument.createElement('button');
+      button.setAttribute('type', 'button');
+      button.setAttribute('data-orchard-button', 'sandbox');
+      button.className = 'orchard-sandbox-button orchard-sandbox-button-' + style;
+      if (locale) button.setAttribute('lang', locale);
+      button.textContent = 'Pay with the sandbox wallet';
+      adoptRules([
+        '.orchard-sandbox-button { min-width: 140px; min-height: 36px; padding: 0 16px; border-radius: 8px; ' +
+          'font: 600 15px -apple-system, system-ui, sans-serif; cursor: pointer; background: #000; color: #fff; ' +
+          'border: 1px solid #000; }',
+        '.orchard-sandbox-button-white, .orchard-sandbox-button-white-outline { background: #fff; color: #000; }',
+        '.orchard-sandbox-button-white { border-color: #fff; }'
+      ]);
+    } else {
+      return null;
+    }
+    element.textContent = '';
+    element.appendChild(button);
+    return button;
   }
 
   // MARK: the public surface (TapPay's names)
@@ -740,7 +1061,11 @@
               state.validated = report;
               state.path = found.path;
               state.canPay = found.canPay;
-              return { status: 0, code: '', msg: 'Success', errors: [] };
+              var result = { status: 0, code: '', msg: 'Success', errors: [] };
+              if (state.credentialStatus) result.paymentCredentialStatus = state.credentialStatus;
+              result.canSetupApplePay = found.path === 'apple_pay_session' && !found.canPay &&
+                typeof window.ApplePaySession.openPaymentSetup === 'function';
+              return result;
             });
           });
         });
@@ -748,6 +1073,7 @@
       return settle(callback, work.then(function (result) {
         result.browserSupportPaymentRequest = !!state.path || paymentRequestApi.checkAvailability();
         result.canMakePaymentWithActiveCard = !!state.path && state.canPay;
+        if (result.canSetupApplePay === undefined) result.canSetupApplePay = false;
         if (!result.errors) result.errors = [];
         if (result.status === 0 && !state.path) {
           var unsupported = failure('not_supported', 'no Apple Pay in this browser');
@@ -758,6 +1084,26 @@
         }
         return result;
       }));
+    },
+
+    /**
+     * Opens Apple Pay's set-up for the merchant (ApplePaySession.openPaymentSetup): the action of a "Set up Apple
+     * Pay" button when setupPaymentRequest said canSetupApplePay. Resolves with `{status: 0, opened}`.
+     */
+    openPaymentSetup: function (callback) {
+      var Session = window.ApplePaySession;
+      var identifier = merchantIdentifier(state.validated);
+      var work;
+      if (!state.appId) {
+        work = Promise.resolve(failure('sdk_not_setup', 'call Orchard.setupSDK first'));
+      } else if (!Session || typeof Session.openPaymentSetup !== 'function' || !identifier) {
+        work = Promise.resolve(failure('not_supported', "this browser cannot open Apple Pay's set-up"));
+      } else {
+        work = Promise.resolve().then(function () { return Session.openPaymentSetup(identifier); }).then(
+          function (opened) { return { status: 0, code: '', msg: 'Success', opened: !!opened }; },
+          function () { return failure('not_supported', "Apple Pay's set-up could not be opened"); });
+      }
+      return settle(callback, work);
     },
 
     /** Shows the sheet (call it from the click handler) and resolves with TapPay's getPrime result. */
@@ -797,8 +1143,10 @@
       state.gatewayURL = String(options.gatewayURL || scriptOrigin).replace(/\/+$/, '');
       state.wallet = options.wallet || null;
       if (options.hookTimeoutMillis > 0) state.hookTimeoutMillis = options.hookTimeoutMillis;
+      if (options.requestTimeoutMillis > 0) state.requestTimeoutMillis = options.requestTimeoutMillis;
     },
     paymentRequestApi: paymentRequestApi,
+    renderButton: renderButton,
     /** The numeric status of each failure code. */
     statusCodes: STATUS
   };

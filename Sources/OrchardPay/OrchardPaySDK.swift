@@ -5,10 +5,10 @@ import Foundation
 /// provider that answers availability, and an optional log handler.
 ///
 /// ```swift
-/// OrchardPay.setup(appID: "app_…", appKey: "ak_…", environment: .sandbox,
-///                  gatewayURL: URL(string: "https://pay.example.com"))
+/// OrchardPaySDK.setup(appID: "app_…", appKey: "ak_…", environment: .sandbox,
+///                     gatewayURL: URL(string: "https://pay.example.com"))
 /// ```
-public enum OrchardPay {
+public enum OrchardPaySDK {
     /// Which gateway environment the credentials belong to.
     public enum Environment: String, Hashable, Sendable {
         /// Test credentials: the sandbox acquirer, the sandbox wallet, no real money.
@@ -33,8 +33,8 @@ public enum OrchardPay {
         /// How many times a request whose answer was lost is sent again with the same `Idempotency-Key`
         /// (default 2). The gateway answers a retry from its idempotency store, so a payment is charged once.
         public var retryLimit: Int = 2
-        /// The pause before a retry (default 300 ms).
-        public var retryDelay: Duration = .milliseconds(300)
+        /// The pause before a retry, in seconds (default 0.3).
+        public var retryDelay: TimeInterval = 0.3
 
         /// A configuration.
         public init(appID: String, appKey: String, environment: Environment, gatewayURL: URL) {
@@ -62,7 +62,7 @@ public enum OrchardPay {
                 url == nil
                 ? CheckoutError(
                     code: CheckoutError.gatewayNotConfigured,
-                    message: "OrchardPay.setup needs the gateway's URL in production") : nil
+                    message: "OrchardPaySDK.setup needs the gateway's URL in production") : nil
         }
     }
 
@@ -82,7 +82,7 @@ public enum OrchardPay {
         let (configuration, error) = state.withLock { ($0.configuration, $0.setupError) }
         if let error { throw error }
         guard let configuration else {
-            throw CheckoutError(code: CheckoutError.notSetUp, message: "call OrchardPay.setup before paying")
+            throw CheckoutError(code: CheckoutError.notSetUp, message: "call OrchardPaySDK.setup before paying")
         }
         return GatewayClient(configuration: configuration)
     }
@@ -113,6 +113,32 @@ public enum OrchardPay {
         sheetProvider?.canMakePayments(usingNetworks: networks) ?? false
     }
 
+    /// Whether the customer has a card of one of `networks` that `capabilities` accept: with
+    /// ``MerchantCapability/supportsCredit`` or ``MerchantCapability/supportsDebit``, a card of that kind
+    /// (`PKPaymentAuthorizationController.canMakePayments(usingNetworks:capabilities:)`).
+    public static func canMakePayments(
+        usingNetworks networks: [PaymentNetwork], capabilities: [MerchantCapability]
+    ) -> Bool {
+        sheetProvider?.canMakePayments(usingNetworks: networks, capabilities: capabilities) ?? false
+    }
+
+    /// Which Apple Pay button to show for a merchant accepting `networks` with `capabilities` (TapPay's
+    /// guidance): ``ApplePayButtonKind/buy`` when the wallet holds such a card, ``ApplePayButtonKind/setUp``
+    /// when the device has Apple Pay but no such card (its tap calls ``openPaymentSetup()``), and
+    /// ``ApplePayButtonKind/unavailable`` when the device has no Apple Pay (show no Apple Pay button).
+    public static func paymentButton(
+        networks: [PaymentNetwork], capabilities: [MerchantCapability] = []
+    ) -> ApplePayButtonKind {
+        guard canMakePayments() else { return .unavailable }
+        return canMakePayments(usingNetworks: networks, capabilities: capabilities) ? .buy : .setUp
+    }
+
+    /// Opens Wallet's screen for adding a card (`PKPassLibrary.openPaymentSetup()`), the action of the "Set up
+    /// Apple Pay" button. False when the device cannot (no Apple Pay, no provider).
+    @MainActor
+    @discardableResult
+    public static func openPaymentSetup() -> Bool { sheetProvider?.openPaymentSetup() ?? false }
+
     // MARK: Logging
 
     /// Receives the SDK's log lines (requests, their status and timing, state changes). The SDK never puts
@@ -133,7 +159,7 @@ public enum OrchardPay {
     struct State {
         var configuration: Configuration?
         var setupError: CheckoutError?
-        var provider: (any PaymentSheetProvider)? = OrchardPay.platformProvider
+        var provider: (any PaymentSheetProvider)? = OrchardPaySDK.platformProvider
         var logHandler: (@Sendable (String) -> Void)?
     }
 
@@ -155,4 +181,29 @@ public protocol PaymentSheetProvider: Sendable {
     func canMakePayments() -> Bool
     /// Whether the wallet holds a card of one of `networks`.
     func canMakePayments(usingNetworks networks: [PaymentNetwork]) -> Bool
+    /// Whether the wallet holds a card of one of `networks` that `capabilities` accept (credit, debit).
+    func canMakePayments(usingNetworks networks: [PaymentNetwork], capabilities: [MerchantCapability]) -> Bool
+    /// Opens the device's screen for adding a card; false when it cannot.
+    @MainActor func openPaymentSetup() -> Bool
+}
+
+extension PaymentSheetProvider {
+    /// A provider that cannot tell card kinds apart answers by network alone.
+    public func canMakePayments(usingNetworks networks: [PaymentNetwork], capabilities: [MerchantCapability]) -> Bool {
+        canMakePayments(usingNetworks: networks)
+    }
+
+    /// A provider without a set-up screen cannot open one.
+    @MainActor public func openPaymentSetup() -> Bool { false }
+}
+
+/// Which Apple Pay button to show (``OrchardPaySDK/paymentButton(networks:capabilities:)``).
+public enum ApplePayButtonKind: String, Hashable, Sendable {
+    /// The customer can pay: show the Apple Pay button (`PKPaymentButtonType.buy` or another call to action).
+    case buy
+    /// The device has Apple Pay but no card the merchant accepts: show "Set up Apple Pay"
+    /// (`PKPaymentButtonType.setUp`); its tap calls ``OrchardPaySDK/openPaymentSetup()``.
+    case setUp
+    /// No Apple Pay on this device: show no Apple Pay button.
+    case unavailable
 }
