@@ -9,7 +9,13 @@ import Testing
     import PassKitShim
 #endif
 
-/// What the seed samples print (TapPaySample.swift, PayerMaxSample.swift), for the tests to read.
+/// The test module's `print`, which only the seed samples call (TapPaySample.swift, PayerMaxSample.swift): their
+/// lines go to ``SeedConsole`` for the tests to read, and the samples stay as the seeds wrote them.
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+    SeedConsole.shared.write(items.map { "\($0)" }.joined(separator: separator))
+}
+
+/// What the seed samples print, for the tests to read.
 final class SeedConsole: @unchecked Sendable {
     static let shared = SeedConsole()
     private let state = Guarded<(lines: [String], finished: Signal)>(([], Signal()))

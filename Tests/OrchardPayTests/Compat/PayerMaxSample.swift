@@ -15,11 +15,6 @@ import OrchardPayCompat
     import UIKit
 #endif
 
-/// The seed's lines go to ``SeedConsole``.
-fileprivate func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
-    SeedConsole.shared.write(items.map { "\($0)" }.joined(separator: separator))
-}
-
 // S004 130–160. `@main` is left out: a test bundle has its own entry point. Without UIKit (Linux), the app
 // delegate's body runs in `applicationDidFinishLaunching`, `CheckoutViewController` is an NSObject on the main actor
 // (as UIViewController is) and `viewDidLoad` checks availability without the button. The seed never declares the

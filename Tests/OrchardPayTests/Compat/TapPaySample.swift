@@ -16,11 +16,6 @@ import OrchardPayCompat
     import UIKit
 #endif
 
-/// The seed's lines go to ``SeedConsole`` (this file and PayerMaxSample.swift only).
-fileprivate func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
-    SeedConsole.shared.write(items.map { "\($0)" }.joined(separator: separator))
-}
-
 // The seed declares `ViewController`'s properties in four separate snippets (`var applePay : TPDApplePay!`,
 // `var merchant`, `var consumer`, `var cart`, S000 85, 515, 567, 612) and `var applePayButton` (S000 430); one
 // class holds them here. Without UIKit (Linux) it is an NSObject on the main actor, as UIViewController is.
