@@ -260,7 +260,8 @@ public final class TPDCardInfo: Sendable {
 }
 
 /// TapPay's outcome (`TPDTransactionResult`), from OrchardPay's ``TransactionResult``: `status` 0 on success,
-/// TapPay's code (88013–88016) for a refused cart, otherwise OrchardPay's status.
+/// otherwise OrchardPay's status (the gateway's HTTP status, -1 … -4); for a cart `startPayment()` could not show,
+/// TapPay's code (88013–88016), or -1 for another payment request rule (``orchardCode`` names it).
 public final class TPDTransactionResult {
     /// The message.
     public var message: String!
