@@ -194,7 +194,7 @@ extension SetupTests {
             let shown = try #require(sheets.current.first?.shownRequest)
             #expect(shown.isAmountPending == true)
             #expect(shown.total.type == .pending)
-            #expect(shown.lineItems.map(\.type) == [.final, .pending, ])
+            #expect(shown.lineItems.map(\.type) == [.final, .pending])
         }
 
         @Test("88013–88016: a cart TapPay's table refuses is didFailurePayment with the code as status, then didFinish")
@@ -231,7 +231,6 @@ extension SetupTests {
         @Test("TPDSetup takes the app id as a string (the seed's sample) and as an integer; the server type is the environment")
         func appIDStringAndInteger() throws {
             OrchardCompat.gatewayURL = nil
-            #expect(PayerMaxAppDelegate().applicationDidFinishLaunching())   // an unusable key sets nothing up
             #expect(AppDelegate().applicationDidFinishLaunching())
             #expect(OrchardPaySDK.configuration?.appID == "APP_ID")
             #expect(OrchardPaySDK.configuration?.appKey == "APP_KEY")
@@ -267,6 +266,27 @@ extension SetupTests {
             await SeedConsole.shared.waitUntilFinished()
             #expect(SeedConsole.shared.markers(Self.tapPayMarkers).suffix(2) == ["Apple Pay Did Failure", "Apple Pay Did Finish"])
             #expect(controller.applePay.checkout?.result?.code == "invalid_credentials")
+        }
+
+        @Test("PMAPIClient's publishable key is the app id and app key; its environment sets OrchardPay up again")
+        func publishableKey() {
+            OrchardCompat.gatewayURL = URL(string: "https://pay.example.com")
+            defer {
+                OrchardCompat.gatewayURL = nil
+                PMAPIClient.environment = .sandbox
+            }
+            OrchardPaySDK.setup(appID: "app_before", appKey: "ak_before", environment: .sandbox)
+            #expect(PayerMaxAppDelegate().applicationDidFinishLaunching())   // the seed's placeholder has no ':'
+            #expect(OrchardPaySDK.configuration?.appID == "app_before")
+            PMAPIClient.defaultPublishableKey = "app_123:ak_456"
+            #expect(PMAPIClient.defaultPublishableKey == "app_123:ak_456")
+            #expect(OrchardPaySDK.configuration?.appID == "app_123")
+            #expect(OrchardPaySDK.configuration?.appKey == "ak_456")
+            #expect(OrchardPaySDK.configuration?.environment == .sandbox)
+            #expect(OrchardPaySDK.configuration?.gatewayURL == URL(string: "https://pay.example.com"))
+            PMAPIClient.environment = .production
+            #expect(OrchardPaySDK.configuration?.environment == .production)
+            #expect(OrchardPaySDK.configuration?.appID == "app_123")
         }
 
         @Test("TPDApplePay's availability and set-up view are OrchardPaySDK's")
