@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "GatewayHTTP", targets: ["GatewayHTTP"]),
         .library(name: "OrchardPay", targets: ["OrchardPay"]),
         .library(name: "PassKitShim", targets: ["PassKitShim"]),
+        .library(name: "OrchardPayCompat", targets: ["OrchardPayCompat"]),
         .executable(name: "orchard", targets: ["orchard"]),
     ],
     targets: [
@@ -101,6 +102,14 @@ let package = Package(
                 "OrchardBase", "ApplePayModel",
                 .target(name: "PassKitShim", condition: .when(platforms: Package.withoutPassKit)),
             ]),
+        // TapPay's and PayerMax's iOS names (TPDSetup, TPDApplePay, PMApplePayContext …) as thin layers over
+        // OrchardPay's two flows (docs/ios.md, "Swift names"); PassKit's types come from PassKitShim as OrchardPay's do.
+        .target(
+            name: "OrchardPayCompat",
+            dependencies: [
+                "OrchardPay", "OrchardBase",
+                .target(name: "PassKitShim", condition: .when(platforms: Package.withoutPassKit)),
+            ]),
         .target(
             name: "OrchardCLI",
             dependencies: [
@@ -157,11 +166,12 @@ let package = Package(
                 "GatewayProcessors", "Gateway", "GatewayCurl", "OrchardCrypto", "OrchardJSON", "OrchardBase",
                 "OrchardTestSupport",
             ]),
-        // The client SDK against a real gateway served in-process on loopback.
+        // The client SDK, and the seed's TapPay and PayerMax samples on OrchardPayCompat (Compat/), against a real
+        // gateway served in-process on loopback.
         .testTarget(
             name: "OrchardPayTests",
             dependencies: [
-                "OrchardPay", "GatewayHTTP", "OrchardHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport",
+                "OrchardPay", "OrchardPayCompat", "GatewayHTTP", "OrchardHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport",
                 .target(name: "PassKitShim", condition: .when(platforms: Package.withoutPassKit)),
             ]),
     ],

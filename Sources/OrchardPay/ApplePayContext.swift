@@ -207,7 +207,7 @@ public final class ApplePayContext: PaymentSheetDelegate, @unchecked Sendable {
         }
     }
 
-    static func problem(of request: PaymentRequest) -> CheckoutError? {
+    package static func problem(of request: PaymentRequest) -> CheckoutError? {
         guard request.currency != nil else {
             return CheckoutError(code: "unknown_currency", message: "the payment request has no known currency")
         }

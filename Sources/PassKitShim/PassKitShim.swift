@@ -85,6 +85,33 @@ public struct PKMerchantCapability: OptionSet, Hashable, Sendable {
     /// Instant Funds Out disbursements (`PKMerchantCapabilityInstantFundsOut`).
     @available(iOS 17.0, macOS 14.0, *)
     public static let instantFundsOut = PKMerchantCapability(rawValue: 1 << 7)
+    /// 3-D Secure under its name before iOS 17 (`.capability3DS`, which PassKit deprecates for ``threeDSecure``).
+    public static let capability3DS = threeDSecure
+    /// EMV under its name before iOS 17 (`.capabilityEMV`).
+    public static let capabilityEMV = emv
+    /// Credit cards under their name before iOS 17 (`.capabilityCredit`).
+    public static let capabilityCredit = credit
+    /// Debit cards under their name before iOS 17 (`.capabilityDebit`).
+    public static let capabilityDebit = debit
+}
+
+/// The address fields a sheet collects, as PassKit named them before iOS 11 (`PKAddressField`, which PassKit
+/// deprecates for ``PKContactField``); TapPay's `TPDConsumer` still takes them.
+public struct PKAddressField: OptionSet, Hashable, Sendable {
+    /// PassKit's bits.
+    public let rawValue: UInt
+    /// The fields with these bits.
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    /// The postal address (`PKAddressFieldPostalAddress`).
+    public static let postalAddress = PKAddressField(rawValue: 1 << 0)
+    /// The phone number (`PKAddressFieldPhone`).
+    public static let phone = PKAddressField(rawValue: 1 << 1)
+    /// The email address (`PKAddressFieldEmail`).
+    public static let email = PKAddressField(rawValue: 1 << 2)
+    /// The name (`PKAddressFieldName`).
+    public static let name = PKAddressField(rawValue: 1 << 3)
+    /// Every field (`PKAddressFieldAll`).
+    public static let all: PKAddressField = [.postalAddress, .phone, .email, .name]
 }
 
 /// A contact field the sheet collects (PassKit's `PKContactField`, a string constant).
