@@ -121,6 +121,14 @@ include-operation-id = "putDomainAssociation"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "304", "401", "402", "403", "404", "409", "413", "422", "429"]
 checks.negative_data_rejection.expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429", "5xx"]
 checks.missing_required_header.expected-statuses = ["400", "401", "403", "406", "413", "415", "422"]
+
+# TapPay's and PayerMax's routes answer as those gateways do: HTTP 200 with their own status or code in the body,
+# also for a body that is not what they take and for a wrong partner key, app or signature (docs/migrating.md). The
+# two checks that want a 4xx for those cases do not apply to them; every other check does.
+[[operations]]
+include-path-regex = "^/(tpc|aggregate-pay)/"
+checks.negative_data_rejection.enabled = false
+checks.ignored_auth.enabled = false
 TOML
 
     echo "API fuzz ($store): schemathesis against $url, $examples examples per operation"

@@ -350,7 +350,7 @@ extension GatewayService {
 /// strings (`null` ones are left out), read the same way by both.
 public enum ProcessorSettingsBody {
     /// The members of `json` by name; `parameter_invalid` for a body that is not an object or a member that is not
-    /// a string.
+    /// a string (`null` included).
     public static func fields(_ json: JSONValue) throws(GatewayError) -> [String: String] {
         guard let members = json.members else {
             throw GatewayError(.parameterInvalid, "the processor settings are a JSON object of strings")
@@ -358,8 +358,11 @@ public enum ProcessorSettingsBody {
         var fields: [String: String] = [:]
         for member in members {
             switch member.value {
-            case .null: continue
-            case .string(let text): fields[member.key] = text
+            // null is no way to leave a field out here: no processor setting is nullable.
+            case .null: throw .invalid(member.key, "must be a string; leave it out rather than null")
+            case .string(let text):
+                try FieldLimits.checkCharacters(text, param: member.key)
+                fields[member.key] = text
             default: throw .invalid(member.key, "must be a string")
             }
         }

@@ -39,6 +39,13 @@ struct ProcessorSettingsHTTPTests {
         #expect(missing.status == 400 && missing.errorCode == "parameter_missing")
         let extra = try h.merchantServer("PUT", "/v1/processor", json: ["type": "sandbox", "api_key": "x"])
         #expect(extra.status == 400 && extra.error["param"] as? String == "api_key")
+        // No processor setting is nullable: null is refused, not taken as left out, and so is a control character.
+        let null = try h.merchantServer(
+            "PUT", "/v1/processor", json: ["type": "adyen", "environment": "test", "live_url_prefix": NSNull()])
+        #expect(null.status == 400 && null.errorCode == "parameter_invalid", "\(null.text)")
+        #expect(null.error["param"] as? String == "live_url_prefix")
+        let control = try h.merchantServer("PUT", "/v1/processor", json: ["type": "sandbox\u{0}"])
+        #expect(control.status == 400 && control.error["param"] as? String == "type", "\(control.text)")
         let notObject = try h.merchantServer("PUT", "/v1/processor", json: ["sandbox"])
         #expect(notObject.status == 400 && notObject.errorCode == "invalid_json")
         let test = try h.merchantServer("POST", "/v1/processor/test")

@@ -212,6 +212,7 @@ struct SpecAgreementTests {
             "components.schemas.MerchantSessionRequest.display_name.pattern": "display_name",
             "components.schemas.Metadata.propertyNames.pattern": "metadata key",
             "components.schemas.Metadata.additionalProperties.pattern": "metadata",
+            "components.schemas.ProcessorSetting.pattern": "processor setting",
         ]
         for name in FieldLimits.cardholder.keys where name != "email" {
             table["components.schemas.Cardholder.\(name).pattern"] = "cardholder." + name
