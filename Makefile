@@ -1,7 +1,8 @@
 # Orchard's two everyday commands:
 #   make run    the main job: orchard serve in the background, then orchard demo against it (scripts/run.sh)
 #   make stop   stops the server make run left running
-#   make test   every test (scripts/test.sh: Swift tests, PostgreSQL, browser, API-fuzz and packaging stages)
+#   make test   every test (scripts/test.sh: Swift tests, PostgreSQL, docs and API check, browser, API-fuzz and
+#               packaging stages)
 # Both install the Debian packages they need when missing.
 #   make release   the release binary, with the Swift runtime linked in (it runs wherever it is copied)
 #   make install   installs it as a service: PREFIX=/usr/local DESTDIR=… (scripts/install.sh lists the paths)
