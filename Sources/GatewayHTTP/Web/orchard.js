@@ -2,7 +2,7 @@
  * orchard.js: Apple Pay on the web with an Orchard gateway (docs/web.md).
  *
  * One plain script, no build step and no dependencies; it defines window.Orchard with TapPay's
- * TPDirect.paymentRequestApi surface. getPrime takes one of three paths: ApplePaySession (Safari),
+ * TPDirect.paymentRequestApi surface, and window.TPDirect as the same object unless the page has one. getPrime takes one of three paths: ApplePaySession (Safari),
  * the W3C PaymentRequest API with Apple Pay, or the sandbox wallet (an in-page sheet, sandbox only).
  * Amounts are decimal strings, added as integer minor units. Nothing here logs a token, PAN or cryptogram.
  * What this file adds to the page carries no inline style attribute (a strict CSP's style-src holds): the Apple
@@ -1131,9 +1131,16 @@
 
   window.Orchard = {
     version: VERSION,
-    /** `serverType` is 'sandbox' or 'production'; options: {gatewayURL, wallet: 'sandbox', hookTimeoutMillis}. */
+    /**
+     * `appId` is the app id (`app_…`) or TapPay's numeric app id (a positive integer, or its digits, set with
+     * PUT /v1/compat/tappay); `serverType` is 'sandbox' or 'production'; options: {gatewayURL, wallet: 'sandbox',
+     * hookTimeoutMillis, requestTimeoutMillis}.
+     */
     setupSDK: function (appId, appKey, serverType, options) {
       options = options || {};
+      if (typeof appId === 'number' && !(Number.isSafeInteger(appId) && appId > 0)) {
+        throw new TypeError('Orchard.setupSDK: a numeric appID is a positive integer');
+      }
       if (serverType !== 'sandbox' && serverType !== 'production') {
         throw new TypeError("Orchard.setupSDK: serverType is 'sandbox' or 'production'");
       }
@@ -1150,4 +1157,6 @@
     /** The numeric status of each failure code. */
     statusCodes: STATUS
   };
+  // TapPay's global: a page written for TapPay's Web SDK runs as it is. A TPDirect the page already has stays.
+  if (!window.TPDirect) window.TPDirect = window.Orchard;
 })(window, document);
