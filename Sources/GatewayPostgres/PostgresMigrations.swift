@@ -385,5 +385,13 @@ enum PostgresMigrations {
                 CREATE UNIQUE INDEX payments_bank_transaction_id ON payments (merchant_id, bank_transaction_id)
                     WHERE bank_transaction_id IS NOT NULL;
                 """),
+        // TapPay's numeric app id of a merchant (SQLite's migration 14): one merchant per value.
+        PostgresMigration(
+            version: 13, name: "merchant_tappay_app_id",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN tappay_app_id bigint;
+                CREATE UNIQUE INDEX merchants_tappay_app_id ON merchants (tappay_app_id)
+                    WHERE tappay_app_id IS NOT NULL;
+                """),
     ]
 }
