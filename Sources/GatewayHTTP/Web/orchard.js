@@ -53,6 +53,8 @@
     merchantIdentifier: null,
     countryCode: 'TW',
     paymentRequest: null,
+    // setupPaymentRequest's outcome while it is at the gateway.
+    setup: null,
     hooks: {},
     validated: null,
     path: null,
@@ -1070,7 +1072,7 @@
           });
         });
       }
-      return settle(callback, work.then(function (result) {
+      var setup = settle(callback, work.then(function (result) {
         result.browserSupportPaymentRequest = !!state.path || paymentRequestApi.checkAvailability();
         result.canMakePaymentWithActiveCard = !!state.path && state.canPay;
         if (result.canSetupApplePay === undefined) result.canSetupApplePay = false;
@@ -1084,6 +1086,10 @@
         }
         return result;
       }));
+      // Until it settles, a getPrime waits for it (a page may call both in a row, as TapPay's examples read).
+      state.setup = setup;
+      setup.then(function () { if (state.setup === setup) state.setup = null; });
+      return setup;
     },
 
     /**
@@ -1106,8 +1112,18 @@
       return settle(callback, work);
     },
 
-    /** Shows the sheet (call it from the click handler) and resolves with TapPay's getPrime result. */
+    /**
+     * Shows the sheet (call it from the click handler) and resolves with TapPay's getPrime result. Called while
+     * setupPaymentRequest is still at the gateway, it waits for its outcome first (and answers its refusal).
+     */
     getPrime: function (callback) {
+      if (state.setup) {
+        return settle(callback, state.setup.then(function (outcome) {
+          if (outcome.status === 0) return paymentRequestApi.getPrime();
+          // The set-up's refusal is the prime's: its status, code and message.
+          return { status: outcome.status, code: outcome.code, msg: outcome.msg };
+        }));
+      }
       var promise = new Promise(function (resolve) {
         if (!state.appId) return resolve(failure('sdk_not_setup', 'call Orchard.setupSDK first'));
         if (!state.validated || !state.path) {
