@@ -142,4 +142,23 @@ struct CompatDomainTests {
         expectGatewayError(.invalidCredentials) { try registry.authenticateClient(appID: "12345", appKey: h.credentials.appKey) }
         #expect(try registry.setTapPayCompat(merchantID: other.id, appID: 12345).tappayAppID == 12345)
     }
+
+    @Test(
+        "the store refuses a second merchant with a TapPay app id as a StoreConflict, writing nothing",
+        arguments: StoreBackend.all)
+    func tappayAppIDConflict(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        _ = try h.gateway.merchants.setTapPayCompat(merchantID: h.merchant.id, appID: 777)
+        let (other, _) = try h.gateway.merchants.create(
+            MerchantSpec(name: "Other", environment: .sandbox, merchantIdentifiers: ["merchant.other"]))
+        var record = try #require(try h.store.read { try $0.merchant(id: other.id) })
+        record.tappayAppID = 777
+        // The domain's check runs first; the index holds against two writers that both passed it.
+        #expect(throws: StoreConflict(.merchantTapPayAppID)) { try h.store.write { tx in try tx.updateMerchant(record) } }
+        #expect(try h.store.read { try $0.merchant(id: other.id) }?.tappayAppID == nil)
+        #expect(try h.store.read { try $0.merchant(tappayAppID: 777) }?.id == h.merchant.id)
+        record.tappayAppID = 778
+        try h.store.write { tx in try tx.updateMerchant(record) }
+        #expect(try h.store.read { try $0.merchant(tappayAppID: 778) }?.id == other.id)
+    }
 }
