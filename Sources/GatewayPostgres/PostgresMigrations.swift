@@ -429,7 +429,7 @@ enum PostgresMigrations {
                 );
                 CREATE INDEX processor_notifications_merchant ON processor_notifications (merchant_id, received_at, id);
                 """),
-        // TapPay's numeric app id of a merchant (SQLite's migration 14): one merchant per value.
+        // TapPay's numeric app id of a merchant (SQLite's migration 17): one merchant per value.
         PostgresMigration(
             version: 16, name: "merchant_tappay_app_id",
             sql: """
