@@ -3,7 +3,9 @@
 #   1. installs what the tests need when missing (scripts/install-deps.sh --test);
 #   2. starts a throwaway PostgreSQL cluster on loopback (scripts/pg-cluster.sh) and exports its
 #      superuser URL as ORCHARD_TEST_POSTGRES_URL for the PostgreSQL tests;
-#   3. builds and runs the Swift tests;
+#   3. builds and runs the Swift tests, then, on that debug build, the reference docs (scripts/docs.sh: DocC
+#      archives of OrchardPay, ApplePayModel and ApplePayToken, warnings as errors) and the public API check
+#      (scripts/api-check.sh: OrchardPay and ApplePayModel against api/*.json, with its self-test);
 #   4. builds the app-side sample package (Examples/OrchardPayCheckout) and runs the browser tests
 #      (Tests/Browser, pytest + selenium + headless Chromium; test_samples.py runs the samples) against the
 #      built `orchard`, the nginx example of docs/operations.md in front of it (scripts/test-proxy.sh), and the
@@ -42,6 +44,9 @@ if [[ -z "${ORCHARD_TEST_POSTGRES_URL:-}" ]]; then
 fi
 
 "$SWIFT" test --skip-build
+
+SWIFT=$SWIFT ./scripts/docs.sh --skip-build
+SWIFT=$SWIFT ./scripts/api-check.sh --skip-build --self-test
 
 if compgen -G "Tests/Browser/test_*.py" >/dev/null; then
     "$SWIFT" build --product orchard

@@ -5,7 +5,7 @@ import OrchardJSON
 
 /// The decrypted payment data of a token.
 ///
-/// The plaintext JSON stays in a zeroing ``SecureBytes`` buffer; each accessor decodes its field on demand.
+/// The plaintext JSON stays in a zeroing `SecureBytes` buffer; each accessor decodes its field on demand.
 /// `description`, `debugDescription` and `dump` show the PAN only as BIN + last four and never the
 /// cryptogram. Call ``erase()`` once the cryptogram has been used.
 public final class DecryptedPaymentData: Sendable, CustomStringConvertible, CustomDebugStringConvertible,

@@ -120,7 +120,7 @@ public enum AuditLog {
         /// Every console session of the merchant ended at once (`reason`: sign out everywhere, an app key rotation
         /// or a disable; `sessions`: how many).
         public static let consoleSessionsEnd = "console.sessions_end"
-        public static let tappayAlias = "compat.tappay.update"
+        public static let tappayCompat = "compat.tappay.update"
         public static let payerMaxRegistration = "compat.payermax.update"
     }
 

@@ -127,6 +127,20 @@ public enum FieldLimits {
     public static let bankTransactionID: ClosedRange<Int> = 1...64
     /// The merchant alias TapPay-style calls may send as `merchant_id` (TapPay's `String(50)`).
     public static let merchantAlias: ClosedRange<Int> = 1...50
+    /// TapPay's numeric app id (`PUT /v1/compat/tappay`, `setupSDK(12345, …)`): TapPay's `int`, a positive 32-bit
+    /// integer.
+    public static let tappayAppIDRange: ClosedRange<Int> = 1...2_147_483_647
+
+    /// The TapPay numeric app id `text` spells (ASCII digits only, no sign or leading zero, in
+    /// ``tappayAppIDRange``), or nil: how a numeric app id sent as `X-Orchard-App-Id` is told from `app_…`.
+    public static func tappayAppID(_ text: String) -> Int? {
+        let utf8 = text.utf8
+        guard let first = utf8.first, first != UInt8(ascii: "0"), utf8.count <= 10,
+            utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let number = Int(text),
+            tappayAppIDRange.contains(number)
+        else { return nil }
+        return number
+    }
     /// PayerMax's `merchantNo` (`PUT /v1/compat/payermax`; PayerMax's envelope allows 32).
     public static let payerMaxMerchantNo: ClosedRange<Int> = 1...32
     /// The merchant's RSA public key for PayerMax-compatible calls (`public_key_pem`), in bytes.

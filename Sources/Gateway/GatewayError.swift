@@ -73,6 +73,8 @@ public struct GatewayError: CodedError, Sendable, Codable {
         public static let duplicateOutTradeNo = Code(rawValue: "duplicate_out_trade_no")
         /// Another payment of this merchant has the same bank_transaction_id.
         public static let duplicateBankTransactionID = Code(rawValue: "duplicate_bank_transaction_id")
+        /// Another merchant has the TapPay numeric app id (`PUT /v1/compat/tappay`).
+        public static let tappayAppIDTaken = Code(rawValue: "tappay_app_id_taken")
         /// The idempotency key was used with different parameters or another operation.
         public static let idempotencyConflict = Code(rawValue: "idempotency_conflict")
         /// A request with the same idempotency key is still being processed.

@@ -111,11 +111,15 @@ extension MerchantRegistry {
         }
     }
 
-    /// Sets (or, with nil, removes) the alias TapPay-style calls may send as `merchant_id`: 1 to 50 printable
-    /// ASCII characters without spaces (TapPay's `String(50)`), recorded in the audit log.
+    /// Changes the merchant's TapPay settings, each left as it is when not given (`.none`), removed with
+    /// `.some(nil)`: the alias TapPay-style calls may send as `merchant_id` (1 to 50 printable ASCII characters
+    /// without spaces, TapPay's `String(50)`), and TapPay's numeric app id (``FieldLimits/tappayAppIDRange``,
+    /// unique among merchants: `tappay_app_id_taken` when another has it). Recorded in the audit log.
     @discardableResult
-    public func setTapPayMerchantAlias(merchantID: String, _ alias: String?) throws(GatewayError) -> Merchant {
-        if let alias {
+    public func setTapPayCompat(
+        merchantID: String, merchantAlias: String?? = .none, appID: Int?? = .none
+    ) throws(GatewayError) -> Merchant {
+        if case .some(.some(let alias)) = merchantAlias {
             guard FieldLimits.fits(alias, FieldLimits.merchantAlias),
                 FieldLimits.isPrintableASCII(alias)
             else {
@@ -124,17 +128,29 @@ extension MerchantRegistry {
                     "\(FieldLimits.text(FieldLimits.merchantAlias)) printable ASCII characters without spaces")
             }
         }
+        if case .some(.some(let number)) = appID, !FieldLimits.tappayAppIDRange.contains(number) {
+            throw .invalid("app_id", "an integer from \(FieldLimits.text(FieldLimits.tappayAppIDRange))")
+        }
         let now = clock.now()
         return try gatewayThrowing {
             try store.write { tx in
                 guard var record = try tx.merchant(id: merchantID) else {
                     throw GatewayError(.merchantNotFound, "no merchant \(merchantID)")
                 }
-                record.tappayMerchantAlias = alias
+                if case .some(let alias) = merchantAlias { record.tappayMerchantAlias = alias }
+                if case .some(let number) = appID {
+                    if let number, let holder = try tx.merchant(tappayAppID: number), holder.id != merchantID {
+                        throw StoreConflict(.merchantTapPayAppID).gatewayError
+                    }
+                    record.tappayAppID = number
+                }
                 try tx.updateMerchant(record)
                 try AuditLog.record(
-                    in: tx, merchantID: merchantID, action: AuditLog.Action.tappayAlias,
-                    detail: ["merchant_alias": alias ?? ""], at: now)
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.tappayCompat,
+                    detail: [
+                        "merchant_alias": record.tappayMerchantAlias ?? "",
+                        "app_id": record.tappayAppID.map(String.init) ?? "",
+                    ], at: now)
                 return Merchant(record)
             }
         }

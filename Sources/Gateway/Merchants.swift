@@ -15,6 +15,8 @@ public struct Merchant: Sendable, Hashable, Codable {
     public var applePayDomains: [String]
     /// The alias TapPay-style calls may send as `merchant_id` instead of ``id`` (`PUT /v1/compat/tappay`).
     public var tappayMerchantAlias: String?
+    /// TapPay's numeric app id (`PUT /v1/compat/tappay`), which orchard.js's `setupSDK` takes as the app id.
+    public var tappayAppID: Int?
     /// The PayerMax registration (`PUT /v1/compat/payermax`), if any.
     public var payerMax: PayerMaxRegistration?
     public var webhookURL: String?
@@ -43,6 +45,7 @@ public struct Merchant: Sendable, Hashable, Codable {
         webOrigins = record.webOrigins
         applePayDomains = record.applePayDomains ?? []
         tappayMerchantAlias = record.tappayMerchantAlias
+        tappayAppID = record.tappayAppID
         payerMax = record.payerMax
         webhookURL = record.webhookURL
         webhookEnabled = record.webhookEnabled
@@ -243,9 +246,15 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// The merchant whose app id and app key these are (client routes); `merchant_disabled` once the right
-    /// credentials are given for a disabled merchant.
+    /// credentials are given for a disabled merchant. `appID` is the app id (`app_…`) or the digits of the
+    /// merchant's TapPay numeric app id (``Merchant/tappayAppID``).
     public func authenticateClient(appID: String, appKey: String) throws(GatewayError) -> Merchant {
-        let record = try gatewayThrowing { try store.read { try $0.merchant(appID: appID) } }
+        let record = try gatewayThrowing {
+            try store.read { tx in
+                if let number = FieldLimits.tappayAppID(appID) { return try tx.merchant(tappayAppID: number) }
+                return try tx.merchant(appID: appID)
+            }
+        }
         guard let record, Identifiers.matches(appKey, hashHex: record.appKeyHash) else {
             throw GatewayError(.invalidCredentials, "unknown app id or wrong app key")
         }

@@ -48,6 +48,8 @@ public protocol StoreTransaction {
     func updateMerchant(_ merchant: MerchantRecord) throws
     func merchant(id: String) throws -> MerchantRecord?
     func merchant(appID: String) throws -> MerchantRecord?
+    /// The merchant whose TapPay numeric app id (``MerchantRecord/tappayAppID``) this is.
+    func merchant(tappayAppID: Int) throws -> MerchantRecord?
     func merchant(secretKeyID: String) throws -> MerchantRecord?
     func merchants(environment: GatewayEnvironment) throws -> [MerchantRecord]
     func insertProcessingKey(_ key: ProcessingKeyRecord) throws
@@ -257,6 +259,9 @@ public struct MerchantRecord: Sendable, Hashable, Codable {
     public var applePayDomains: [String]?
     /// The alias TapPay-style calls may send as `merchant_id` (`PUT /v1/compat/tappay`); nil when none is set.
     public var tappayMerchantAlias: String?
+    /// TapPay's numeric app id for this merchant (`PUT /v1/compat/tappay {"app_id": 12345}`): orchard.js's
+    /// `setupSDK(12345, …)` sends it as the app id. Unique among merchants; nil when none is set.
+    public var tappayAppID: Int?
     /// The merchant's PayerMax registration (`PUT /v1/compat/payermax`): its `merchantNo` and the RSA public key
     /// (PEM) that verifies its signed envelopes; nil when none is set.
     public var payerMax: PayerMaxRegistration?
@@ -513,6 +518,8 @@ public struct StoreConflict: Error, Equatable, Sendable, CustomStringConvertible
 
         /// One payment per merchant and `bank_transaction_id` (index `payments_bank_transaction_id`).
         public static let paymentBankTransactionID = Constraint(rawValue: "payments_bank_transaction_id")
+        /// One merchant per TapPay numeric app id (index `merchants_tappay_app_id`).
+        public static let merchantTapPayAppID = Constraint(rawValue: "merchants_tappay_app_id")
     }
 
     /// The constraint the write violated.
@@ -530,6 +537,8 @@ public struct StoreConflict: Error, Equatable, Sendable, CustomStringConvertible
             GatewayError(
                 .duplicateBankTransactionID, "another payment has this bank_transaction_id",
                 param: "bank_transaction_id")
+        case .merchantTapPayAppID:
+            GatewayError(.tappayAppIDTaken, "another merchant has this TapPay app id", param: "app_id")
         default: GatewayError(.storageFailure, description)
         }
     }

@@ -78,7 +78,7 @@ public struct GatewayAPIError: Error, Sendable {
         .networkNotAllowed: (.unprocessableContent, .invalidRequest),
         .sessionExpired: (.unprocessableContent, .invalidRequest),
         .sessionAlreadyPaid: (.conflict, .invalidRequest), .duplicateOutTradeNo: (.conflict, .invalidRequest),
-        .duplicateBankTransactionID: (.conflict, .invalidRequest),
+        .duplicateBankTransactionID: (.conflict, .invalidRequest), .tappayAppIDTaken: (.conflict, .invalidRequest),
         .cardDeclined: (.paymentRequired, .card), .processorDeclined: (.paymentRequired, .card),
         .invalidStateTransition: (.conflict, .invalidRequest),
         .captureExceedsAuthorization: (.unprocessableContent, .invalidRequest),

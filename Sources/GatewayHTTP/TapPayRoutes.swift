@@ -44,21 +44,37 @@ extension GatewayAPI {
         Wire.response([
             "merchant_id": merchant.id,
             "merchant_alias": merchant.tappayMerchantAlias.map { $0 as Any } ?? NSNull(),
+            "app_id": merchant.tappayAppID.map { $0 as Any } ?? NSNull(),
         ])
     }
 
     func getTapPayCompat(_ call: Call) throws -> HTTPResponse { tapPayCompatResponse(call.merchant) }
 
+    /// Sets what the body names (`merchant_alias`, `app_id`, or both), each `null` to remove it; what it leaves
+    /// out stays as it is.
     func putTapPayCompat(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call, required: true)
-        let alias: String?
+        let alias: String??
         switch body.raw("merchant_alias") {
-        case nil: throw body.missing("merchant_alias")
-        case .null?: alias = nil
-        case .string(let text)?: alias = text
+        case nil: alias = .none
+        case .null?: alias = .some(nil)
+        case .string(let text)?: alias = .some(text)
         case let other?: throw body.invalid("merchant_alias", "a string or null, not \(other.typeName)")
         }
-        let merchant = try gateway.merchants.setTapPayMerchantAlias(merchantID: call.merchant.id, alias)
+        let appID: Int??
+        switch body.raw("app_id") {
+        case nil: appID = .none
+        case .null?: appID = .some(nil)
+        case .number?: appID = .some(try body.integer("app_id", nullable: true))
+        case let other?: throw body.invalid("app_id", "an integer or null, not \(other.typeName)")
+        }
+        guard alias != nil || appID != nil else {
+            throw GatewayAPIError.make(
+                .badRequest, .invalidRequest, "parameter_missing", "send merchant_alias, app_id or both",
+                param: "merchant_alias")
+        }
+        let merchant = try gateway.merchants.setTapPayCompat(
+            merchantID: call.merchant.id, merchantAlias: alias, appID: appID)
         return tapPayCompatResponse(merchant)
     }
 

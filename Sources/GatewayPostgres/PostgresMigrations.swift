@@ -429,5 +429,13 @@ enum PostgresMigrations {
                 );
                 CREATE INDEX processor_notifications_merchant ON processor_notifications (merchant_id, received_at, id);
                 """),
+        // TapPay's numeric app id of a merchant (SQLite's migration 17): one merchant per value.
+        PostgresMigration(
+            version: 16, name: "merchant_tappay_app_id",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN tappay_app_id bigint;
+                CREATE UNIQUE INDEX merchants_tappay_app_id ON merchants (tappay_app_id)
+                    WHERE tappay_app_id IS NOT NULL;
+                """),
     ]
 }

@@ -49,32 +49,44 @@ struct PostgresTransaction: StoreTransaction {
     }
 
     func insertMerchant(_ m: MerchantRecord) throws {
-        try db.run(
+        try merchantWrite(
             """
             INSERT INTO merchants (id, environment, app_id, secret_key_id, previous_secret_key_id, webhook_url,
-                webhook_enabled, webhook_secrets, credentials, identity_key, created_at, body)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                webhook_enabled, webhook_secrets, credentials, identity_key, tappay_app_id, created_at, body)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
             """,
             [
                 .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID),
                 PGValue(m.previousSecretKeyID), PGValue(m.webhookURL), .bool(m.webhookEnabled),
                 PGValue(m.webhookSecretsSealed), PGValue(m.credentialsSealed), PGValue(m.identityKeySealed),
-                .timestamptz(m.createdAt), try merchantBody(m),
+                PGValue(m.tappayAppID.map(Int64.init)), .timestamptz(m.createdAt), try merchantBody(m),
             ])
     }
 
     func updateMerchant(_ m: MerchantRecord) throws {
-        try db.run(
+        try merchantWrite(
             """
             UPDATE merchants SET app_id = $1, secret_key_id = $2, previous_secret_key_id = $3, webhook_url = $4,
-                webhook_enabled = $5, webhook_secrets = $6, credentials = $7, identity_key = $8, body = $9
-            WHERE id = $10
+                webhook_enabled = $5, webhook_secrets = $6, credentials = $7, identity_key = $8,
+                tappay_app_id = $9, body = $10
+            WHERE id = $11
             """,
             [
                 .text(m.appID), .text(m.secretKeyID), PGValue(m.previousSecretKeyID), PGValue(m.webhookURL),
                 .bool(m.webhookEnabled), PGValue(m.webhookSecretsSealed), PGValue(m.credentialsSealed),
-                PGValue(m.identityKeySealed), try merchantBody(m), .text(m.id),
+                PGValue(m.identityKeySealed), PGValue(m.tappayAppID.map(Int64.init)), try merchantBody(m),
+                .text(m.id),
             ])
+    }
+
+    /// Runs a merchant's insert or update: a TapPay app id another merchant has is a ``StoreConflict`` (the
+    /// transaction is aborted then; the store's retry loop passes it on to the caller).
+    private func merchantWrite(_ sql: String, _ values: [PGValue]) throws {
+        do { try db.run(sql, values) } catch let error as PostgresError
+            where error.violatesUnique(StoreConflict.Constraint.merchantTapPayAppID.rawValue)
+        {
+            throw StoreConflict(.merchantTapPayAppID)
+        }
     }
 
     /// The columns ``merchantRecord(_:)`` reads, in order.
@@ -97,6 +109,9 @@ struct PostgresTransaction: StoreTransaction {
     func merchant(id: String) throws -> MerchantRecord? { try merchants(where: "id = $1", [.text(id)]).first }
     func merchant(appID: String) throws -> MerchantRecord? {
         try merchants(where: "app_id = $1", [.text(appID)]).first
+    }
+    func merchant(tappayAppID: Int) throws -> MerchantRecord? {
+        try merchants(where: "tappay_app_id = $1", [PGValue(tappayAppID)]).first
     }
     func merchant(secretKeyID: String) throws -> MerchantRecord? {
         try merchants(where: "secret_key_id = $1 OR previous_secret_key_id = $1", [.text(secretKeyID)]).first

@@ -461,6 +461,16 @@ enum Migrations {
                 );
                 CREATE INDEX processor_notifications_merchant ON processor_notifications (merchant_id, received_at, id);
                 """),
+        // TapPay's numeric app id of a merchant (PUT /v1/compat/tappay), which a client call may send as its app
+        // id: one merchant per value, which the unique index guarantees even to two requests at once. Merchants
+        // written before have none.
+        Migration(
+            version: 17, name: "merchant_tappay_app_id",
+            sql: """
+                ALTER TABLE merchants ADD COLUMN tappay_app_id INTEGER;
+                CREATE UNIQUE INDEX merchants_tappay_app_id ON merchants (tappay_app_id)
+                    WHERE tappay_app_id IS NOT NULL;
+                """),
     ]
 }
 

@@ -34,29 +34,39 @@ struct SQLiteTransaction: StoreTransaction {
     // MARK: Merchants
 
     func insertMerchant(_ m: MerchantRecord) throws {
-        try db.run(
+        try merchantWrite(
             """
             INSERT INTO merchants (id, environment, app_id, secret_key_id, previous_secret_key_id, webhook_url,
-                webhook_enabled, created_at, body)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                webhook_enabled, tappay_app_id, created_at, body)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(m.id), .text(m.environment.rawValue), .text(m.appID), .text(m.secretKeyID),
                 SQLValue(m.previousSecretKeyID), SQLValue(m.webhookURL), .integer(m.webhookEnabled ? 1 : 0),
-                SQLValue(m.createdAt), .text(try store.json(m)),
+                SQLValue(m.tappayAppID.map(Int64.init)), SQLValue(m.createdAt), .text(try store.json(m)),
             ])
     }
 
     func updateMerchant(_ m: MerchantRecord) throws {
-        try db.run(
+        try merchantWrite(
             """
             UPDATE merchants SET app_id = ?, secret_key_id = ?, previous_secret_key_id = ?, webhook_url = ?,
-                webhook_enabled = ?, body = ? WHERE id = ?
+                webhook_enabled = ?, tappay_app_id = ?, body = ? WHERE id = ?
             """,
             [
                 .text(m.appID), .text(m.secretKeyID), SQLValue(m.previousSecretKeyID), SQLValue(m.webhookURL),
-                .integer(m.webhookEnabled ? 1 : 0), .text(try store.json(m)), .text(m.id),
+                .integer(m.webhookEnabled ? 1 : 0), SQLValue(m.tappayAppID.map(Int64.init)),
+                .text(try store.json(m)), .text(m.id),
             ])
+    }
+
+    /// Runs a merchant's insert or update: a TapPay app id another merchant has is a ``StoreConflict``.
+    private func merchantWrite(_ sql: String, _ values: [SQLValue]) throws {
+        do { try db.run(sql, values) } catch let error as SQLiteError
+            where error.violatesUnique(on: "merchants", "tappay_app_id")
+        {
+            throw StoreConflict(.merchantTapPayAppID)
+        }
     }
 
     private func merchants(where clause: String, _ values: [SQLValue]) throws -> [MerchantRecord] {
@@ -67,6 +77,9 @@ struct SQLiteTransaction: StoreTransaction {
 
     func merchant(id: String) throws -> MerchantRecord? { try merchants(where: "id = ?", [.text(id)]).first }
     func merchant(appID: String) throws -> MerchantRecord? { try merchants(where: "app_id = ?", [.text(appID)]).first }
+    func merchant(tappayAppID: Int) throws -> MerchantRecord? {
+        try merchants(where: "tappay_app_id = ?", [SQLValue(tappayAppID)]).first
+    }
     func merchant(secretKeyID: String) throws -> MerchantRecord? {
         try merchants(
             where: "secret_key_id = ? OR previous_secret_key_id = ?", [.text(secretKeyID), .text(secretKeyID)]

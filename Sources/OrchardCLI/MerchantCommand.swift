@@ -339,6 +339,7 @@ enum MerchantCommand {
             ("merchant_identifiers", merchant.merchantIdentifiers), ("country", merchant.countryCode),
             ("currencies", merchant.allowedCurrencies), ("web_origins", merchant.webOrigins),
             ("webhook_url", merchant.webhookURL), ("tappay_merchant_alias", merchant.tappayMerchantAlias),
+            ("tappay_app_id", merchant.tappayAppID),
             ("apple_pay_domains", merchant.applePayDomains), ("processing_keys", keys),
             ("identity_certificate_expires_at", identity.map { RFC3339.string($0.notAfter) }),
             ("disabled_at", merchant.disabledAt.map(RFC3339.string)),
@@ -434,6 +435,7 @@ enum MerchantCommand {
             ("merchant_id", merchant.id), ("app_id", credentials.appID), ("app_key", credentials.appKey),
             ("secret_key", credentials.secretKey), ("merchant_identifier", merchant.merchantIdentifiers.first ?? ""),
             ("tappay_merchant_alias", merchant.tappayMerchantAlias ?? NSNull()),
+            ("tappay_app_id", merchant.tappayAppID ?? NSNull()),
             ("processing_certificate_pem", certificate ?? NSNull()),
         ]
         if parsed.flag("json") {

@@ -23,7 +23,7 @@ public protocol ApplePayContextDelegate: AnyObject {
     func applePayContext(
         _ c: ApplePayContext, didSelectShippingContact contact: Contact, paymentRequest request: PaymentRequest
     ) async -> PaymentRequestUpdate
-    /// The customer entered or changed a coupon code (``PaymentRequest/supportsCouponCode``): answer the new
+    /// The customer entered or changed a coupon code (`PaymentRequest.supportsCouponCode`): answer the new
     /// summary (a discount item and its total) or errors such as `.couponCodeInvalid`. As for a shipping
     /// contact, the order session must then be for the total shown. Optional: the default keeps the summary.
     func applePayContext(

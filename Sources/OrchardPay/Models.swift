@@ -2,7 +2,7 @@
 import Foundation
 
 /// A contact the sheet collected or the app prefilled (PassKit's `PKContact`): name, email, phone and
-/// postal address fields, ApplePayModel's ``PaymentContact``.
+/// postal address fields, ApplePayModel's `PaymentContact`.
 public typealias Contact = PaymentContact
 
 /// Who is paid (TapPay's `TPDMerchant`): the name on the sheet, the Apple merchant identifier, where and in
@@ -18,7 +18,7 @@ public struct Merchant: Hashable, Sendable {
     public var currencyCode: String
     /// The accepted payment networks, in order of preference.
     public var supportedNetworks: [PaymentNetwork]
-    /// What the processor supports; must include ``MerchantCapability/supports3DS``.
+    /// What the processor supports; must include `MerchantCapability.supports3DS`.
     public var capabilities: [MerchantCapability]
 
     /// Creates a merchant.

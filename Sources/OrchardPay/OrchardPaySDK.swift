@@ -114,7 +114,7 @@ public enum OrchardPaySDK {
     }
 
     /// Whether the customer has a card of one of `networks` that `capabilities` accept: with
-    /// ``MerchantCapability/supportsCredit`` or ``MerchantCapability/supportsDebit``, a card of that kind
+    /// `MerchantCapability.supportsCredit` or `MerchantCapability.supportsDebit`, a card of that kind
     /// (`PKPaymentAuthorizationController.canMakePayments(usingNetworks:capabilities:)`).
     public static func canMakePayments(
         usingNetworks networks: [PaymentNetwork], capabilities: [MerchantCapability]

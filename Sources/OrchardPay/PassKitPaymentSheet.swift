@@ -6,9 +6,9 @@
 import Foundation
 
 /// The Apple Pay sheet on iOS and macOS: `PKPaymentAuthorizationController` with its async delegate forms,
-/// translating between PassKit's types and the SDK's (``PassKitMapping``).
+/// translating between PassKit's types and the SDK's (`PassKitMapping`).
 ///
-/// The total is handed to PassKit as ``PaymentRequest/amountForApple`` (older systems refuse a zero total), and
+/// The total is handed to PassKit as `PaymentRequest.amountForApple` (older systems refuse a zero total), and
 /// field errors become PassKit's `paymentContactInvalidError(withContactField:…)` and
 /// `paymentShippingAddressInvalidError(withKey:…)`. On platforms without PassKit it compiles against
 /// PassKitShim, where nothing presents a sheet (``present(_:delegate:)`` answers false).

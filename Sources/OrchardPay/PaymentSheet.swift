@@ -4,10 +4,10 @@ import Foundation
 /// The payment sheet the coordinators drive: PassKit's sheet on a device (``PassKitPaymentSheet``), a scripted
 /// one in tests and development (``SimulatedPaymentSheet``).
 ///
-/// A sheet shows a ``PaymentRequest`` and reports what the customer does to its ``PaymentSheetDelegate``, in
+/// A sheet shows a `PaymentRequest` and reports what the customer does to its ``PaymentSheetDelegate``, in
 /// PassKit's completion-handler form: each selection is answered with a ``PaymentRequestUpdate``, the
 /// authorization with a ``PaymentAuthorizationResult``, and ``PaymentSheetDelegate/paymentSheetDidFinish(_:)``
-/// comes once when the sheet is gone. A sheet shows the total as ``PaymentRequest/amountForApple`` (1 for an
+/// comes once when the sheet is gone. A sheet shows the total as `PaymentRequest.amountForApple` (1 for an
 /// all-pending deferred total).
 public protocol PaymentSheet: AnyObject, Sendable {
     /// Shows the sheet for `request`; events go to `delegate` until the sheet finishes. Returns false when the
@@ -55,7 +55,7 @@ public protocol PaymentSheetDelegate: AnyObject, Sendable {
     func paymentSheet(
         _ sheet: any PaymentSheet, didSelectPaymentMethod method: PaymentMethod,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void)
-    /// The customer entered or changed a coupon code (when the request ``PaymentRequest/supportsCouponCode``).
+    /// The customer entered or changed a coupon code (when the request `PaymentRequest.supportsCouponCode`).
     func paymentSheet(
         _ sheet: any PaymentSheet, didChangeCouponCode couponCode: String,
         handler: @escaping @Sendable (PaymentRequestUpdate) -> Void)
@@ -97,7 +97,7 @@ public struct PaymentRequestUpdate: Hashable, Sendable {
     public var status: PaymentSheetStatus
     /// The line items to show.
     public var lineItems: [SummaryItem]
-    /// The total to show (the sheet shows its ``PaymentRequest/amountForApple``).
+    /// The total to show (the sheet shows its `PaymentRequest.amountForApple`).
     public var total: SummaryItem
     /// The shipping methods to offer, when they change.
     public var shippingMethods: [ShippingMethod]?

@@ -11,7 +11,7 @@ import Foundation
 /// ```
 ///
 /// Like PassKit's sheet it waits for every selection's update before the next step, shows the total as
-/// ``PaymentRequest/amountForApple``, closes after an authorization result without field errors, stays open
+/// `PaymentRequest.amountForApple`, closes after an authorization result without field errors, stays open
 /// after one with errors (the next steps may correct and authorize again), and closes when the steps run out.
 /// ``events`` records what it showed.
 // Unchecked: its settings (`billingContact`, `handlerBudget`, `handlerTimer`) are set before presenting; what presenting changes is in `state` (a Locked).
@@ -24,7 +24,7 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
         case selectShippingContact(Contact)
         /// Chooses a card of this type (of ``SimulatedPaymentSheet/card``'s network).
         case selectPaymentMethod(PaymentMethodType)
-        /// Enters a coupon code (the request should ``PaymentRequest/supportsCouponCode``).
+        /// Enters a coupon code (the request should `PaymentRequest.supportsCouponCode`).
         case enterCouponCode(String)
         /// Authorizes with Face ID: a sandbox wallet token for the shown total.
         case authorize
@@ -39,7 +39,7 @@ public final class SimulatedPaymentSheet: PaymentSheet, @unchecked Sendable {
 
     /// What the sheet showed and did, in order.
     public enum Event: Hashable, Sendable {
-        /// The sheet opened showing this total (``PaymentRequest/amountForApple``).
+        /// The sheet opened showing this total (`PaymentRequest.amountForApple`).
         case presented(total: Money)
         /// A selection was answered; the sheet now shows this total.
         case updated(PaymentRequestUpdate, shownTotal: Money)

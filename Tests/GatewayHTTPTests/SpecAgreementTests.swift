@@ -142,6 +142,8 @@ struct SpecAgreementTests {
             "components.schemas.ConsoleSignIn.secret_key.maxLength": FieldLimits.secretKey,
             "components.schemas.TapPayCompatUpdate.merchant_alias.minLength": FieldLimits.merchantAlias.lowerBound,
             "components.schemas.TapPayCompatUpdate.merchant_alias.maxLength": FieldLimits.merchantAlias.upperBound,
+            "components.schemas.TapPayCompatUpdate.app_id.minimum": FieldLimits.tappayAppIDRange.lowerBound,
+            "components.schemas.TapPayCompatUpdate.app_id.maximum": FieldLimits.tappayAppIDRange.upperBound,
             "components.schemas.TapPayPayByPrimeRequest.bank_transaction_id.maxLength":
                 FieldLimits.bankTransactionID.upperBound,
             "components.schemas.Payment.bank_transaction_id.maxLength": FieldLimits.bankTransactionID.upperBound,

@@ -107,6 +107,47 @@ struct TapPayRoutesTests {
         #expect(paid["merchant_id"] as? String == "GlobalTesting_CTBC")
     }
 
+    @Test("PUT /v1/compat/tappay sets TapPay's numeric app id, which client calls send as X-Orchard-App-Id")
+    func numericAppID() throws {
+        let h = try APIHarness()
+        let numeric = ["X-Orchard-App-Id": "12345", "X-Orchard-App-Key": h.credentials.appKey]
+        #expect(try h.call("GET", "/v1/sandbox/wallet/cards", headers: numeric).status == 401)
+        let set = try h.merchantServer("PUT", "/v1/compat/tappay", json: ["app_id": 12345])
+        #expect(set.status == 200, "\(set.text)")
+        #expect(set.json["app_id"] as? Int == 12345)
+        #expect(set.json["merchant_alias"] is NSNull)
+        let read = try h.merchantServer("GET", "/v1/compat/tappay").json
+        #expect(read["app_id"] as? Int == 12345)
+        #expect(try h.call("GET", "/v1/sandbox/wallet/cards", headers: numeric).status == 200)
+        var wrongKey = numeric
+        wrongKey["X-Orchard-App-Key"] = "wrong"
+        #expect(try h.call("GET", "/v1/sandbox/wallet/cards", headers: wrongKey).status == 401)
+        // The alias is left as it is when only the app id changes, and the other way round.
+        _ = try h.merchantServer("PUT", "/v1/compat/tappay", json: ["merchant_alias": "GlobalTesting_CTBC"])
+        #expect(try h.merchantServer("GET", "/v1/compat/tappay").json["app_id"] as? Int == 12345)
+        for (bad, code) in [
+            (["app_id": "12345"] as [String: Any], "parameter_invalid"), (["app_id": 0], "parameter_invalid"),
+            (["app_id": 2_147_483_648], "parameter_invalid"), (["app_id": 1.5], "parameter_invalid"),
+            ([:], "parameter_missing"),
+        ] {
+            let refused = try h.merchantServer("PUT", "/v1/compat/tappay", json: bad)
+            #expect(refused.status == 400, "\(bad): \(refused.text)")
+            #expect(refused.errorCode == code, "\(bad): \(refused.text)")
+        }
+        let (other, otherCredentials) = try h.runtime.gateway.merchants.create(
+            MerchantSpec(name: "Other", environment: .sandbox, merchantIdentifiers: ["merchant.other"]))
+        let taken = try h.call(
+            "PUT", "/v1/compat/tappay", headers: ["Authorization": "Bearer \(otherCredentials.secretKey)"],
+            json: ["app_id": 12345])
+        #expect(taken.status == 409, "\(taken.text)")
+        #expect(taken.errorCode == "tappay_app_id_taken")
+        #expect(try h.runtime.gateway.merchants.merchant(id: other.id).tappayAppID == nil)
+        let removed = try h.merchantServer("PUT", "/v1/compat/tappay", json: ["app_id": NSNull()])
+        #expect(removed.json["app_id"] is NSNull)
+        #expect(removed.json["merchant_alias"] as? String == "GlobalTesting_CTBC")
+        #expect(try h.call("GET", "/v1/sandbox/wallet/cards", headers: numeric).status == 401)
+    }
+
     @Test("domain refusals keep their rules and answer TapPay's codes with orchard_code")
     func refusals() throws {
         let h = try APIHarness()

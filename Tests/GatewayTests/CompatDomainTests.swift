@@ -92,16 +92,73 @@ struct CompatDomainTests {
     @Test("the TapPay merchant alias is stored, names the merchant, and is bounded", arguments: StoreBackend.all)
     func tappayAlias(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let merchant = try h.gateway.merchants.setTapPayMerchantAlias(merchantID: h.merchant.id, "GlobalTesting_CTBC")
+        let merchant = try h.gateway.merchants.setTapPayCompat(merchantID: h.merchant.id, merchantAlias: "GlobalTesting_CTBC")
         #expect(try h.gateway.merchants.merchant(id: h.merchant.id).tappayMerchantAlias == "GlobalTesting_CTBC")
         #expect(merchant.isNamed(byTapPayMerchantID: "GlobalTesting_CTBC"))
         #expect(merchant.isNamed(byTapPayMerchantID: h.merchant.id))
         #expect(!merchant.isNamed(byTapPayMerchantID: "Other_CTBC"))
         expectGatewayError(.parameterInvalid) {
-            try h.gateway.merchants.setTapPayMerchantAlias(merchantID: h.merchant.id, String(repeating: "a", count: 51))
+            try h.gateway.merchants.setTapPayCompat(merchantID: h.merchant.id, merchantAlias: String(repeating: "a", count: 51))
         }
-        let cleared = try h.gateway.merchants.setTapPayMerchantAlias(merchantID: h.merchant.id, nil)
+        let cleared = try h.gateway.merchants.setTapPayCompat(merchantID: h.merchant.id, merchantAlias: .some(nil))
         #expect(cleared.tappayMerchantAlias == nil)
         #expect(!cleared.isNamed(byTapPayMerchantID: "GlobalTesting_CTBC"))
+    }
+
+    @Test(
+        "TapPay's numeric app id is stored, authenticates client calls with the app key, is bounded and unique",
+        arguments: StoreBackend.all)
+    func tappayAppID(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        let registry = h.gateway.merchants
+        expectGatewayError(.invalidCredentials) { try registry.authenticateClient(appID: "12345", appKey: h.credentials.appKey) }
+        let set = try registry.setTapPayCompat(merchantID: h.merchant.id, merchantAlias: "GlobalTesting_CTBC", appID: 12345)
+        #expect(set.tappayAppID == 12345)
+        // Leaving a field out keeps it; the other one changes alone.
+        let kept = try registry.setTapPayCompat(merchantID: h.merchant.id, merchantAlias: .some(nil))
+        #expect(kept.tappayAppID == 12345 && kept.tappayMerchantAlias == nil)
+        #expect(try registry.merchant(id: h.merchant.id).tappayAppID == 12345)
+        #expect(try registry.authenticateClient(appID: "12345", appKey: h.credentials.appKey).id == h.merchant.id)
+        #expect(try registry.authenticateClient(appID: h.credentials.appID, appKey: h.credentials.appKey).id == h.merchant.id)
+        expectGatewayError(.invalidCredentials) { try registry.authenticateClient(appID: "12345", appKey: "wrong") }
+        // Only the digits of the number name it: no sign, no leading zero, nothing around it.
+        for spelling in ["012345", "+12345", "12345 ", "1234５", "-12345", "12345.0"] {
+            expectGatewayError(.invalidCredentials) {
+                try registry.authenticateClient(appID: spelling, appKey: h.credentials.appKey)
+            }
+        }
+        for outside in [0, -1, 2_147_483_648] {
+            expectGatewayError(.parameterInvalid) { try registry.setTapPayCompat(merchantID: h.merchant.id, appID: outside) }
+        }
+        #expect(try registry.setTapPayCompat(merchantID: h.merchant.id, appID: 2_147_483_647).tappayAppID == 2_147_483_647)
+        _ = try registry.setTapPayCompat(merchantID: h.merchant.id, appID: 12345)
+        let (other, _) = try registry.create(
+            MerchantSpec(name: "Other", environment: .sandbox, merchantIdentifiers: ["merchant.other"]))
+        expectGatewayError(.tappayAppIDTaken) { try registry.setTapPayCompat(merchantID: other.id, appID: 12345) }
+        #expect(try registry.merchant(id: other.id).tappayAppID == nil)
+        // Setting its own number again is no conflict; once removed, the number is free for another merchant.
+        _ = try registry.setTapPayCompat(merchantID: h.merchant.id, appID: 12345)
+        #expect(try registry.setTapPayCompat(merchantID: h.merchant.id, appID: .some(nil)).tappayAppID == nil)
+        expectGatewayError(.invalidCredentials) { try registry.authenticateClient(appID: "12345", appKey: h.credentials.appKey) }
+        #expect(try registry.setTapPayCompat(merchantID: other.id, appID: 12345).tappayAppID == 12345)
+    }
+
+    @Test(
+        "the store refuses a second merchant with a TapPay app id as a StoreConflict, writing nothing",
+        arguments: StoreBackend.all)
+    func tappayAppIDConflict(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        _ = try h.gateway.merchants.setTapPayCompat(merchantID: h.merchant.id, appID: 777)
+        let (other, _) = try h.gateway.merchants.create(
+            MerchantSpec(name: "Other", environment: .sandbox, merchantIdentifiers: ["merchant.other"]))
+        var record = try #require(try h.store.read { try $0.merchant(id: other.id) })
+        record.tappayAppID = 777
+        // The domain's check runs first; the index holds against two writers that both passed it.
+        #expect(throws: StoreConflict(.merchantTapPayAppID)) { try h.store.write { tx in try tx.updateMerchant(record) } }
+        #expect(try h.store.read { try $0.merchant(id: other.id) }?.tappayAppID == nil)
+        #expect(try h.store.read { try $0.merchant(tappayAppID: 777) }?.id == h.merchant.id)
+        record.tappayAppID = 778
+        try h.store.write { tx in try tx.updateMerchant(record) }
+        #expect(try h.store.read { try $0.merchant(tappayAppID: 778) }?.id == other.id)
     }
 }

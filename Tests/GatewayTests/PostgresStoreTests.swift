@@ -117,7 +117,7 @@ struct PostgresStoreTests {
         let database = try PostgresTestDatabase()
         let errors = Self.together(4) { _ in _ = try database.store() }
         #expect(errors == [nil, nil, nil, nil])
-        #expect(try database.store().appliedMigrations() == Array(1...15))
+        #expect(try database.store().appliedMigrations() == Array(1...16))
     }
 
     @Test(

@@ -94,7 +94,7 @@ struct StorageTests {
     func migrations(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay()
-        let expected = backend == .sqlite ? Array(1...16) : Array(1...15)
+        let expected = backend == .sqlite ? Array(1...17) : Array(1...16)
         #expect(try h.store.appliedMigrations() == expected)
         let reopened = try h.reopenedStore()
         #expect(try reopened.appliedMigrations() == expected)

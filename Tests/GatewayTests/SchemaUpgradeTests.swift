@@ -80,7 +80,7 @@ struct SchemaUpgradeTests {
         try SQLiteScript.run(rows.joined(separator: "\n"), databasePath: path)
 
         let store = try SQLiteStore(path: path)
-        #expect(try store.appliedMigrations() == Array(1...16))
+        #expect(try store.appliedMigrations() == Array(1...17))
         for p in primes {
             #expect(try store.read { try $0.prime(hash: p.hash) } == p)
         }
@@ -162,7 +162,7 @@ struct SchemaUpgradeTests {
         try SQLiteScript.run(rows.joined(separator: "\n"), databasePath: path)
 
         let store = try SQLiteStore(path: path)
-        #expect(try store.appliedMigrations() == Array(1...16))
+        #expect(try store.appliedMigrations() == Array(1...17))
         for p in payments {
             #expect(try store.read { try $0.payment(id: p.id) } == Self.toTheMillisecond(p))
         }

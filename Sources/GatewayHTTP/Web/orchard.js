@@ -2,7 +2,7 @@
  * orchard.js: Apple Pay on the web with an Orchard gateway (docs/web.md).
  *
  * One plain script, no build step and no dependencies; it defines window.Orchard with TapPay's
- * TPDirect.paymentRequestApi surface. getPrime takes one of three paths: ApplePaySession (Safari),
+ * TPDirect.paymentRequestApi surface, and window.TPDirect as the same object unless the page has one. getPrime takes one of three paths: ApplePaySession (Safari),
  * the W3C PaymentRequest API with Apple Pay, or the sandbox wallet (an in-page sheet, sandbox only).
  * Amounts are decimal strings, added as integer minor units. Nothing here logs a token, PAN or cryptogram.
  * What this file adds to the page carries no inline style attribute (a strict CSP's style-src holds): the Apple
@@ -53,6 +53,8 @@
     merchantIdentifier: null,
     countryCode: 'TW',
     paymentRequest: null,
+    // setupPaymentRequest's outcome while it is at the gateway.
+    setup: null,
     hooks: {},
     validated: null,
     path: null,
@@ -1070,7 +1072,7 @@
           });
         });
       }
-      return settle(callback, work.then(function (result) {
+      var setup = settle(callback, work.then(function (result) {
         result.browserSupportPaymentRequest = !!state.path || paymentRequestApi.checkAvailability();
         result.canMakePaymentWithActiveCard = !!state.path && state.canPay;
         if (result.canSetupApplePay === undefined) result.canSetupApplePay = false;
@@ -1084,6 +1086,10 @@
         }
         return result;
       }));
+      // Until it settles, a getPrime waits for it (a page may call both in a row, as TapPay's examples read).
+      state.setup = setup;
+      setup.then(function () { if (state.setup === setup) state.setup = null; });
+      return setup;
     },
 
     /**
@@ -1106,8 +1112,18 @@
       return settle(callback, work);
     },
 
-    /** Shows the sheet (call it from the click handler) and resolves with TapPay's getPrime result. */
+    /**
+     * Shows the sheet (call it from the click handler) and resolves with TapPay's getPrime result. Called while
+     * setupPaymentRequest is still at the gateway, it waits for its outcome first (and answers its refusal).
+     */
     getPrime: function (callback) {
+      if (state.setup) {
+        return settle(callback, state.setup.then(function (outcome) {
+          if (outcome.status === 0) return paymentRequestApi.getPrime();
+          // The set-up's refusal is the prime's: its status, code and message.
+          return { status: outcome.status, code: outcome.code, msg: outcome.msg };
+        }));
+      }
       var promise = new Promise(function (resolve) {
         if (!state.appId) return resolve(failure('sdk_not_setup', 'call Orchard.setupSDK first'));
         if (!state.validated || !state.path) {
@@ -1131,9 +1147,16 @@
 
   window.Orchard = {
     version: VERSION,
-    /** `serverType` is 'sandbox' or 'production'; options: {gatewayURL, wallet: 'sandbox', hookTimeoutMillis}. */
+    /**
+     * `appId` is the app id (`app_…`) or TapPay's numeric app id (a positive integer, or its digits, set with
+     * PUT /v1/compat/tappay); `serverType` is 'sandbox' or 'production'; options: {gatewayURL, wallet: 'sandbox',
+     * hookTimeoutMillis, requestTimeoutMillis}.
+     */
     setupSDK: function (appId, appKey, serverType, options) {
       options = options || {};
+      if (typeof appId === 'number' && !(Number.isSafeInteger(appId) && appId > 0)) {
+        throw new TypeError('Orchard.setupSDK: a numeric appID is a positive integer');
+      }
       if (serverType !== 'sandbox' && serverType !== 'production') {
         throw new TypeError("Orchard.setupSDK: serverType is 'sandbox' or 'production'");
       }
@@ -1150,4 +1173,6 @@
     /** The numeric status of each failure code. */
     statusCodes: STATUS
   };
+  // TapPay's global: a page written for TapPay's Web SDK runs as it is. A TPDirect the page already has stays.
+  if (!window.TPDirect) window.TPDirect = window.Orchard;
 })(window, document);
