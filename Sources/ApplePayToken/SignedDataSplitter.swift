@@ -109,11 +109,17 @@ package enum SignedDataSplitter {
         }
     }
 
+    /// A constructed universal SEQUENCE's identifier octet.
+    static let sequenceTag: UInt8 = 0x30
+
     /// The split with OpenSSL's generic ASN.1 reader and writer; handles indefinite lengths (BER).
     package static func splitGeneric(_ der: [UInt8]) -> (certificates: [UInt8], withoutCertificates: [UInt8])? {
         der.withUnsafeBufferPointer { buffer -> (certificates: [UInt8], withoutCertificates: [UInt8])? in
             defer { ERR_clear_error() }
-            guard let base = buffer.baseAddress else { return nil }
+            // A SEQUENCE is constructed (0x30). OpenSSL's SEQUENCE OF reader takes a primitive header (0x10) as
+            // well, which its CMS parse refuses (fuzz campaign finding: such a SignedData verified once split and
+            // framed again): the two headers it reads here are checked first.
+            guard let base = buffer.baseAddress, base[0] == sequenceTag else { return nil }
             var cursor: UnsafePointer<UInt8>? = base
             guard let contentInfo = d2i_ASN1_SEQUENCE_ANY(nil, &cursor, buffer.count) else { return nil }
             defer { orchard_sk_ASN1_TYPE_pop_free(contentInfo) }
@@ -135,6 +141,7 @@ package enum SignedDataSplitter {
                 let innerStart = inner
             else { return nil }
             let available = wrapperLength - (innerStart - UnsafePointer(wrapperData))
+            guard available > 0, innerStart[0] == sequenceTag else { return nil }
             var signedCursor: UnsafePointer<UInt8>? = innerStart
             let indefinite = header & 0x01 != 0
             guard let signedData = d2i_ASN1_SEQUENCE_ANY(nil, &signedCursor, indefinite ? available : length)

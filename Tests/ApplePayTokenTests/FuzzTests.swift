@@ -279,6 +279,31 @@ struct FuzzTests {
     }
 
     @Test(
+        "fuzz campaign finding: a ContentInfo or SignedData SEQUENCE with a primitive header (0x10) is refused, as OpenSSL's CMS parse refuses it",
+        arguments: seeds)
+    func primitiveSequenceHeaders(_ seed: Seed) throws {
+        // The genuine token first: its certificates are then cached, and the signature is split before it is parsed.
+        _ = try seed.decryptor.decrypt(PaymentToken(json: seed.json), at: seed.now)
+        let (root, nested) = Self.split(seed.json)
+        var paymentData = Self.paymentData(root, nested: nested)
+        let signature = [UInt8](Data(base64Encoded: paymentData["signature"] as! String)!)
+        // ContentInfo's tag at 0; SignedData's after the signedData OID and the [0] EXPLICIT header.
+        let oid: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
+        let oidEnd = try #require(Self.lastIndex(of: oid, in: Array(signature.prefix(32)))) + oid.count
+        #expect(signature[oidEnd] == 0xA0)
+        let lengthOctet = signature[oidEnd + 1]
+        let signedData = oidEnd + 2 + (lengthOctet & 0x80 != 0 ? Int(lengthOctet & 0x7F) : 0)
+        #expect(signature[0] == 0x30 && signature[signedData] == 0x30)
+        for offset in [0, signedData] {
+            var mutated = signature
+            mutated[offset] = 0x10
+            paymentData["signature"] = Data(mutated).base64EncodedString()
+            let token = try PaymentToken(json: Self.rebuild(root, nested: nested, paymentData: paymentData))
+            #expect(throws: PaymentTokenError.self, "offset \(offset)") { try seed.decryptor.verify(token, at: seed.now) }
+        }
+    }
+
+    @Test(
         "fuzz campaign finding: an ephemeral key whose bit string claims an unused bit is malformed_token, not the same key",
         arguments: seeds.filter { $0.name.hasSuffix("EC_v1") || $0.name.hasSuffix("payu-apple-pay") })
     func ephemeralKeyNotDER(_ seed: Seed) throws {
