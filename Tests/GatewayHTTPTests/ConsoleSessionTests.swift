@@ -1,8 +1,8 @@
-import OrchardHTTP
 import Foundation
 import Gateway
 import GatewayHTTP
 import OrchardCLI
+import OrchardHTTP
 import Testing
 
 /// The console's session over loopback HTTP: cookie flags, CSRF, idle expiry on the manual clock, the sign-in
@@ -47,10 +47,12 @@ struct ConsoleSessionTests {
     @Test("over TLS the cookie is also Secure")
     func secureOverTLS() throws {
         let files = try TLSFixture.write()
-        let h = try APIHarness(transport: .loopback, configure: {
-            $0.tlsCertificatePath = files.certificate
-            $0.tlsKeyPath = files.key
-        })
+        let h = try APIHarness(
+            transport: .loopback,
+            configure: {
+                $0.tlsCertificatePath = files.certificate
+                $0.tlsKeyPath = files.key
+            })
         let client = CurlClient()
         client.caFile = files.certificate
         let response = try client.call(
@@ -187,8 +189,28 @@ struct ConsoleSessionTests {
         #expect(page.headers["Content-Type"] == "text/html; charset=utf-8")
         #expect(page.headers["Cache-Control"] == "no-store" && page.headers["X-Frame-Options"] == "DENY")
         #expect(page.headers["Content-Security-Policy"]?.contains("frame-ancestors 'none'") == true)
-        let script = try h.call("GET", "/console/console.js")
-        #expect(script.status == 200 && script.text.contains("window.OrchardConsole"))
+        // One script, an ES module; the modules it imports (every page, and the core they import) are served,
+        // and none of them hands anything over through a global.
+        #expect(page.text.components(separatedBy: "<script").count == 2)
+        #expect(page.text.contains("<script type=\"module\" src=\"/console/main.js\"></script>"))
+        let main = try h.call("GET", "/console/main.js")
+        #expect(main.status == 200 && main.headers["Content-Type"] == "text/javascript; charset=utf-8")
+        let imported = main.text.split(separator: "\n").filter { $0.hasPrefix("import ") }.compactMap {
+            $0.split(separator: "'").dropFirst().first.map { String($0.dropFirst(2)) }
+        }
+        #expect(
+            imported == [
+                "console.js", "overview.js", "payments.js", "webhooks.js", "processor.js",
+                "card-data.js", "keys.js", "audit.js",
+            ])
+        for name in imported {
+            let module = try h.call("GET", "/console/" + name)
+            #expect(module.status == 200, "\(name)")
+            #expect(!module.text.contains("window.Orchard"), "\(name) uses a global")
+            if name != "console.js" {
+                #expect(module.text.contains("import * as C from './console.js';"), "\(name)")
+            }
+        }
         #expect(try h.call("GET", "/console/console.css").headers["Content-Type"] == "text/css; charset=utf-8")
         #expect(try h.call("GET", "/console/nothing.js").status == 404)
         #expect(try h.call("GET", "/console/..%2Forchard.js").status == 404)
@@ -196,7 +218,8 @@ struct ConsoleSessionTests {
         for name in ["console.js", "payments.js", "webhooks.js"] {
             let text = try h.call("GET", "/console/\(name)").text
             for banned in [
-                "localStorage", "sessionStorage", "document.cookie", "innerHTML", "parseFloat", "Number(", "console.log",
+                "localStorage", "sessionStorage", "document.cookie", "innerHTML", "parseFloat", "Number(",
+                "console.log",
             ] {
                 #expect(!text.contains(banned), "\(name) uses \(banned)")
             }
@@ -236,7 +259,8 @@ struct ConsoleSessionTests {
         let (second, _, _) = try Self.signIn(h)
         let output = CapturedOutput()
         #expect(
-            CLI.run(["merchant", "end-console-sessions", "--merchant-id", h.merchant.id, "--json"] + database,
+            CLI.run(
+                ["merchant", "end-console-sessions", "--merchant-id", h.merchant.id, "--json"] + database,
                 output: output.output) == 0, "\(output.stderr)")
         let answer = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any]
         #expect(answer?["merchant_id"] as? String == h.merchant.id)
@@ -248,7 +272,8 @@ struct ConsoleSessionTests {
         let (third, csrf, _) = try Self.signIn(h)
         let rotate = CapturedOutput()
         #expect(
-            CLI.run(["merchant", "rotate-secret-key", "--merchant-id", h.merchant.id, "--overlap-hours", "0"] + database,
+            CLI.run(
+                ["merchant", "rotate-secret-key", "--merchant-id", h.merchant.id, "--overlap-hours", "0"] + database,
                 output: rotate.output) == 0, "\(rotate.stderr)")
         let put = try h.call(
             "PUT", "/v1/webhook-endpoint", headers: ["Cookie": third, "X-CSRF-Token": csrf],
@@ -256,14 +281,16 @@ struct ConsoleSessionTests {
         #expect(put.status == 401 && put.errorCode == "invalid_credentials", "\(put.text)")
         let unknown = CapturedOutput()
         #expect(
-            CLI.run(["merchant", "end-console-sessions", "--merchant-id", "mch_nobody"] + database, output: unknown.output)
+            CLI.run(
+                ["merchant", "end-console-sessions", "--merchant-id", "mch_nobody"] + database, output: unknown.output)
                 == 1)
         #expect(CLI.run(["merchant", "end-console-sessions"] + database, output: CapturedOutput().output) == 2)
     }
 
     @Test("orchard serve --console-session-lifetime sets the absolute lifetime; out of range is refused")
     func serveSetting() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-life-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "orchard-life-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let arguments = [
             "--database", "sqlite:" + directory.appendingPathComponent("gateway.db").path, "--port", "0",
@@ -275,7 +302,9 @@ struct ConsoleSessionTests {
         for bad in ["299", "2592001", "a day"] {
             let settings = try ServeCommand.registry().resolve(
                 arguments: arguments + ["--console-session-lifetime", bad], environment: [:])
-            #expect(throws: ConfigurationError.self) { _ = try ServeCommand.start(settings: settings, io: CapturedOutput().output) }
+            #expect(throws: ConfigurationError.self) {
+                _ = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
+            }
         }
         let settings = try ServeCommand.registry().resolve(
             arguments: arguments, environment: ["ORCHARD_CONSOLE_SESSION_LIFETIME": "600"])
