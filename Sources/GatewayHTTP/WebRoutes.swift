@@ -1,14 +1,23 @@
 import ApplePayModel
 import Foundation
 import Gateway
-import OrchardJSON
 import OrchardHTTP
+import OrchardJSON
 
 extension GatewayAPI {
-    /// The routes of the browser SDK: the script itself and the payment request validator it calls.
+    /// The routes of the browser SDK: its files (by name and by versioned name, ``WebAssets/sdkResponse(_:for:)``),
+    /// their integrity, and the payment request validator it calls.
     func mountWebRoutes(_ router: inout Router) {
         router.get("/sdk/v1/orchard.js", summary: "getOrchardJS") { request, _ in
-            try WebAssets.shared.response("orchard.js", for: request)
+            try WebAssets.shared.sdkResponse("orchard.js", for: request)
+        }
+        router.get("/sdk/v1/integrity.json", summary: "getSDKIntegrity") { _, _ in
+            var response = Wire.response(WebAssets.shared.sdkIntegrity)
+            response.headers["Access-Control-Allow-Origin"] = "*"
+            return response
+        }
+        router.get("/sdk/v1/{file}", summary: "getSDKFile") { request, context in
+            try WebAssets.shared.sdkResponse(try context.parameter("file"), for: request)
         }
         router.post(
             "/v1/payment-requests/validate", scope: .client, summary: "validatePaymentRequest",

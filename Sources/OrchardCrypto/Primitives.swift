@@ -65,6 +65,18 @@ public enum SHA256 {
     }
 }
 
+/// SHA-384, for Subresource Integrity values.
+public enum SHA384 {
+    /// The 48-byte SHA-384 digest of `data`.
+    public static func hash<D: ContiguousBytes>(_ data: D) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 48)
+        data.withUnsafeBytes { buffer in
+            _ = COpenSSL.SHA384(buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count, &digest)
+        }
+        return digest
+    }
+}
+
 /// HMAC-SHA256.
 public enum HMACSHA256 {
     /// The 32-byte HMAC-SHA256 of `message` under `key`.

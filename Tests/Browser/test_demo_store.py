@@ -151,6 +151,39 @@ def test_cancel_while_tokenizing_reports_the_outcome(orchard_server, driver):
     assert state == "succeeded", message
 
 
+def test_demo_pays_under_default_src_self(orchard_server, driver):
+    """The demo page's policy is default-src 'self' (plus directives that only forbid more): orchard.js by its
+    versioned path with its integrity, the wallet's file it loads, their styles and calls all hold under it."""
+    import urllib.request
+    gateway = orchard_server()
+    with urllib.request.urlopen(gateway.url + "/demo") as page:
+        policy = page.headers["Content-Security-Policy"]
+    directives = [d.strip() for d in policy.split(";")]
+    assert directives[0] == "default-src 'self'"
+    fetch = {"script-src", "style-src", "img-src", "connect-src", "font-src", "frame-src", "media-src",
+             "object-src", "worker-src", "child-src", "manifest-src", "script-src-elem", "style-src-elem",
+             "script-src-attr", "style-src-attr"}
+    assert not [d for d in directives if d.split(" ")[0] in fetch], policy
+    driver.get_log("browser")
+    open_demo(driver, gateway)
+    script = driver.find_element(By.CSS_SELECTOR, "script[src*='/sdk/v1/orchard.']")
+    assert re.fullmatch(r"/sdk/v1/orchard\.[0-9a-f]{32}\.js", script.get_attribute("src").replace(gateway.url, ""))
+    assert script.get_attribute("integrity").startswith("sha384-")
+    sheet = open_sheet(driver)
+    # The sheet's styles came from the wallet's constructed stylesheet: allowed, and applied.
+    assert driver.execute_script(
+        "return arguments[0].hasAttribute('style') || !!arguments[0].querySelector('[style]')", sheet) is False
+    assert driver.execute_script("return getComputedStyle(arguments[0]).borderTopLeftRadius", sheet) == "14px"
+    pay = sheet.find_element(By.CSS_SELECTOR, "[data-orchard-action='pay']")
+    assert driver.execute_script("return getComputedStyle(arguments[0]).backgroundColor", pay) == "rgb(0, 0, 0)"
+    pay.click()
+    state, message = wait_status(driver, "succeeded", "failed", "cancelled")
+    assert state == "succeeded", message
+    refused = [m for m in driver.console_messages() if "Content Security Policy" in m or "Refused to" in m
+               or "integrity" in m]
+    assert refused == []
+
+
 def test_orchard_js_is_cacheable(orchard_server):
     import urllib.error
     import urllib.request

@@ -3,6 +3,7 @@ PaymentRequest that records what the SDK asks), Orchard.renderButton on each pat
 sandbox wallet's coupon field and merchant checks."""
 
 import json
+import time
 
 from conftest import http_json, wait_for
 from selenium.webdriver.common.by import By
@@ -251,10 +252,23 @@ def test_render_button_on_each_path_without_inline_styles(orchard_server, shop_o
     assert rendered["className"] == "orchard-sandbox-button orchard-sandbox-button-white"
     assert rendered["style"] is None and ".orchard-sandbox-button" in page["adopted"]
     assert page["violations"] == []
+    # The sandbox loads the wallet's own file from the gateway (cross-origin, by versioned path, with its
+    # integrity), under the page's strict policy.
+    wallet = wait_for(driver, lambda d: d.execute_script(
+        "return window.OrchardSandboxWallet ? document.querySelector('script[src*=\"orchard-sandbox-wallet.\"]')"
+        ".getAttribute('integrity') : null"), message="the sandbox wallet's file")
+    assert wallet.startswith("sha384-")
+    assert driver.execute_script("return window.violations") == []
     # Production without Apple Pay: nothing is rendered and the element keeps its content.
     page = button_page(driver, gateway, shop_origin, server_type="production")
     assert page["rendered"] is None
     assert driver.find_element(By.CSS_SELECTOR, "#pay span").text == "placeholder"
+    # Production never loads the sandbox wallet.
+    time.sleep(0.5)
+    loaded = driver.execute_script("return performance.getEntriesByType('resource').map(function (e) { return e.name; })")
+    assert any("/sdk/v1/orchard.js" in name for name in loaded)
+    assert not any("sandbox-wallet" in name for name in loaded)
+    assert driver.execute_script("return typeof window.OrchardSandboxWallet") == "undefined"
     # Bad arguments are refused.
     for script in ["Orchard.renderButton(null)", "Orchard.renderButton(document.body, {type: 'Buy <b>'})"]:
         assert "TypeError" in driver.execute_script(

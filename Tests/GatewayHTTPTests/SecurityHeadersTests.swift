@@ -32,13 +32,20 @@ struct SecurityHeadersTests {
         #expect(try CurlClient().request("GET", plain.base + "/healthz").headers["Strict-Transport-Security"] == nil)
     }
 
-    @Test("/demo has a CSP without inline script or style, and its own files are served")
+    @Test(
+        "/demo has the CSP default-src 'self' without inline script or style, loads orchard.js by versioned path with its integrity, and its own files are served"
+    )
     func demoContentSecurityPolicy() throws {
         let h = try APIHarness()
         let page = try h.call("GET", "/demo")
         let policy = try #require(page.headers["Content-Security-Policy"])
-        #expect(policy.contains("script-src 'self'") && policy.contains("style-src 'self'"))
-        #expect(policy.contains("frame-ancestors 'none'") && !policy.contains("unsafe"))
+        // The only fetch directive is default-src 'self'; the others only forbid more.
+        #expect(policy == "default-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+        let script = try h.call("GET", "/sdk/v1/orchard.js")
+        let tag =
+            "<script src=\"/sdk/v1/orchard.\(WebRoutesTests.digest(script.body)).js\" "
+            + "integrity=\"\(WebRoutesTests.integrity(script.body))\" crossorigin=\"anonymous\"></script>"
+        #expect(page.text.contains(tag))
         #expect(page.text.contains("data-app-id=\"\(h.credentials.appID)\""))
         #expect(page.text.contains("data-app-key=\"\(h.credentials.appKey)\""))
         // No inline script (every <script> has a src) and no <style> or style attribute.
@@ -67,10 +74,13 @@ struct SecurityHeadersTests {
         #expect(try !Self.signInCookie { _ in }.contains("Secure"))
         var registry = SettingsRegistry()
         ServerConfiguration.register(in: &registry)
-        #expect(try ServerConfiguration(settings: registry.resolve(arguments: [], environment: [:])).cookieSecure == .auto)
         #expect(
-            try ServerConfiguration(settings: registry.resolve(arguments: ["--cookie-secure", "always"], environment: [:]))
-                .cookieSecure == .always)
+            try ServerConfiguration(settings: registry.resolve(arguments: [], environment: [:])).cookieSecure == .auto)
+        #expect(
+            try ServerConfiguration(
+                settings: registry.resolve(arguments: ["--cookie-secure", "always"], environment: [:])
+            )
+            .cookieSecure == .always)
         #expect(
             try ServerConfiguration(
                 settings: registry.resolve(arguments: [], environment: ["ORCHARD_COOKIE_SECURE": "always"])
@@ -82,7 +92,8 @@ struct SecurityHeadersTests {
             try ServerConfiguration(settings: registry.resolve(arguments: ["--config", path.path], environment: [:]))
                 .cookieSecure == .always)
         #expect(throws: ConfigurationError(.invalidValue, "")) {
-            try ServerConfiguration(settings: registry.resolve(arguments: ["--cookie-secure", "yes"], environment: [:]))
+            try ServerConfiguration(
+                settings: registry.resolve(arguments: ["--cookie-secure", "yes"], environment: [:]))
         }
         var secured = ServerConfiguration()
         secured.tlsCertificatePath = "/cert.pem"

@@ -167,6 +167,7 @@ struct SpecAgreementTests {
         "paths./v1/payments.get.parameters.status.minItems": "a list filter is not empty: its shape",
         "paths./console/{file}.get.parameters.file.maxLength": "a web asset's name: any other name is 404",
         "paths./demo/{file}.get.parameters.file.maxLength": "a web asset's name: any other name is 404",
+        "paths./sdk/v1/{file}.get.parameters.file.maxLength": "a web asset's name: any other name is 404",
         "components.parameters.CSRFToken.maxLength": "the CSRF token's own length, compared as a whole",
         "components.parameters.Cursor.maxLength": "a cursor's pattern bounds it more tightly; the codec refuses others",
         "paths./v1/audit-log.get.parameters.starting_after.maxLength": "a cursor, as components.parameters.Cursor",

@@ -6,7 +6,8 @@
  * the W3C PaymentRequest API with Apple Pay, or the sandbox wallet (an in-page sheet, sandbox only).
  * Amounts are decimal strings, added as integer minor units. Nothing here logs a token, PAN or cryptogram.
  * What this file adds to the page carries no inline style attribute (a strict CSP's style-src holds): the Apple
- * Pay button's CSS goes in a constructed stylesheet.
+ * Pay button's CSS goes in a constructed stylesheet. The sandbox wallet's sheet is its own file,
+ * orchard-sandbox-wallet.js, which this one loads from the gateway with its integrity only in the sandbox.
  */
 (function (window, document) {
   'use strict';
@@ -631,211 +632,36 @@
     });
   }
 
-  // MARK: path 3, the sandbox wallet (an in-page sheet)
+  // MARK: path 3, the sandbox wallet (its own file, orchard-sandbox-wallet.js, loaded only in the sandbox)
 
-  var TEST_DATA = {
-    name: 'Orchard Tester', email: 'tester@example.com', phone: '0912345678',
-    address: 'No. 7, Section 5, Xinyi Road, Taipei 110'
-  };
+  // The wallet file's content-hashed path and integrity, filled in by the gateway that serves this file.
+  var SANDBOX_WALLET = { src: '{{ORCHARD_SANDBOX_WALLET_SRC}}', integrity: '{{ORCHARD_SANDBOX_WALLET_INTEGRITY}}' };
+  var sandboxWallet = null;
 
-  function element(tag, attributes, text) {
-    var node = document.createElement(tag);
-    for (var name in attributes || {}) node.setAttribute(name, attributes[name]);
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  function formatAmount(cart, minor) { return cart.currency + ' ' + fromMinor(minor, cart.exponent); }
-
-  function requiredFields() {
-    var options = state.paymentRequest.options || {};
-    var fields = [];
-    if (options.requestPayerName) fields.push('name');
-    if (options.requestPayerEmail) fields.push('email');
-    if (options.requestPayerPhone) fields.push('phone');
-    if (options.requestShipping) fields.push('address');
-    return fields;
+  /** A Promise of the sandbox wallet's open(cart, finish), loading its file from the gateway once. */
+  function loadSandboxWallet() {
+    if (sandboxWallet) return sandboxWallet;
+    sandboxWallet = new Promise(function (resolve, reject) {
+      var script = document.createElement('script');
+      script.src = state.gatewayURL + SANDBOX_WALLET.src;
+      script.integrity = SANDBOX_WALLET.integrity;
+      script.crossOrigin = 'anonymous';
+      script.onload = function () {
+        var wallet = window.OrchardSandboxWallet;
+        if (wallet && typeof wallet.attach === 'function') resolve(wallet.attach(walletCore));
+        else reject(new Error('the sandbox wallet did not load'));
+      };
+      script.onerror = function () { reject(new Error('the sandbox wallet did not load')); };
+      (document.head || document.documentElement).appendChild(script);
+    });
+    // A failed load is tried again by the next getPrime.
+    sandboxWallet.catch(function () { sandboxWallet = null; });
+    return sandboxWallet;
   }
 
   function getPrimeWithSandboxWallet(cart, finish) {
-    var old = document.querySelector('dialog[data-orchard-sheet]');
-    if (old) old.parentNode.removeChild(old);
-    var sheet = element('dialog', { 'data-orchard-sheet': '', 'aria-label': 'Sandbox wallet' });
-    sheet.style.cssText = 'font:15px -apple-system,system-ui,sans-serif;border:0;border-radius:14px;padding:20px;' +
-      'width:min(380px,92vw);box-shadow:0 12px 40px rgba(0,0,0,.35);color:#111';
-    sheet.appendChild(element('h2', { style: 'margin:0 0 4px;font-size:18px' }, 'Sandbox wallet'));
-    sheet.appendChild(element('p', { style: 'margin:0 0 12px;color:#666;font-size:12px' },
-      'Test cards only: no real payment.'));
-
-    var lines = element('div');
-    sheet.appendChild(lines);
-    var shippingBox = element('fieldset', { style: 'border:0;padding:0;margin:10px 0' });
-    var totalRow = element('div', { style: 'display:flex;justify-content:space-between;font-weight:600;' +
-      'border-top:1px solid #ddd;margin-top:8px;padding-top:8px' });
-    var totalLabel = element('span', {}, cart.label);
-    var total = element('span', { 'data-orchard-total': '' });
-    totalRow.appendChild(totalLabel);
-    totalRow.appendChild(total);
-
-    function row(label, value, attributes) {
-      var line = element('div', attributes || {});
-      line.style.cssText = 'display:flex;justify-content:space-between;margin:3px 0';
-      line.appendChild(element('span', {}, label));
-      line.appendChild(element('span', {}, value));
-      return line;
-    }
-
-    function render() {
-      lines.textContent = '';
-      cart.items.forEach(function (item) {
-        lines.appendChild(row(item.label, item.pending ? 'Amount pending' : formatAmount(cart, item.minor),
-          { 'data-orchard-line': '' }));
-      });
-      total.textContent = cart.pending ? 'Amount pending' : formatAmount(cart, cart.totalMinor());
-    }
-
-    function renderShipping() {
-      shippingBox.textContent = '';
-      if (!cart.shippingOptions.length) return;
-      shippingBox.appendChild(element('legend', { style: 'font-weight:600;margin-bottom:4px' }, 'Shipping'));
-      cart.shippingOptions.forEach(function (option) {
-        var label = element('label', { style: 'display:block;margin:3px 0' });
-        var input = element('input', { type: 'radio', name: 'orchard-shipping', value: option.id,
-          'data-orchard-shipping-option': option.id });
-        input.checked = cart.shipping && cart.shipping.id === option.id;
-        input.addEventListener('change', function () {
-          cart.choose(option.id);
-          render();
-          runHook('shippingOptionChange', { id: option.id, label: option.label }).then(function (update) {
-            showErrors(applyUpdate(cart, update, 'shippingOption'));
-            if (update && Array.isArray(update.shippingOptions)) renderShipping();
-            render();
-          });
-        });
-        label.appendChild(input);
-        label.appendChild(document.createTextNode(' ' + option.label + ' (' + formatAmount(cart, option.minor) + ')'));
-        shippingBox.appendChild(label);
-      });
-    }
-
-    sheet.appendChild(shippingBox);
-    sheet.appendChild(totalRow);
-
-    var fields = {};
-    requiredFields().forEach(function (name) {
-      var label = element('label', { style: 'display:block;margin:8px 0 0;font-size:13px;color:#444' },
-        name.charAt(0).toUpperCase() + name.slice(1));
-      var input = element('input', { 'data-orchard-field': name, type: name === 'email' ? 'email' : 'text',
-        style: 'display:block;width:100%;box-sizing:border-box;padding:6px;margin-top:2px' });
-      input.value = TEST_DATA[name];
-      label.appendChild(input);
-      sheet.appendChild(label);
-      fields[name] = input;
-    });
-
-    var cardLabel = element('label', { style: 'display:block;margin:12px 0 0;font-size:13px;color:#444' }, 'Card');
-    var cards = element('select', { 'data-orchard-card': '', style: 'display:block;width:100%;padding:6px;margin-top:2px' });
-    (state.cards || []).forEach(function (card) {
-      cards.appendChild(element('option', { value: card.card }, card.label + ' ···· ' + card.last_four));
-    });
-    cardLabel.appendChild(cards);
-    sheet.appendChild(cardLabel);
-
-    var errorBox = element('p', { 'data-orchard-error': '', role: 'alert', style: 'color:#b00020;min-height:1em;font-size:13px' });
-    function showErrors(errors) {
-      errorBox.textContent = (errors || []).map(function (e) { return e.message || e.code || String(e); }).join(' ');
-    }
-
-    // The coupon field, when the page takes coupon codes (its couponCodeChange hook).
-    if (couponsEnabled()) {
-      var couponLabel = element('label', {}, 'Coupon code');
-      var coupon = element('input', { 'data-orchard-coupon': '', type: 'text', autocomplete: 'off' });
-      coupon.value = cart.couponCode;
-      var applyCoupon = element('button', { type: 'button', 'data-orchard-action': 'coupon' }, 'Apply');
-      applyCoupon.addEventListener('click', function () {
-        cart.couponCode = coupon.value;
-        runHook('couponCodeChange', { couponCode: cart.couponCode }).then(function (update) {
-          showErrors(applyUpdate(cart, update, 'couponCode'));
-          if (update && Array.isArray(update.shippingOptions)) renderShipping();
-          render();
-        });
-      });
-      couponLabel.appendChild(coupon);
-      sheet.appendChild(couponLabel);
-      sheet.appendChild(applyCoupon);
-    }
-    sheet.appendChild(errorBox);
-
-    var buttons = element('div', { style: 'display:flex;gap:8px;justify-content:flex-end' });
-    var cancel = element('button', { type: 'button', 'data-orchard-action': 'cancel',
-      style: 'padding:8px 14px;border-radius:8px;border:1px solid #ccc;background:#fff' }, 'Cancel');
-    var pay = element('button', { type: 'button', 'data-orchard-action': 'pay',
-      style: 'padding:8px 18px;border-radius:8px;border:0;background:#000;color:#fff;font-weight:600' }, 'Pay');
-    buttons.appendChild(cancel);
-    buttons.appendChild(pay);
-    sheet.appendChild(buttons);
-
-    renderShipping();
-    render();
-    document.body.appendChild(sheet);
-    if (typeof sheet.showModal === 'function') sheet.showModal(); else sheet.setAttribute('open', '');
-
-    var tokenizing = false;
-    var done = false;
-    function end(result) {
-      if (done) return;
-      done = true;
-      if (typeof sheet.close === 'function' && sheet.open) sheet.close();
-      sheet.parentNode && sheet.parentNode.removeChild(sheet);
-      finish(result);
-    }
-
-    function userCancelled() {
-      // A cancel while the token is being made or tokenized is not the outcome: the call's own is.
-      if (tokenizing) return;
-      end(failure('user_cancelled', 'the buyer closed the payment sheet'));
-    }
-    cancel.addEventListener('click', userCancelled);
-    sheet.addEventListener('cancel', function (event) { event.preventDefault(); userCancelled(); });
-
-    pay.addEventListener('click', function () {
-      if (tokenizing) return;
-      tokenizing = true;
-      pay.disabled = true;
-      showErrors([]);
-      var payer = {
-        name: fields.name ? fields.name.value : '', email: fields.email ? fields.email.value : '',
-        phone: fields.phone ? fields.phone.value : ''
-      };
-      var address = fields.address
-        ? { addressLine: [fields.address.value], country: state.countryCode, recipient: payer.name, phone: payer.phone }
-        : {};
-      authorizationCheck(cart, payer, address, address).then(function (check) {
-        // The merchant's errors keep the sheet open, as Apple's sheet does.
-        if (check.errors.length) {
-          showErrors(check.errors);
-          tokenizing = false;
-          pay.disabled = false;
-          return null;
-        }
-        return call('POST', '/v1/sandbox/wallet/tokens', {
-          amount: cart.tokenValue(), currency: cart.currency, card: cards.value
-        });
-      })
-        .then(function (answer) {
-          if (answer === null) return null;
-          if (answer.status !== 200 || !answer.json || !answer.json.token) {
-            var refused = gatewayFailure(answer);
-            return failure('wallet_error', refused.msg, { reason: refused.code });
-          }
-          // From here on, the same path as ApplePaySession's onpaymentauthorized.
-          return tokenize(answer.json.token, cart, payer, address, address);
-        })
-        .then(function (result) {
-          if (result === null) return;
-          tokenizing = false;
-          end(result);
-        });
+    loadSandboxWallet().then(function (open) { open(cart, finish); }, function () {
+      finish(failure('not_supported', 'the sandbox wallet could not be loaded from the gateway'));
     });
   }
 
@@ -947,6 +773,13 @@
     });
     return true;
   }
+
+  // What the sandbox wallet's sheet works with: the same state, calls, hooks and tokenize step as the other paths.
+  var walletCore = {
+    state: state, call: call, runHook: runHook, applyUpdate: applyUpdate, authorizationCheck: authorizationCheck,
+    gatewayFailure: gatewayFailure, tokenize: tokenize, failure: failure, fromMinor: fromMinor,
+    couponsEnabled: couponsEnabled, adoptRules: adoptRules
+  };
 
   function buttonToken(value, fallback, name) {
     if (value === undefined || value === null || value === '') return fallback;
@@ -1165,6 +998,8 @@
       state.serverType = serverType;
       state.gatewayURL = String(options.gatewayURL || scriptOrigin).replace(/\/+$/, '');
       state.wallet = options.wallet || null;
+      // The sandbox wallet's file comes ahead of the buyer's tap; production never loads it.
+      if (serverType === 'sandbox') loadSandboxWallet().catch(function () {});
       if (options.hookTimeoutMillis > 0) state.hookTimeoutMillis = options.hookTimeoutMillis;
       if (options.requestTimeoutMillis > 0) state.requestTimeoutMillis = options.requestTimeoutMillis;
     },
