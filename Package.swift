@@ -156,7 +156,7 @@ let package = Package(
             name: "GatewayHTTPTests",
             dependencies: [
                 "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl",
-                "ApplePaySandbox", "ApplePayModel", "OrchardCrypto",
+                "ApplePaySandbox", "ApplePayModel", "ApplePayToken", "OrchardCrypto",
                 "OrchardCLI", "OrchardTestSupport", "OrchardJSON", "OrchardBase", "GatewayProcessors", "GatewayCurl",
             ]),
         .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres", "OrchardBase"]),

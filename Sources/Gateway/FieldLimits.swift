@@ -179,6 +179,18 @@ public enum FieldLimits {
     public static let applePayDomains = 100
     /// The domain association file, in bytes.
     public static let domainAssociationBytes: ClosedRange<Int> = 1...65_536
+    /// An Apple Pay token's JSON (`POST /v1/tokens`, a session's pay), in bytes. The token library bounds its
+    /// own input the same (`PaymentToken.maximumSize`, below this module; `SpecAgreementTests` compares them).
+    public static let tokenBytes: ClosedRange<Int> = 1...65_536
+
+    // MARK: Request bodies
+
+    /// The BIN table's CSV, the body of `PUT /v1/bin-table`, in bytes (8 MiB): its body cap, where other routes
+    /// have the server's (`--max-body-bytes`, 64 KiB by default), and the domain's bound on the table.
+    public static let binTableBytes = 8 << 20
+    /// The body cap of `PUT /v1/co-brand-table`, in bytes (1 MiB: 10000 ranges).
+    public static let coBrandTableBytes = 1 << 20
+
     /// `display_name` of a merchant session.
     public static let displayName: ClosedRange<Int> = 1...64
 

@@ -210,7 +210,7 @@ public final class GatewayService: Sendable {
     )
         throws(GatewayError) -> PrimeResult
     {
-        guard !token.isEmpty, token.count <= 64 * 1024 else { throw .invalid("token", "1 byte to 64 KiB") }
+        try Self.checkTokenSize(token)
         // A token is identified by its header's transactionId (a retried request may carry a re-serialized copy).
         let parts = [
             Self.transactionID(of: token) ?? Hex.encode(SHA256.hash([UInt8](token))),
@@ -566,7 +566,7 @@ public final class GatewayService: Sendable {
     )
         throws(GatewayError) -> Payment
     {
-        guard !token.isEmpty, token.count <= 64 * 1024 else { throw .invalid("token", "1 byte to 64 KiB") }
+        try Self.checkTokenSize(token)
         let transactionIdentifier = (try? JSONValue.parse(token))?["transactionIdentifier"]?.string
         let key = idempotencyKey ?? transactionIdentifier.map(Self.transactionIdempotencyKey)
         let parts = [orderToken, transactionIdentifier ?? Hex.encode(SHA256.hash([UInt8](token)))]

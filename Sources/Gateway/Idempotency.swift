@@ -156,6 +156,11 @@ extension GatewayService {
         FieldLimits.idempotencyKeyBytes.contains(key.utf8.count) && key.utf8.allSatisfy { (0x21...0x7E).contains($0) }
     }
 
+    /// Refuses a token outside ``FieldLimits/tokenBytes`` with `parameter_invalid` on `token`.
+    static func checkTokenSize(_ token: Data) throws(GatewayError) {
+        guard FieldLimits.tokenBytes.contains(token.count) else { throw .invalid("token", "1 byte to 64 KiB") }
+    }
+
     /// The idempotency key of a session pay sent without one: the token's `transactionIdentifier`, as the
     /// gateway and the HTTP layer's stored answers both derive it.
     public static func transactionIdempotencyKey(_ transactionIdentifier: String) -> String {

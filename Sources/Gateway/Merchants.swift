@@ -458,23 +458,20 @@ public final class MerchantRegistry: Sendable {
         "issuer_zh_tw": 100,
     ]
 
-    /// The largest BIN table CSV accepted (8 MiB).
-    public static let maximumBINTableBytes = 8 << 20
-
     /// Replaces the merchant's BIN table with the CSV's rows; returns how many were loaded.
     ///
     /// Header: `bin_prefix,issuer,bank_id,funding,level,country,country_code` (any order; only `bin_prefix`
     /// is required);
     /// `bin_prefix` (or `bin`) is 4 to 11 digits, unique; `funding` is `credit`/`debit`/`prepaid` or 0/1/2.
-    /// At most ``maximumBINTableBytes`` of CSV and 200000 rows; a refused table leaves the current one, and its
+    /// At most ``FieldLimits/binTableBytes`` of CSV and 200000 rows; a refused table leaves the current one, and its
     /// error names each bad line in ``GatewayError/rows``.
     @discardableResult
     public func loadBINTable(merchantID: String, csv: String) throws(GatewayError) -> Int {
         func refuse(_ line: Int, _ message: String) -> GatewayError {
             RowProblems.refuse(.binTableInvalid, row: line, label: "line", message)
         }
-        guard csv.utf8.count <= Self.maximumBINTableBytes else {
-            throw refuse(1, "at most \(Self.maximumBINTableBytes) bytes of CSV")
+        guard csv.utf8.count <= FieldLimits.binTableBytes else {
+            throw refuse(1, "at most \(FieldLimits.binTableBytes) bytes of CSV")
         }
         let rows = CSV.parse(csv)
         guard let header = rows.first?.map({ $0.lowercased().trimmingCharacters(in: .whitespaces) }),

@@ -5,9 +5,6 @@ import Gateway
 /// `GET/PUT /v1/co-brand-table` (`openapi.yaml`, tag "Configuration"): BIN ranges → affiliate codes, returned
 /// in `merchant_reference_info.affiliate_codes` when a card's BIN falls in a range.
 extension GatewayAPI {
-    /// The body cap of `PUT /v1/co-brand-table` (1 MiB: 10000 ranges).
-    public static let coBrandTableMaxBytes = 1 << 20
-
     func getCoBrandTable(_ call: Call) throws -> HTTPResponse {
         Wire.response(Self.coBrandObject(try gateway.merchants.coBrandTable(merchantID: call.merchant.id)))
     }

@@ -39,9 +39,6 @@ public final class GatewayAPI: Sendable {
     /// Failed API authentications (app key, secret key) per client address, on the gateway's clock.
     let apiAuthenticationThrottle: AuthenticationThrottle
 
-    /// The body cap of `PUT /v1/bin-table` (8 MiB); other routes use the server's (64 KiB by default).
-    public static let binTableMaxBytes = 8 << 20
-
     /// An API over `gateway`, registering the payments and webhook backlog gauges in `metrics`; the sandbox-only
     /// routes are mounted when `sandboxWallet` is given.
     public init(
@@ -77,7 +74,11 @@ public final class GatewayAPI: Sendable {
     /// The body cap for a request, for ``HTTPServer/init(configuration:responder:bodyLimit:messages:)``.
     @Sendable public static func bodyLimit(_ method: HTTPMethod, _ path: String) -> Int? {
         guard method == .put else { return nil }
-        return path == "/v1/bin-table" ? binTableMaxBytes : path == "/v1/co-brand-table" ? coBrandTableMaxBytes : nil
+        switch path {
+        case "/v1/bin-table": return FieldLimits.binTableBytes
+        case "/v1/co-brand-table": return FieldLimits.coBrandTableBytes
+        default: return nil
+        }
     }
 
     // MARK: Application

@@ -1,6 +1,9 @@
 import ApplePayModel
+import ApplePayToken
 import Foundation
 import Gateway
+import GatewayHTTP
+import OrchardCLI
 import OrchardTestSupport
 import Testing
 
@@ -178,6 +181,18 @@ struct SpecAgreementTests {
         "components.headers.RetryAfter.minimum": "an answer's header",
     ]
 
+    @Test(
+        "the token's and the card tables' byte limits are FieldLimits', which the token library and the body caps keep")
+    func byteLimits() throws {
+        #expect(FieldLimits.tokenBytes.upperBound == PaymentToken.maximumSize)
+        #expect(GatewayAPI.bodyLimit(.put, "/v1/bin-table") == FieldLimits.binTableBytes)
+        #expect(GatewayAPI.bodyLimit(.put, "/v1/co-brand-table") == FieldLimits.coBrandTableBytes)
+        #expect(GatewayAPI.bodyLimit(.put, "/v1/payments") == nil && GatewayAPI.bodyLimit(.get, "/v1/bin-table") == nil)
+        let h = try APIHarness()
+        let oversized = Data(repeating: 0x20, count: FieldLimits.tokenBytes.upperBound + 1)
+        #expect(throws: GatewayError.self) { try h.runtime.gateway.tokenize(merchant: h.merchant, token: oversized) }
+    }
+
     @Test("every bound openapi.yaml states on a request is a FieldLimits constant, and no bound is unowned")
     func everyRequestLimit() throws {
         let stated = Self.limits(in: try OpenAPIChecker.load().document)
@@ -231,9 +246,12 @@ struct SpecAgreementTests {
             #expect(stated[place] == expected, "\(place) is \(stated[place] ?? "missing") in openapi.yaml")
         }
         // The expressions say what forbiddenCharacter(in:_:) does, scalar by scalar.
-        let scalars = (0...0x80).map { Unicode.Scalar($0)! } + (0x2028...0x206F).compactMap(Unicode.Scalar.init)
+        let scalars =
+            (0...0x80).map { Unicode.Scalar($0)! } + (0x2028...0x206F).compactMap(Unicode.Scalar.init)
             + ["é", "茶", "🍵", "\u{FEFF}"]
-        for (layout, pattern) in [(FieldLimits.TextLayout.line, FieldLimits.linePattern), (.lines, FieldLimits.linesPattern)] {
+        for (layout, pattern) in [
+            (FieldLimits.TextLayout.line, FieldLimits.linePattern), (.lines, FieldLimits.linesPattern),
+        ] {
             let expression = try NSRegularExpression(pattern: pattern)
             for scalar in scalars {
                 let text = "a" + String(Character(scalar)) + "b"
