@@ -66,17 +66,13 @@ public struct TrustAnchor: Sendable {
 
     /// Where Orchard expects Apple's root certificate: `$ORCHARD_APPLE_ROOT` when set, else
     /// `$ORCHARD_DATA_DIR/apple-root-ca-g3.pem`, else `~/.local/share/orchard/apple-root-ca-g3.pem`.
-    public static func defaultAppleRootPath(
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) -> String {
+    public static func defaultAppleRootPath(environment: [String: String]) -> String {
         if let path = environment["ORCHARD_APPLE_ROOT"], !path.isEmpty { return path }
         return (defaultDataDirectory(environment: environment) as NSString).appendingPathComponent(appleRootFileName)
     }
 
     /// Orchard's data directory: `$ORCHARD_DATA_DIR` when set, else `~/.local/share/orchard`.
-    public static func defaultDataDirectory(
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) -> String {
+    public static func defaultDataDirectory(environment: [String: String]) -> String {
         if let directory = environment["ORCHARD_DATA_DIR"], !directory.isEmpty { return directory }
         let home = environment["HOME"] ?? NSHomeDirectory()
         return (home as NSString).appendingPathComponent(".local/share/orchard")

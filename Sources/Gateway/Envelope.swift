@@ -46,8 +46,7 @@ public final class MasterKey: Sendable {
     /// The master key from `ORCHARD_MASTER_KEY` (64 hex digits) when set, else from the file next to the
     /// database (generated there in sandbox on first run).
     public static func resolve(
-        databasePath: String, environment: GatewayEnvironment,
-        variables: [String: String] = ProcessInfo.processInfo.environment
+        databasePath: String, environment: GatewayEnvironment, variables: [String: String]
     ) throws(GatewayError) -> MasterKey {
         if let hex = variables["ORCHARD_MASTER_KEY"], !hex.isEmpty { return try MasterKey(hex: hex) }
         return try load(forDatabase: databasePath, environment: environment)

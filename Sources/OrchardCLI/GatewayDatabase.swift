@@ -66,5 +66,5 @@ extension Store {
 extension Arguments {
     /// The master key's hex as every command that opens a database takes it: `--master-key`, else
     /// `ORCHARD_MASTER_KEY`.
-    var masterKeyHex: String? { value("master-key") ?? ProcessInfo.processInfo.environment["ORCHARD_MASTER_KEY"] }
+    var masterKeyHex: String? { value("master-key") ?? ProcessEnvironment.value("ORCHARD_MASTER_KEY") }
 }

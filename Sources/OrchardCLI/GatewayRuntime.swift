@@ -102,7 +102,8 @@ public final class GatewayRuntime: Sendable {
         }
         var warnings: [String] = []
         var productionAnchor: TrustAnchor?
-        let rootPath = options.appleRootPath ?? TrustAnchor.defaultAppleRootPath()
+        let rootPath =
+            options.appleRootPath ?? TrustAnchor.defaultAppleRootPath(environment: ProcessEnvironment.variables)
         if FileManager.default.fileExists(atPath: rootPath) {
             productionAnchor = try TrustAnchor.appleRoot(contentsOf: rootPath)
         } else if options.environment == .production {

@@ -1,10 +1,10 @@
-import OrchardBase
 import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import Gateway
 import GatewayAssembly
 import GatewaySQLite
+import OrchardBase
 import OrchardCrypto
 
 /// `orchard gateway-worker`: an internal crash-consistency harness. It provisions the sandbox (PKI and
@@ -45,7 +45,8 @@ enum GatewayWorkerCommand {
         }
         do {
             let clock = SystemClock()
-            let key = try MasterKey.resolve(databasePath: path, environment: .sandbox)
+            let key = try MasterKey.resolve(
+                databasePath: path, environment: .sandbox, variables: ProcessEnvironment.variables)
             let cipher = EnvelopeCipher(masterKey: key)
             let store = try SQLiteStore(path: path)
             let setup = try MerchantRegistry(store: store, cipher: cipher, clock: clock).ensureSandbox(

@@ -31,7 +31,8 @@ enum SandboxCommand {
         usage: usage, actions: ["pki": pki, "merchant": merchant, "mint": mint])
 
     static var defaultPKIDirectory: String {
-        (TrustAnchor.defaultDataDirectory() as NSString).appendingPathComponent("sandbox-pki")
+        (TrustAnchor.defaultDataDirectory(environment: ProcessEnvironment.variables) as NSString)
+            .appendingPathComponent("sandbox-pki")
     }
 
     static func days(_ parsed: Arguments, default value: Int) throws -> Int {

@@ -185,7 +185,7 @@ public struct SettingsRegistry: Sendable {
     ///   - environment: the process environment (`ORCHARD_…`; empty values count as unset).
     /// - Throws: ``ConfigurationError``.
     public func resolve(
-        arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+        arguments: [String], environment: [String: String] = ProcessEnvironment.variables
     )
         throws(ConfigurationError) -> ResolvedSettings
     {
@@ -576,4 +576,16 @@ private struct ServerSetting {
                 "seconds to let requests in flight finish on shutdown"),
         ]
     }
+}
+
+/// The process environment, read here and nowhere else: `serve`'s settings
+/// (``SettingsRegistry/resolve(arguments:environment:)``), the other commands' `ORCHARD_MASTER_KEY`, and the data
+/// directory's and Apple root's defaults (`ORCHARD_DATA_DIR`, `ORCHARD_APPLE_ROOT`, `HOME`) all come from here; the
+/// modules below take what they need as parameters (`GatewayAPITests` checks that nothing else reads it).
+public enum ProcessEnvironment {
+    /// Every variable of the process.
+    public static var variables: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// The non-empty value of variable `name`.
+    static func value(_ name: String) -> String? { variables[name].flatMap { $0.isEmpty ? nil : $0 } }
 }

@@ -1,6 +1,6 @@
-import OrchardBase
 import ApplePayToken
 import Foundation
+import OrchardBase
 import OrchardCrypto
 import OrchardJSON
 
@@ -85,7 +85,7 @@ enum TokenCommand {
             let bytes = try CLIInput.read(path)
             return TrustAnchor(certificate: try X509Certificate.load([UInt8](bytes)))
         }
-        let defaultPath = TrustAnchor.defaultAppleRootPath()
+        let defaultPath = TrustAnchor.defaultAppleRootPath(environment: ProcessEnvironment.variables)
         guard FileManager.default.fileExists(atPath: defaultPath) else {
             throw UsageError(
                 "no --root given and Apple's root is not at \(defaultPath) (run scripts/fetch-apple-root.sh or pass --root)"

@@ -560,6 +560,29 @@ struct ErrorMappingTests {
     /// The package root, from this file.
     static var root: URL { TestPaths.packageRoot }
 
+    @Test("the process environment is read in Settings only; the modules below take what they need as parameters")
+    func environmentReadInSettingsOnly() throws {
+        // The token fuzzer and the test support are tools around the product, with their own variables.
+        let tools: Set<String> = ["TokenFuzzer", "OrchardTestSupport"]
+        let sources = Self.root.appendingPathComponent("Sources")
+        var readers: [String] = []
+        for case let file as URL in FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)!
+        where file.pathExtension == "swift" {
+            let path = file.path.replacingOccurrences(of: sources.path + "/", with: "")
+            guard !tools.contains(String(path.prefix { $0 != "/" })), path != "OrchardCLI/Settings.swift" else {
+                continue
+            }
+            let text = try String(contentsOf: file, encoding: .utf8)
+            if text.contains("processInfo.environment") || text.contains("getenv(") || text.contains("environ[") {
+                readers.append(path)
+            }
+        }
+        #expect(readers == [])
+        let settings = try String(
+            contentsOf: sources.appendingPathComponent("OrchardCLI/Settings.swift"), encoding: .utf8)
+        #expect(settings.components(separatedBy: "processInfo.environment").count == 2, "one read, in Settings")
+    }
+
     /// The string literals captured by `pattern` in the Swift files under `directory` (or in that one file).
     static func literals(_ pattern: String, under directory: String) throws -> Set<String> {
         let regex = try NSRegularExpression(pattern: pattern)
