@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "OrchardHTTP", "OrchardBase", "Gateway", "GatewayAssembly", "ApplePayModel", "ApplePaySandbox",
+                "OrchardHTTP", "OrchardBase", "Gateway", "ApplePayModel", "ApplePaySandbox",
                 "OrchardCrypto",
                 "OrchardJSON",
             ],

@@ -1,3 +1,4 @@
+import ApplePayModel
 import OrchardBase
 import Foundation
 import OrchardCrypto
@@ -180,6 +181,18 @@ public protocol PaymentRequestEvaluator: Sendable {
         paymentRequest json: Data, merchantIdentifier: String, countryCode: String?
     )
         throws(GatewayError) -> PaymentRequestTerms
+}
+
+/// The sandbox wallet, as the HTTP layer needs it: real-format Apple Pay tokens for a sandbox merchant's test card,
+/// which the gateway's own token path then takes like a device's (`POST /v1/sandbox/wallet/tokens`, the demo
+/// store). GatewayAssembly's `SandboxWallet` is the one in use; the HTTP layer mounts the sandbox routes only when
+/// it is given one.
+public protocol SandboxTokenMinter: Sendable {
+    /// The token JSON for `amount` (minor units) of `currency`, paid with the sandbox's test card named `card`,
+    /// signed at `date`, for `merchant`'s active processing certificate. Another card is `parameter_invalid` on
+    /// `card`; only a sandbox merchant gets tokens (`forbidden` otherwise).
+    func mintToken(merchant: Merchant, amount: Int64, currency: Currency, card: String, at date: Date)
+        throws(GatewayError) -> Data
 }
 
 /// The sandbox PKI, as the gateway needs it: generated once, persisted (encrypted), issuing processing keys.

@@ -6,7 +6,7 @@ import Gateway
 /// Mints sandbox Apple Pay tokens for a merchant: real-format tokens encrypted to the merchant's active
 /// processing certificate and signed by the sandbox PKI the gateway trusts. `orchard sandbox mint --database`
 /// and the sandbox wallet route (`POST /v1/sandbox/wallet/tokens`) both use it; it exists only in the sandbox.
-public struct SandboxWallet: Sendable {
+public struct SandboxWallet: SandboxTokenMinter {
     /// The sandbox PKI whose leaf signs.
     public let pki: SandboxPKI
     /// Where the merchants' processing certificates are.
@@ -36,6 +36,17 @@ public struct SandboxWallet: Sendable {
         try mintToken(
             merchant: merchant, amount: amount, currency: currency, pan: card.pan, network: card.network,
             type: card.type, at: date)
+    }
+
+    /// ``SandboxTokenMinter``'s: the test card by its id (``SandboxTestCard/named(_:)``); an unknown one is
+    /// `parameter_invalid` on `card`.
+    public func mintToken(
+        merchant: Merchant, amount: Int64, currency: Currency, card: String, at date: Date
+    ) throws(GatewayError) -> Data {
+        guard let testCard = SandboxTestCard.named(card) else {
+            throw .invalid("card", "one of " + SandboxTestCard.all.map(\.id).joined(separator: ", "))
+        }
+        return try mintToken(merchant: merchant, amount: amount, currency: currency, card: testCard, at: date)
     }
 
     /// The token JSON with an explicit device account number, network and type (`orchard sandbox mint --pan`).

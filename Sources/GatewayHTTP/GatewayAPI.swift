@@ -1,7 +1,6 @@
 import OrchardBase
 import Foundation
 import Gateway
-import GatewayAssembly
 import OrchardCrypto
 import OrchardHTTP
 import OrchardJSON
@@ -29,7 +28,7 @@ public final class GatewayAPI: Sendable {
     let readinessChecks: [String: @Sendable () -> Bool]
     /// The sandbox token minter: given only when the gateway runs in the sandbox, it mounts the sandbox-only
     /// routes (`POST /v1/sandbox/wallet/tokens`); without it they are absent (404).
-    public let sandboxWallet: SandboxWallet?
+    public let sandboxWallet: (any SandboxTokenMinter)?
     /// Merchant validation for Apple Pay on the Web; without it `POST /v1/apple-pay/merchant-sessions` answers
     /// `502 apple_pay_validation_failed`.
     public let merchantValidation: MerchantValidationService?
@@ -43,7 +42,7 @@ public final class GatewayAPI: Sendable {
     /// routes are mounted when `sandboxWallet` is given.
     public init(
         gateway: GatewayService, metrics: MetricsRegistry = MetricsRegistry(),
-        readinessChecks: [String: @Sendable () -> Bool] = [:], sandboxWallet: SandboxWallet? = nil,
+        readinessChecks: [String: @Sendable () -> Bool] = [:], sandboxWallet: (any SandboxTokenMinter)? = nil,
         merchantValidation: MerchantValidationService? = nil,
         consoleSignInLimit: ConsoleSignInLimit = ConsoleSignInLimit(),
         authenticationLimit: APIAuthenticationLimit = APIAuthenticationLimit()
