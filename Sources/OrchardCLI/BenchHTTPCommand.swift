@@ -29,6 +29,7 @@ enum BenchHTTPCommand {
         above the load (e.g. --rate-limit-per-second 100000 --rate-limit-burst 100000) and
         --per-ip-connection-limit 0.
         --url A,B,C loads several instances on one PostgreSQL database, the clients spread over them in turn.
+        --server-pid PID[,PID…] (with --url) names the server processes whose CPU time is measured.
 
           --clients N     concurrent clients, each on its own keep-alive connection (default 8)
           --sweep         run 1, 8, 32 and 128 clients in turn against the same server
@@ -42,13 +43,15 @@ enum BenchHTTPCommand {
         Besides throughput and latency it prints the storage bound (single-row synchronous=FULL commits per
         second in the database's directory, measured in the same run), the durable commits per pair and the
         fsyncs (batch commits) behind them (in-process server only), the ratios payments_per_second/target and
-        fsyncs_per_second/storage_bound, the load generator's own CPU share, and the process's peak RSS.
+        fsyncs_per_second/storage_bound, the load generator's own CPU share, the server's CPU time per pair
+        (user + system of the server over the timed part: in-process, the process's less the client threads'; with
+        --url, the --server-pid processes'), and the process's peak RSS.
         Targets: 8 clients 1,200 pairs/s; 32 clients 2,000 pairs/s (or payments_per_second /
         bound_tokens_per_second >= 0.14 on another machine); 128 clients 90 % of the 32-client figure.
 
         The last lines are machine-readable: payments_per_second=N, p50_ms=N, p99_ms=N (latency of the pair),
-        durable_commits_per_pair=N (the gateway's own, the sandbox acquirer's books apart) and
-        payments_per_fsync=N. With --sweep, clients_N_payments_per_second=, clients_N_p99_ms= … lines come first
+        durable_commits_per_pair=N (the gateway's own, the sandbox acquirer's books apart),
+        payments_per_fsync=N and server_cpu_ms_per_pair=N (target <= 1.0; n/a with --url and no --server-pid). With --sweep, clients_N_payments_per_second=, clients_N_p99_ms= … lines come first
         and the last lines are the 32-client run's.
         Exit status: 0 every request answered as expected, 1 some failed (figures still printed), 2 bad usage.
         """
@@ -66,6 +69,8 @@ enum BenchHTTPCommand {
         var bound = true
         var sweep = false
         var help = false
+        /// `--server-pid`: the server processes of `--url`, whose CPU time is measured.
+        var serverPIDs: [Int32] = []
 
         /// The client counts to run, in order.
         var clientCounts: [Int] { sweep ? BenchHTTPCommand.sweepClients : [clients] }
@@ -77,7 +82,10 @@ enum BenchHTTPCommand {
     static func parse(_ arguments: [String]) throws -> Options {
         let parsed = try Arguments(
             arguments,
-            options: ["clients", "duration", "payments", "warmup", "url", "database", "master-key", "record", "check"],
+            options: [
+                "clients", "duration", "payments", "warmup", "url", "database", "master-key", "record", "check",
+                "server-pid",
+            ],
             flags: ["no-bound", "sweep", "help"])
         guard parsed.positionals.isEmpty else { throw UsageError("unexpected argument \(parsed.positionals[0])") }
         var options = Options()
@@ -120,6 +128,14 @@ enum BenchHTTPCommand {
             throw UsageError("--check needs --url and --database (the restarted server)")
         }
         options.bound = !parsed.flag("no-bound")
+        if let text = parsed.value("server-pid") {
+            guard options.url != nil else { throw UsageError("--server-pid goes with --url (the server it names)") }
+            let pids = text.split(separator: ",").map { Int32($0) }
+            guard !pids.isEmpty, pids.allSatisfy({ ($0 ?? 0) > 0 }) else {
+                throw UsageError("--server-pid is a process id, or several separated by commas")
+            }
+            options.serverPIDs = pids.compactMap { $0 }
+        }
         return options
     }
 
@@ -158,6 +174,8 @@ enum BenchHTTPCommand {
         var directory: String
         /// The server's store when it runs in this process (its commit counts), nil for --url.
         var store: SQLiteStore?
+        /// The server processes of `--url` (`--server-pid`), whose CPU time is measured.
+        var serverPIDs: [Int32] = []
     }
 
     /// State shared by the client threads.
@@ -186,7 +204,7 @@ enum BenchHTTPCommand {
                 directory: runtimeOptions.postgres == nil
                     ? (runtimeOptions.databasePath as NSString).deletingLastPathComponent
                     : FileManager.default.temporaryDirectory.path,
-                store: nil)
+                store: nil, serverPIDs: options.serverPIDs)
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "orchard-bench-\(UUID().uuidString.prefix(8))")
@@ -274,6 +292,9 @@ enum BenchHTTPCommand {
         var clientCPU: Double = 0
         /// CPU seconds the whole process used during the load (server and clients when in-process).
         var processCPU: Double = 0
+        /// CPU seconds the server used during the load: in-process, the process's less the client threads'; with
+        /// `--url`, the `--server-pid` processes' (nil without them, or when one cannot be read).
+        var serverCPU: Double?
         /// The highest resident set size seen during the load, bytes.
         var peakRSS: Int = 0
 
@@ -306,6 +327,7 @@ enum BenchHTTPCommand {
             APICaller.secretHeaders(target.credentials.secretKey) + [("Content-Type", "application/json")]
         let amount = benchAmount.decimalString
         let cpuStart = ProcessUsage.cpuSeconds()
+        let serverCPUStart = ProcessUsage.cpuSeconds(processes: target.serverPIDs)
         let sampler = RSSSampler()
         let instances = target.instanceURLs.isEmpty ? [target.baseURL] : target.instanceURLs
         for client in 0..<clients {
@@ -377,10 +399,16 @@ enum BenchHTTPCommand {
         group.wait()
         let peakRSS = sampler.stop()
         let processCPU = ProcessUsage.cpuSeconds() - cpuStart
+        let serverCPUEnd = ProcessUsage.cpuSeconds(processes: target.serverPIDs)
         return shared.total.withLock { measured in
             var result = measured
             result.peakRSS = peakRSS
             result.processCPU = processCPU
+            if target.store != nil {
+                result.serverCPU = processCPU - measured.clientCPU
+            } else if let start = serverCPUStart, let end = serverCPUEnd {
+                result.serverCPU = end - start
+            }
             result.elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             if let seconds { result.elapsed = min(result.elapsed, seconds) }
             result.ranOutOfTokens = shared.next.current >= tokens.count && seconds != nil
@@ -427,6 +455,8 @@ enum BenchHTTPCommand {
         var paymentsPerFsync: Double?
         var fsyncsPerSecond: Double?
         var peakRSS: Int
+        /// The server's CPU time per captured pair, milliseconds.
+        var serverCPUPerPair: Double?
     }
 
     /// The issue's throughput target for a client count (pairs/s), given the 32-client figure for 128.
@@ -515,6 +545,7 @@ enum BenchHTTPCommand {
                 io.out("clients_\(run.clients)_p99_ms=\(ms(run.p99))")
                 io.out("clients_\(run.clients)_errors=\(run.errors)")
                 io.out("clients_\(run.clients)_peak_rss_mib=\(run.peakRSS >> 20)")
+                io.out("clients_\(run.clients)_server_cpu_ms_per_pair=\(cpuText(run.serverCPUPerPair))")
             }
         }
         let headline = runs.first { $0.clients == 32 && options.sweep } ?? runs[runs.count - 1]
@@ -528,7 +559,13 @@ enum BenchHTTPCommand {
         io.out("p99_ms=\(ms(headline.p99))")
         io.out("durable_commits_per_pair=\(headline.commitsPerPair.map { String(format: "%.2f", $0) } ?? "n/a")")
         io.out("payments_per_fsync=\(headline.paymentsPerFsync.map { String(format: "%.2f", $0) } ?? "n/a")")
+        io.out("server_cpu_ms_per_pair=\(cpuText(headline.serverCPUPerPair))")
         return runs.allSatisfy { $0.errors == 0 && $0.paymentsPerSecond > 0 } ? 0 : 1
+    }
+
+    /// A CPU time per pair as the machine-readable lines give it: milliseconds to 3 places, or `n/a`.
+    static func cpuText(_ milliseconds: Double?) -> String {
+        milliseconds.map { String(format: "%.3f", $0) } ?? "n/a"
     }
 
     /// Warms up, mints, loads and prints one client count's figures.
@@ -619,6 +656,15 @@ enum BenchHTTPCommand {
             io.out(
                 "  target       \(Int(goal)) pairs/s: payments_per_second/target = "
                     + String(format: "%.2f", paymentsPerSecond / goal))
+        }
+        if let serverCPU = measured.serverCPU, !pairs.isEmpty {
+            figures.serverCPUPerPair = serverCPU * 1000 / Double(pairs.count)
+            io.out(
+                "  server cpu   \(String(format: "%.3f", serverCPU * 1000 / Double(pairs.count))) ms per pair "
+                    + "(\(String(format: "%.1f", serverCPU)) CPU-s over \(pairs.count) pairs, user + system); "
+                    + "target <= 1.0 ms")
+        } else {
+            io.out("  server cpu   n/a (give --server-pid with --url)")
         }
         let share = measured.clientCPU / (elapsed * Double(cores))
         let processShare = measured.processCPU / (elapsed * Double(cores))

@@ -1,5 +1,5 @@
-import OrchardBase
 import Foundation
+import OrchardBase
 
 /// CPU time, memory and load of this process, as the benchmarks report them (Linux `/proc`).
 enum ProcessUsage {
@@ -8,6 +8,25 @@ enum ProcessUsage {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// CPU seconds (user + system) that processes `pids` used so far, from `/proc/<pid>/stat`; nil when there are
+    /// none or one cannot be read (gone, or not Linux).
+    static func cpuSeconds(processes pids: [Int32]) -> Double? {
+        guard !pids.isEmpty else { return nil }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var total = 0.0
+        for pid in pids {
+            // The fields after the command's closing parenthesis start at the third (state); utime and stime
+            // are the 14th and 15th.
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = text.lastIndex(of: ")")
+            else { return nil }
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+            total += (user + system) / ticks
+        }
+        return total
     }
 
     /// CPU seconds the calling thread used so far.

@@ -19,7 +19,7 @@ struct BenchHTTPCommandTests {
         func path(_ name: String) -> String { url.appendingPathComponent(name).path }
     }
 
-    @Test("in-process: a few payments, every one captured, the last five lines machine-readable")
+    @Test("in-process: a few payments, every one captured, the last six lines machine-readable")
     func inProcess() throws {
         let result = run(["--clients", "2", "--payments", "6", "--warmup", "0", "--no-bound"])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
@@ -27,11 +27,12 @@ struct BenchHTTPCommandTests {
         #expect(result.stdout.contains("per-IP connection limit (none"))
         #expect(result.stdout.contains("  cpu          load generator "))
         #expect(result.stdout.contains("  memory       peak RSS "))
-        let lines = result.stdout.split(separator: "\n").suffix(5).map(String.init)
-        try #require(lines.count == 5)
+        let lines = result.stdout.split(separator: "\n").suffix(6).map(String.init)
+        try #require(lines.count == 6)
         let patterns = [
             #"^payments_per_second=[0-9]+\.[0-9]$"#, #"^p50_ms=[0-9]+\.[0-9]{2}$"#, #"^p99_ms=[0-9]+\.[0-9]{2}$"#,
             #"^durable_commits_per_pair=[0-9]+\.[0-9]{2}$"#, #"^payments_per_fsync=[0-9]+\.[0-9]{2}$"#,
+            #"^server_cpu_ms_per_pair=[0-9]+\.[0-9]{3}$"#,
         ]
         for (line, pattern) in zip(lines, patterns) {
             #expect(line.range(of: pattern, options: .regularExpression) != nil, "\(line)")
@@ -39,6 +40,10 @@ struct BenchHTTPCommandTests {
         // The gateway's own durable commits of a pair: tokenize 1, pay 2, the transport's stored answer 1.
         let commits = Double(lines[3].dropFirst("durable_commits_per_pair=".count)) ?? 0
         #expect(commits > 0 && commits <= 4)
+        // The server's CPU per pair is measured: more than nothing, far less than the time the run took.
+        let cpu = Double(lines[5].dropFirst("server_cpu_ms_per_pair=".count)) ?? 0
+        #expect(cpu > 0 && cpu < 10_000)
+        #expect(result.stdout.contains("  server cpu   ") && result.stdout.contains("ms per pair"))
     }
 
     @Test(
@@ -46,11 +51,26 @@ struct BenchHTTPCommandTests {
         arguments: [
             ["--duration", "5", "--payments", "3"], ["--clients", "0"], ["--duration", "500"], ["--payments", "x"],
             ["--url", "http://127.0.0.1:1"], ["--check", "acknowledged.txt"], ["extra"], ["--sweep", "--clients", "3"],
+            ["--server-pid", "1"], ["--url", "http://127.0.0.1:1", "--database", "x.db", "--server-pid", "0"],
         ])
     func usage(_ arguments: [String]) {
         let result = run(arguments)
         #expect(result.status == 2)
         #expect(result.stderr.contains("usage: orchard bench http"))
+    }
+
+    @Test("a server process's CPU time is read from /proc: this process's agrees with getrusage; a gone one is nil")
+    func processCPU() {
+        // Spend a little CPU first, so both readings are well above the clock tick.
+        var x = 0.0
+        for i in 0..<3_000_000 { x += Double(i).squareRoot() }
+        #expect(x > 0)
+        let own = ProcessUsage.cpuSeconds()
+        let read = ProcessUsage.cpuSeconds(processes: [getpid()])
+        #expect(read != nil && abs((read ?? 0) - own) < 0.1, "\(String(describing: read)) vs \(own)")
+        #expect(ProcessUsage.cpuSeconds(processes: [getpid(), getpid()]).map { $0 >= 2 * (read ?? 0) - 0.1 } == true)
+        #expect(ProcessUsage.cpuSeconds(processes: [Int32.max]) == nil)
+        #expect(ProcessUsage.cpuSeconds(processes: []) == nil)
     }
 
     @Test(
