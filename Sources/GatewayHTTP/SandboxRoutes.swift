@@ -63,9 +63,7 @@ extension GatewayAPI {
                 of: "{{ORCHARD_MERCHANT_IDENTIFIER}}",
                 with: Self.htmlEscaped(merchant.merchantIdentifiers.first ?? "")
             )
-            .replacingOccurrences(
-                of: "{{ORCHARD_JS_SRC}}", with: WebAssets.sdkPath + script.versionedName(of: "orchard.js")
-            )
+            .replacingOccurrences(of: "{{ORCHARD_JS_SRC}}", with: script.versionedPath(of: "orchard.js"))
             .replacingOccurrences(of: "{{ORCHARD_JS_INTEGRITY}}", with: script.integrity)
         var headers = HTTPHeaders()
         headers["Content-Type"] = asset.contentType

@@ -35,6 +35,9 @@ struct WebAssets: Sendable {
             let dot = name.lastIndex(of: ".") ?? name.endIndex
             return name[..<dot] + "." + digest + name[dot...]
         }
+
+        /// The path of SDK file `name` under its versioned name: `/sdk/v1/orchard.<digest>.js`.
+        func versionedPath(of name: String) -> String { WebAssets.sdkPath + versionedName(of: name) }
     }
 
     /// The browser SDK's files, served under `/sdk/v1/`. orchard.js loads the sandbox wallet's by its versioned
@@ -72,7 +75,7 @@ struct WebAssets: Sendable {
             let linked = String(decoding: core.body, as: UTF8.self)
                 .replacingOccurrences(
                     of: "{{ORCHARD_SANDBOX_WALLET_SRC}}",
-                    with: Self.sdkPath + wallet.versionedName(of: "orchard-sandbox-wallet.js")
+                    with: wallet.versionedPath(of: "orchard-sandbox-wallet.js")
                 )
                 .replacingOccurrences(of: "{{ORCHARD_SANDBOX_WALLET_INTEGRITY}}", with: wallet.integrity)
             assets["orchard.js"] = Asset(body: Data(linked.utf8), contentType: core.contentType)
@@ -108,7 +111,7 @@ struct WebAssets: Sendable {
                 guard let asset = assets[name] else { return nil }
                 return [
                     "name": name, "path": Self.sdkPath + name,
-                    "versioned_path": Self.sdkPath + asset.versionedName(of: name), "integrity": asset.integrity,
+                    "versioned_path": asset.versionedPath(of: name), "integrity": asset.integrity,
                 ]
             }
         ]
