@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The packaging tests (scripts/test.sh runs them after the release build):
-#   1. the release binary copied alone into an empty directory serves /demo, /console, /sdk/v1/orchard.js and
-#      every console asset, byte for byte the files of Sources/GatewayHTTP/Web, and prints --version;
+#   1. the release binary copied alone into an empty directory serves /demo, /console, the SDK's files (by name
+#      and by versioned name) and every console asset, byte for byte the files of Sources/GatewayHTTP/Web
+#      (orchard.js with the wallet's versioned path and integrity filled in), and prints --version;
 #   2. --access-log: SIGHUP reopens the file (logrotate), the process goes on;
 #   3. make deb: lintian reports no error; systemd-analyze verify passes on the unit; dpkg -i installs it (the
 #      orchard user, the master key with mode 600); the installed /usr/bin/orchard serves /readyz from the
@@ -47,7 +48,27 @@ check_file() { # URL-PATH SOURCE-FILE
 }
 check_file /demo
 check_file /console Sources/GatewayHTTP/Web/console/console.html
-check_file /sdk/v1/orchard.js Sources/GatewayHTTP/Web/orchard.js
+check_file /sdk/v1/orchard-sandbox-wallet.js Sources/GatewayHTTP/Web/orchard-sandbox-wallet.js
+# orchard.js as served names the wallet's versioned path and integrity (GET /sdk/v1/integrity.json) in place of
+# its placeholders; each file's versioned path serves the same bytes.
+curl -fsS "http://127.0.0.1:$port/sdk/v1/integrity.json" -o "$work/integrity.json" || fail "GET /sdk/v1/integrity.json"
+python3 - "$work/integrity.json" Sources/GatewayHTTP/Web/orchard.js "$work/orchard.js" <<'PY' || fail "integrity.json"
+import json, sys
+files = {entry["name"]: entry for entry in json.load(open(sys.argv[1]))["files"]}
+wallet = files["orchard-sandbox-wallet.js"]
+source = open(sys.argv[2]).read()
+source = source.replace("{{ORCHARD_SANDBOX_WALLET_SRC}}", wallet["versioned_path"])
+source = source.replace("{{ORCHARD_SANDBOX_WALLET_INTEGRITY}}", wallet["integrity"])
+open(sys.argv[3], "w").write(source)
+print("\n".join(entry["versioned_path"] for entry in files.values()), file=open(sys.argv[3] + ".paths", "w"))
+PY
+check_file /sdk/v1/orchard.js "$work/orchard.js"
+while read -r versioned; do
+    case "$versioned" in
+    */orchard.*) check_file "$versioned" "$work/orchard.js" ;;
+    *) check_file "$versioned" Sources/GatewayHTTP/Web/orchard-sandbox-wallet.js ;;
+    esac
+done <"$work/orchard.js.paths"
 assets=$(grep -oE '(src|href)="/console/[^"]+"' Sources/GatewayHTTP/Web/console/console.html | sed -E 's/^[a-z]+="//; s/"$//' | sort -u)
 [[ -n "$assets" ]] || fail "console.html names no assets"
 for asset in $assets; do check_file "$asset" "Sources/GatewayHTTP/Web${asset}"; done
