@@ -45,11 +45,7 @@ public enum ConstantTime {
 public enum SHA256 {
     /// The 32-byte SHA-256 digest of `data`.
     public static func hash<D: ContiguousBytes>(_ data: D) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        data.withUnsafeBytes { buffer in
-            _ = COpenSSL.SHA256(buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count, &digest)
-        }
-        return digest
+        oneShotDigest(data, length: 32, COpenSSL.SHA256)
     }
 
     /// The digest of the concatenation of `parts`, without building the concatenation.
@@ -69,12 +65,20 @@ public enum SHA256 {
 public enum SHA384 {
     /// The 48-byte SHA-384 digest of `data`.
     public static func hash<D: ContiguousBytes>(_ data: D) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 48)
-        data.withUnsafeBytes { buffer in
-            _ = COpenSSL.SHA384(buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count, &digest)
-        }
-        return digest
+        oneShotDigest(data, length: 48, COpenSSL.SHA384)
     }
+}
+
+/// `data`'s digest by OpenSSL's one-shot function `function`, whose digest is `length` bytes.
+private func oneShotDigest<D: ContiguousBytes>(
+    _ data: D, length: Int,
+    _ function: (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?) -> UnsafeMutablePointer<UInt8>?
+) -> [UInt8] {
+    var digest = [UInt8](repeating: 0, count: length)
+    data.withUnsafeBytes { buffer in
+        _ = function(buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count, &digest)
+    }
+    return digest
 }
 
 /// HMAC-SHA256.
