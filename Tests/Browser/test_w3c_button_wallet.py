@@ -268,6 +268,7 @@ def test_render_button_on_each_path_without_inline_styles(orchard_server, shop_o
     loaded = driver.execute_script("return performance.getEntriesByType('resource').map(function (e) { return e.name; })")
     assert any("/sdk/v1/orchard.js" in name for name in loaded)
     assert not any("sandbox-wallet" in name for name in loaded)
+    assert driver.execute_script("return document.querySelector('script[src*=\"sandbox-wallet\"]')") is None
     assert driver.execute_script("return typeof window.OrchardSandboxWallet") == "undefined"
     # Bad arguments are refused.
     for script in ["Orchard.renderButton(null)", "Orchard.renderButton(document.body, {type: 'Buy <b>'})"]:
