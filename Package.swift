@@ -57,12 +57,14 @@ let package = Package(
         .target(name: "ApplePaySandbox", dependencies: ["ApplePayToken", "OrchardCrypto", "COpenSSL", "OrchardJSON"]),
         // The payment domain: services over ports (Store, Processor, PaymentTokenOpener, Clock, WebhookSender).
         .target(name: "Gateway", dependencies: ["OrchardBase", "ApplePayModel", "OrchardCrypto", "OrchardJSON"]),
-        // The composition: the adapters that implement the domain's ports on the token library and the
-        // sandbox (token opener, sandbox PKI issuer and acquirer, sandbox wallet, payment-request evaluator).
+        // The composition root: the adapters that implement the domain's ports on the token library and the
+        // sandbox (token opener, sandbox PKI issuer and acquirer, sandbox wallet, payment-request evaluator), and
+        // GatewayRuntime, which opens a SQLite or PostgreSQL store and assembles the domain over it.
         .target(
             name: "GatewayAssembly",
             dependencies: [
                 "Gateway", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "OrchardBase", "OrchardCrypto",
+                "GatewaySQLite", "GatewayPostgres", "GatewayProcessors",
             ]),
         // The embedded default Store.
         .target(name: "GatewaySQLite", dependencies: ["Gateway", "OrchardBase", "CSQLite"]),
@@ -115,7 +117,7 @@ let package = Package(
             dependencies: [
                 "OrchardBase", "ApplePayModel", "ApplePayToken", "ApplePaySandbox", "Gateway", "GatewayAssembly",
                 "GatewaySQLite", "GatewayPostgres", "GatewayCurl", "GatewayProcessors", "OrchardHTTP", "GatewayHTTP",
-                "OrchardJSON",
+                "OrchardJSON", "OrchardCrypto", "COpenSSL",
             ],
             // `orchard --version` names the commit it was built from.
             plugins: ["BuildInfo"]),
@@ -152,14 +154,31 @@ let package = Package(
                 "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "GatewayCurl", "ApplePaySandbox",
                 "ApplePayToken", "OrchardTestSupport",
             ]),
+        // The HTTP test clients and harnesses that GatewayHTTPTests and OrchardCLITests share: a libcurl client, a
+        // raw socket, the in-process API harness over GatewayRuntime, the processor stand-in harness.
+        .target(
+            name: "GatewayTestSupport",
+            dependencies: [
+                "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewayPostgres", "GatewayProcessors",
+                "ApplePayModel", "OrchardTestSupport", "CCurl",
+            ]),
+        // The HTTP API over GatewayAssembly's runtime, in process and on loopback (no command line).
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
                 "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "GatewaySQLite", "GatewayPostgres", "CCurl",
-                "ApplePaySandbox", "ApplePayModel", "ApplePayToken", "OrchardCrypto",
-                "OrchardCLI", "OrchardTestSupport", "OrchardJSON", "OrchardBase", "GatewayProcessors", "GatewayCurl",
+                "ApplePaySandbox", "ApplePayModel", "ApplePayToken", "OrchardCrypto", "GatewayTestSupport",
+                "OrchardTestSupport", "OrchardJSON", "OrchardBase", "GatewayProcessors", "GatewayCurl",
             ]),
-        .testTarget(name: "OrchardCLITests", dependencies: ["OrchardCLI", "GatewayPostgres", "OrchardBase"]),
+        // The commands, `orchard serve` with its settings end to end among them.
+        .testTarget(
+            name: "OrchardCLITests",
+            dependencies: [
+                "OrchardCLI", "GatewayTestSupport", "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly",
+                "GatewaySQLite", "GatewayPostgres", "GatewayProcessors", "GatewayCurl", "ApplePaySandbox",
+                "ApplePayModel", "ApplePayToken", "OrchardCrypto", "OrchardTestSupport", "OrchardJSON", "OrchardBase",
+                "CCurl",
+            ]),
         .testTarget(
             name: "GatewayProcessorsTests",
             dependencies: [
@@ -171,7 +190,7 @@ let package = Package(
         .testTarget(
             name: "OrchardPayTests",
             dependencies: [
-                "OrchardPay", "OrchardPayCompat", "GatewayHTTP", "OrchardHTTP", "Gateway", "OrchardCLI", "OrchardTestSupport",
+                "OrchardPay", "OrchardPayCompat", "GatewayHTTP", "OrchardHTTP", "Gateway", "GatewayAssembly", "OrchardTestSupport",
                 .target(name: "PassKitShim", condition: .when(platforms: Package.withoutPassKit)),
             ]),
     ],

@@ -1,5 +1,6 @@
 import ApplePayModel
 import Foundation
+import GatewayAssembly
 import GatewayHTTP
 import OrchardHTTP
 

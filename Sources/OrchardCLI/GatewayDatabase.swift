@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayPostgres
 import GatewaySQLite
 
@@ -27,12 +28,17 @@ enum GatewayDatabase {
     /// The runtime options for `option`: a SQLite file, or a PostgreSQL database (whose master key must then be
     /// given: every instance on the database shares it).
     static func options(_ option: String) throws(UsageError) -> GatewayRuntime.Options {
-        guard isPostgres(option) else { return GatewayRuntime.Options(databasePath: try sqlitePath(option)) }
-        guard URLComponents(string: option)?.host != nil else {
-            throw UsageError("--database \(redactedDatabaseURL(option)) is not a postgres://USER@HOST/DB URL")
+        var options: GatewayRuntime.Options
+        if isPostgres(option) {
+            guard URLComponents(string: option)?.host != nil else {
+                throw UsageError("--database \(redactedDatabaseURL(option)) is not a postgres://USER@HOST/DB URL")
+            }
+            options = GatewayRuntime.Options(databasePath: "")
+            options.postgres = PostgresStore.Configuration(url: option)
+        } else {
+            options = GatewayRuntime.Options(databasePath: try sqlitePath(option))
         }
-        var options = GatewayRuntime.Options(databasePath: "")
-        options.postgres = PostgresStore.Configuration(url: option)
+        options.variables = ProcessEnvironment.variables
         return options
     }
 

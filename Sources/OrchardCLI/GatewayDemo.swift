@@ -1,6 +1,7 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayCurl
 import GatewayHTTP
 import OrchardHTTP

@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayPostgres
 import GatewaySQLite
 

@@ -49,23 +49,8 @@ enum SandboxDatabaseMint {
         runtime: GatewayRuntime, amount: Int64, currency: Currency, pan: String?, network: String = "Visa",
         type: String = "credit", at date: Date = Date()
     ) throws -> Data {
-        try runtime.mintSandboxToken(
+        guard runtime.sandboxWallet != nil else { throw UsageError("the database has no sandbox PKI") }
+        return try runtime.mintSandboxToken(
             amount: amount, currency: currency, pan: pan, network: network, type: type, at: date)
-    }
-}
-
-extension GatewayRuntime {
-    /// A token for the sandbox merchant's active processing certificate, signed at `date` by the sandbox PKI
-    /// (``SandboxWallet``); `pan` defaults to the default test card's.
-    public func mintSandboxToken(
-        amount: Int64, currency: Currency, pan: String? = nil, network: String = "Visa", type: String = "credit",
-        at date: Date = Date()
-    ) throws -> Data {
-        guard let wallet = sandboxWallet, let merchant = sandboxMerchant else {
-            throw UsageError("the database has no sandbox PKI")
-        }
-        return try wallet.mintToken(
-            merchant: merchant, amount: amount, currency: currency, pan: pan ?? SandboxTestCard.visaCredit.pan,
-            network: network, type: type, at: date)
     }
 }

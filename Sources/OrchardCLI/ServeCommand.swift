@@ -1,6 +1,7 @@
 import ApplePayToken
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayCurl
 import GatewayHTTP
 import GatewayPostgres

@@ -123,3 +123,12 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 }
+
+/// The PostgreSQL server the tests create their databases on: `ORCHARD_TEST_POSTGRES_URL`, nil when unset or empty
+/// (the PostgreSQL cases then skip with a message; CI sets it).
+public enum TestPostgres {
+    public static var serverURL: String? {
+        let value = ProcessInfo.processInfo.environment["ORCHARD_TEST_POSTGRES_URL"] ?? ""
+        return value.isEmpty ? nil : value
+    }
+}

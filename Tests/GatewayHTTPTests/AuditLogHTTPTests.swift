@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import GatewayHTTP
+import GatewayTestSupport
 import Testing
 
 @Suite("GET /v1/audit-log over loopback HTTP", .serialized)

@@ -1,5 +1,6 @@
 import Foundation
 import GatewaySQLite
+import GatewayTestSupport
 import Testing
 
 /// The durable commits (one `fdatasync` each under `synchronous=FULL`) of the benchmark's request pair, over

@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import GatewayHTTP
+import GatewayTestSupport
 import Testing
 
 /// The API the console's pages read, called with the session cookie: the last-four filter, the events about
@@ -13,7 +14,7 @@ struct ConsoleAPITests {
         let paid = try h.pay("100.00")
         let id = try #require(paid.json["id"] as? String)
         _ = try h.pay("50.00")
-        let (cookie, csrf, _) = try ConsoleSessionTests.signIn(h)
+        let (cookie, csrf, _) = try h.signInToConsole()
         let session = ["Cookie": cookie]
         let byCard = try h.call("GET", "/v1/payments?last_four=0492", headers: session)
         #expect((byCard.json["data"] as? [[String: Any]])?.count == 2)

@@ -1,8 +1,9 @@
-import GatewayAssembly
 import ApplePaySandbox
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayHTTP
+import GatewayTestSupport
 import Testing
 
 /// The routes under the console's Overview, Card data and Keys pages, over loopback HTTP, each answer checked

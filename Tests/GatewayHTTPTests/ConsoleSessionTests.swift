@@ -1,7 +1,7 @@
 import Foundation
 import Gateway
 import GatewayHTTP
-import OrchardCLI
+import GatewayTestSupport
 import OrchardHTTP
 import Testing
 
@@ -9,21 +9,10 @@ import Testing
 /// rate limit and sign-out.
 @Suite("Console session")
 struct ConsoleSessionTests {
-    /// Signs in; returns the cookie header value to send back, the CSRF token and the answer.
-    static func signIn(
-        _ h: APIHarness, key: String? = nil
-    ) throws -> (cookie: String, csrf: String, response: ClientResponse) {
-        let response = try h.call("POST", "/console/session", json: ["secret_key": key ?? h.credentials.secretKey])
-        try #require(response.status == 200, "\(response.text)")
-        let setCookie = try #require(response.headers["Set-Cookie"])
-        let pair = try #require(setCookie.split(separator: ";").first.map(String.init))
-        return (pair, try #require(response.json["csrf_token"] as? String), response)
-    }
-
     @Test("sign-in answers the session and an HttpOnly, SameSite=Strict cookie (not Secure over plain HTTP)")
     func cookieFlags() throws {
         let h = try APIHarness()
-        let (cookie, csrf, response) = try Self.signIn(h)
+        let (cookie, csrf, response) = try h.signInToConsole()
         let setCookie = try #require(response.headers["Set-Cookie"])
         let attributes = setCookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(cookie.hasPrefix("orchard_console=cst_"))
@@ -71,7 +60,7 @@ struct ConsoleSessionTests {
         let h = try APIHarness()
         let payment = try h.pay("100.00", capture: ["mode": "manual"]).json
         let id = try #require(payment["id"] as? String)
-        let (cookie, csrf, _) = try Self.signIn(h)
+        let (cookie, csrf, _) = try h.signInToConsole()
         let read = try h.call("GET", "/v1/payments/\(id)", headers: ["Cookie": cookie])
         #expect(read.status == 200 && read.json["status"] as? String == "authorized")
         for headers in [
@@ -87,7 +76,7 @@ struct ConsoleSessionTests {
             try h.call("GET", "/v1/payments/\(id)", headers: ["Cookie": cookie]).json["status"] as? String
                 == "authorized")
         // Another session's token is not this one's.
-        let (_, otherCSRF, _) = try Self.signIn(h)
+        let (_, otherCSRF, _) = try h.signInToConsole()
         let crossed = try h.call(
             "POST", "/v1/payments/\(id)/void", headers: ["Cookie": cookie, "X-CSRF-Token": otherCSRF])
         #expect(crossed.status == 403)
@@ -103,7 +92,7 @@ struct ConsoleSessionTests {
     @Test("a session idle for 8 hours on the gateway's clock is refused; using it keeps it alive")
     func idleExpiry() throws {
         let h = try APIHarness()
-        let (cookie, _, _) = try Self.signIn(h)
+        let (cookie, _, _) = try h.signInToConsole()
         h.clock.advance(by: 7 * 3600)
         let used = try h.call("GET", "/v1/payments", headers: ["Cookie": cookie])
         #expect(used.status == 200)
@@ -122,7 +111,7 @@ struct ConsoleSessionTests {
     @Test("sign-out (with the CSRF token) ends the session on the server: the old cookie is refused")
     func signOut() throws {
         let h = try APIHarness()
-        let (cookie, csrf, _) = try Self.signIn(h)
+        let (cookie, csrf, _) = try h.signInToConsole()
         let unprotected = try h.call("DELETE", "/console/session", headers: ["Cookie": cookie])
         #expect(unprotected.status == 403 && unprotected.errorCode == "csrf_token_invalid")
         let out = try h.call("DELETE", "/console/session", headers: ["Cookie": cookie, "X-CSRF-Token": csrf])
@@ -152,9 +141,9 @@ struct ConsoleSessionTests {
         #expect(limited.headers["Retry-After"] == "30")
         #expect(limited.headers["Set-Cookie"] == nil)
         h.clock.advance(by: 30)
-        _ = try Self.signIn(h)
+        _ = try h.signInToConsole()
         // A success takes nothing from the bucket; the next failure does.
-        _ = try Self.signIn(h)
+        _ = try h.signInToConsole()
         #expect(try h.call("POST", "/console/session", json: ["secret_key": wrong]).status == 401)
         #expect(try h.call("POST", "/console/session", json: ["secret_key": wrong]).status == 429)
         // While the address is limited, nothing else is looked at.
@@ -229,8 +218,8 @@ struct ConsoleSessionTests {
     @Test("sign out everywhere: DELETE /console/sessions ends every session of the merchant, this one included")
     func signOutEverywhere() throws {
         let h = try APIHarness()
-        let (cookie, csrf, _) = try Self.signIn(h)
-        let (other, _, _) = try Self.signIn(h)
+        let (cookie, csrf, _) = try h.signInToConsole()
+        let (other, _, _) = try h.signInToConsole()
         // It changes state: the CSRF token is needed.
         let forged = try h.call("DELETE", "/console/sessions", headers: ["Cookie": cookie])
         #expect(forged.status == 403 && forged.errorCode == "csrf_token_invalid")
@@ -249,74 +238,5 @@ struct ConsoleSessionTests {
         #expect((entry["detail"] as? [String: Any])?["sessions"] as? String == "2")
         #expect((entry["actor"] as? [String: Any])?["kind"] as? String == "console")
         try OpenAPIChecker.load().check(("DELETE", "/console/sessions", ended))
-    }
-
-    @Test("orchard merchant end-console-sessions and the key commands end console sessions over HTTP too")
-    func commandLineEndsSessions() throws {
-        let h = try APIHarness()
-        let database = ["--database", "sqlite:" + h.directory.appendingPathComponent("gateway.db").path]
-        let (first, _, _) = try Self.signIn(h)
-        let (second, _, _) = try Self.signIn(h)
-        let output = CapturedOutput()
-        #expect(
-            CLI.run(
-                ["merchant", "end-console-sessions", "--merchant-id", h.merchant.id, "--json"] + database,
-                output: output.output) == 0, "\(output.stderr)")
-        let answer = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any]
-        #expect(answer?["merchant_id"] as? String == h.merchant.id)
-        #expect(answer?["ended_sessions"] as? Int == 2)
-        for cookie in [first, second] {
-            #expect(try h.call("GET", "/console/session", headers: ["Cookie": cookie]).status == 401)
-        }
-        // rotate-secret-key --overlap-hours 0: the old key's cookie is refused at once, CSRF token and all.
-        let (third, csrf, _) = try Self.signIn(h)
-        let rotate = CapturedOutput()
-        #expect(
-            CLI.run(
-                ["merchant", "rotate-secret-key", "--merchant-id", h.merchant.id, "--overlap-hours", "0"] + database,
-                output: rotate.output) == 0, "\(rotate.stderr)")
-        let put = try h.call(
-            "PUT", "/v1/webhook-endpoint", headers: ["Cookie": third, "X-CSRF-Token": csrf],
-            json: ["url": "https://a.example/h"])
-        #expect(put.status == 401 && put.errorCode == "invalid_credentials", "\(put.text)")
-        let unknown = CapturedOutput()
-        #expect(
-            CLI.run(
-                ["merchant", "end-console-sessions", "--merchant-id", "mch_nobody"] + database, output: unknown.output)
-                == 1)
-        #expect(CLI.run(["merchant", "end-console-sessions"] + database, output: CapturedOutput().output) == 2)
-    }
-
-    @Test("orchard serve --console-session-lifetime sets the absolute lifetime; out of range is refused")
-    func serveSetting() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "orchard-life-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let arguments = [
-            "--database", "sqlite:" + directory.appendingPathComponent("gateway.db").path, "--port", "0",
-            "--reconcile-interval", "0", "--log-level", "off",
-        ]
-        let help = CapturedOutput()
-        #expect(CLI.run(["serve", "--help"], output: help.output) == 0)
-        #expect(help.stdout.contains("--console-session-lifetime"))
-        for bad in ["299", "2592001", "a day"] {
-            let settings = try ServeCommand.registry().resolve(
-                arguments: arguments + ["--console-session-lifetime", bad], environment: [:])
-            #expect(throws: ConfigurationError.self) {
-                _ = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
-            }
-        }
-        let settings = try ServeCommand.registry().resolve(
-            arguments: arguments, environment: ["ORCHARD_CONSOLE_SESSION_LIFETIME": "600"])
-        let running = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
-        defer { running.stop() }
-        #expect(running.runtime.gateway.configuration.consoleSessionLifetime == 600)
-        let merchant = try #require(running.runtime.sandboxMerchant)
-        let key = try running.runtime.gateway.merchants.credentials(merchantID: merchant.id).secretKey
-        let answer = try CurlClient().call(
-            "POST", running.server.baseURL, "/console/session", headers: [:], json: ["secret_key": key], body: nil)
-        #expect(answer.status == 200, "\(answer.text)")
-        let expires = try #require((answer.json["expires_at"] as? String).flatMap { try? Date($0, strategy: .iso8601) })
-        #expect(abs(expires.timeIntervalSinceNow - 600) < 5)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTestSupport
 import Testing
 
 /// Control characters and bidirectional overrides in the API's text fields: refused the same clean way on both

@@ -4,8 +4,8 @@ import Foundation
 import Gateway
 import GatewayAssembly
 import GatewayHTTP
+import GatewayTestSupport
 import OrchardBase
-import OrchardCLI
 import OrchardHTTP
 import OrchardTestSupport
 import Testing
@@ -523,14 +523,6 @@ struct GatewayAPITests {
     }
 }
 
-/// A value behind a lock.
-final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
-}
-
 @Suite("Error mapping against openapi.yaml's x-orchard-error-codes")
 struct ErrorMappingTests {
     /// `code: {status: N, type: T, …}` lines of the table.
@@ -581,6 +573,29 @@ struct ErrorMappingTests {
         let settings = try String(
             contentsOf: sources.appendingPathComponent("OrchardCLI/Settings.swift"), encoding: .utf8)
         #expect(settings.components(separatedBy: "processInfo.environment").count == 2, "one read, in Settings")
+    }
+
+    @Test("the HTTP tests compose the gateway with GatewayAssembly: none imports OrchardCLI, nor does the target")
+    func httpTestsWithoutTheCommandLine() throws {
+        let tests = Self.root.appendingPathComponent("Tests/GatewayHTTPTests")
+        var importers: [String] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: tests.path) where name.hasSuffix(".swift") {
+            let text = try String(contentsOf: tests.appendingPathComponent(name), encoding: .utf8)
+            if text.split(separator: "\n").contains(where: { $0.hasPrefix("import OrchardCLI") }) {
+                importers.append(name)
+            }
+        }
+        #expect(importers == [])
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        for target in ["GatewayHTTPTests", "GatewayTestSupport", "GatewayAssembly"] {
+            let start = try #require(manifest.range(of: "name: \"\(target)\""))
+            let declaration = manifest[start.upperBound...].prefix { $0 != ")" }
+            #expect(declaration.contains("\"GatewayHTTP\"") == (target != "GatewayAssembly"), "\(target)")
+            #expect(!declaration.contains("\"OrchardCLI\""), "\(target) depends on OrchardCLI")
+        }
+        #expect(
+            FileManager.default.fileExists(
+                atPath: Self.root.appendingPathComponent("Sources/GatewayAssembly/GatewayRuntime.swift").path))
     }
 
     /// The string literals captured by `pattern` in the Swift files under `directory` (or in that one file).

@@ -1,5 +1,6 @@
 import ApplePaySandbox
 import Foundation
+import GatewayTestSupport
 import Testing
 
 @Suite("Log lines keep secrets out")

@@ -1,7 +1,8 @@
 import Foundation
 import GatewayHTTP
-import OrchardJSON
+import GatewayTestSupport
 import OrchardHTTP
+import OrchardJSON
 import Testing
 
 /// A gateway-like application: client routes (app id + key), server routes (bearer secret), public routes.

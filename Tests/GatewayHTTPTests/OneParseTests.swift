@@ -1,6 +1,7 @@
 import ApplePayModel
 import Foundation
 import GatewayHTTP
+import GatewayTestSupport
 import OrchardHTTP
 import OrchardJSON
 import Testing

@@ -3,7 +3,7 @@ import Foundation
 import Gateway
 import GatewayAssembly
 import GatewayHTTP
-import OrchardCLI
+import GatewayTestSupport
 import OrchardHTTP
 import Testing
 
@@ -147,28 +147,5 @@ struct OpenAPIConformanceTests {
             #expect(checker.problems(body, payload).isEmpty, "\(event.type): \(checker.problems(body, payload))")
         }
         #expect(statuses.isSuperset(of: [200, 400, 401, 402, 403, 404, 409, 415, 422]), "\(statuses.sorted())")
-    }
-}
-
-extension OpenAPIChecker {
-    /// Records an issue unless `exchange`'s status is documented for its operation and its JSON body matches the
-    /// schema; returns whether a JSON body was checked.
-    @discardableResult
-    func check(_ exchange: (method: String, path: String, response: ClientResponse)) -> Bool {
-        let path = String(exchange.path.prefix { $0 != "?" })
-        let status = exchange.response.status
-        let label = "\(exchange.method) \(exchange.path) → \(status)"
-        guard let schema = responseSchema(method: exchange.method, path: path, status: status) else {
-            Issue.record("\(label): status not documented for this operation")
-            return false
-        }
-        guard schema.string != "" else { return false }
-        guard let body = try? JSONSerialization.jsonObject(with: exchange.response.body) else {
-            Issue.record("\(label): body is not JSON: \(exchange.response.text.prefix(200))")
-            return false
-        }
-        let problems = problems(body, schema)
-        #expect(problems.isEmpty, "\(label): \(problems)")
-        return true
     }
 }

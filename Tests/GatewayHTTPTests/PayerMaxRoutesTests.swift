@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import GatewayCurl
 import GatewayHTTP
+import GatewayTestSupport
 import OrchardCrypto
 import OrchardHTTP
 import OrchardJSON

@@ -2,7 +2,7 @@ import ApplePayModel
 import Foundation
 import Gateway
 import GatewayHTTP
-import OrchardCLI
+import GatewayTestSupport
 import OrchardHTTP
 import Testing
 

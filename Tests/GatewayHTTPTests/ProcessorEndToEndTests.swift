@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import GatewayProcessors
+import GatewayTestSupport
 import OrchardTestSupport
 import Testing
 

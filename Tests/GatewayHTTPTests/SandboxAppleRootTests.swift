@@ -2,6 +2,7 @@ import ApplePaySandbox
 import Foundation
 import Gateway
 import GatewayAssembly
+import GatewayTestSupport
 import OrchardCrypto
 import OrchardTestSupport
 import Testing

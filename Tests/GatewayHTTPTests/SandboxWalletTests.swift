@@ -3,7 +3,7 @@ import ApplePaySandbox
 import Foundation
 import Gateway
 import GatewayHTTP
-import OrchardCLI
+import GatewayTestSupport
 import OrchardHTTP
 import OrchardTestSupport
 import Testing
@@ -125,37 +125,5 @@ struct SandboxWalletTests {
             "POST", "/v1/sandbox/wallet/tokens", json: ["amount": "1.00", "currency": "TWD"],
             headers: ["Origin": "https://evil.example"])
         #expect(refused.status == 403)
-    }
-
-    @Test("a production gateway mounts neither the sandbox wallet routes nor the demo store; orchard.js it serves")
-    func absentInProduction() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-prod-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let settings = try ServeCommand.registry().resolve(
-            arguments: [
-                "--environment", "production", "--master-key", String(repeating: "ab", count: 32), "--database",
-                "sqlite:" + directory.appendingPathComponent("prod.db").path, "--port", "0", "--log-level", "off",
-                "--reconcile-interval", "0",
-            ], environment: [:])
-        let running = try ServeCommand.start(settings: settings, io: CapturedOutput().output)
-        defer { running.stop() }
-        #expect(running.api.sandboxWallet == nil)
-        #expect(
-            !running.api.makeRouter().routeList.contains {
-                "\($0.template)".hasPrefix("/v1/sandbox") || "\($0.template)".hasPrefix("/demo")
-            })
-        let response = try CurlClient().request(
-            "POST", running.server.baseURL + "/v1/sandbox/wallet/tokens",
-            headers: ["Content-Type": "application/json", "X-Orchard-App-Id": "app", "X-Orchard-App-Key": "key"],
-            body: Data(#"{"amount":"1.00","currency":"TWD"}"#.utf8))
-        #expect(response.status == 404)
-        let client = CurlClient()
-        #expect(try client.request("GET", running.server.baseURL + "/v1/sandbox/wallet/cards").status == 404)
-        #expect(try client.request("GET", running.server.baseURL + "/demo").status == 404)
-        let pay = try client.request(
-            "POST", running.server.baseURL + "/demo/api/pay", headers: ["Content-Type": "application/json"],
-            body: Data(#"{"prime":"prm_x","amount":"1.00","currency":"TWD"}"#.utf8))
-        #expect(pay.status == 404)
-        #expect(try client.request("GET", running.server.baseURL + "/sdk/v1/orchard.js").status == 200)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import GatewayHTTP
-import OrchardCLI
+import GatewayTestSupport
 import OrchardHTTP
 import Testing
 
@@ -72,29 +72,6 @@ struct SecurityHeadersTests {
     func cookieSecure() throws {
         #expect(try Self.signInCookie { $0.cookieSecure = .always }.hasSuffix("; Secure"))
         #expect(try !Self.signInCookie { _ in }.contains("Secure"))
-        var registry = SettingsRegistry()
-        ServerConfiguration.register(in: &registry)
-        #expect(
-            try ServerConfiguration(settings: registry.resolve(arguments: [], environment: [:])).cookieSecure == .auto)
-        #expect(
-            try ServerConfiguration(
-                settings: registry.resolve(arguments: ["--cookie-secure", "always"], environment: [:])
-            )
-            .cookieSecure == .always)
-        #expect(
-            try ServerConfiguration(
-                settings: registry.resolve(arguments: [], environment: ["ORCHARD_COOKIE_SECURE": "always"])
-            ).cookieSecure == .always)
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-\(UUID().uuidString).json")
-        try Data(#"{"cookie_secure": "always"}"#.utf8).write(to: path)
-        defer { try? FileManager.default.removeItem(at: path) }
-        #expect(
-            try ServerConfiguration(settings: registry.resolve(arguments: ["--config", path.path], environment: [:]))
-                .cookieSecure == .always)
-        #expect(throws: ConfigurationError(.invalidValue, "")) {
-            try ServerConfiguration(
-                settings: registry.resolve(arguments: ["--cookie-secure", "yes"], environment: [:]))
-        }
         var secured = ServerConfiguration()
         secured.tlsCertificatePath = "/cert.pem"
         #expect(secured.usesSecureCookies)

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayHTTP
+import GatewayTestSupport
 import OrchardHTTP
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import GatewayHTTP
-import OrchardCLI
+import GatewayTestSupport
 import OrchardHTTP
 import Testing
 
@@ -333,42 +333,6 @@ struct SlowClientTests {
         #expect(failures.isEmpty, "\(failures) after \(paid) payments; shed \(shed)")
         #expect(paid == 25)
         #expect((shed[.reserve] ?? 0) > 25, "the flood should have kept the reserve closing connections: \(shed)")
-    }
-
-    @Test("the protections' settings: flags, ORCHARD_ variables, config-file keys, ranges, and serve --help")
-    func settings() throws {
-        var registry = SettingsRegistry()
-        ServerConfiguration.register(in: &registry)
-        let defaults = try ServerConfiguration(settings: registry.resolve(arguments: [], environment: [:]))
-        #expect(defaults.requestHeadTimeoutSeconds == 10 && defaults.requestBodyTimeoutSeconds == 30)
-        #expect(defaults.keepAliveTrimPercent == 75 && defaults.reservedConnectionPercent == 10)
-        #expect(defaults.keepAliveTrimMinimumIdleMilliseconds == 500)
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-\(UUID().uuidString).json")
-        try Data(#"{"request_head_timeout_seconds": 4, "reserved-connection-percent": 20}"#.utf8).write(to: path)
-        defer { try? FileManager.default.removeItem(at: path) }
-        let configuration = try ServerConfiguration(
-            settings: registry.resolve(
-                arguments: ["--config", path.path, "--request-body-timeout-seconds", "7"],
-                environment: ["ORCHARD_KEEP_ALIVE_TRIM_PERCENT": "60", "ORCHARD_KEEP_ALIVE_TRIM_MIN_IDLE_MS": "250"]))
-        #expect(configuration.keepAliveTrimMinimumIdleMilliseconds == 250)
-        #expect(configuration.requestHeadTimeoutSeconds == 4 && configuration.requestBodyTimeoutSeconds == 7)
-        #expect(configuration.keepAliveTrimPercent == 60 && configuration.reservedConnectionPercent == 20)
-        for arguments in [
-            ["--reserved-connection-percent", "51"], ["--keep-alive-trim-percent", "0"],
-            ["--request-head-timeout-seconds", "-1"],
-        ] {
-            #expect(throws: ConfigurationError(.invalidValue, "")) {
-                try ServerConfiguration(settings: registry.resolve(arguments: arguments, environment: [:]))
-            }
-        }
-        let captured = CapturedOutput()
-        #expect(CLI.run(["serve", "--help"], output: captured.output) == 0)
-        for name in [
-            "--request-head-timeout-seconds", "--request-body-timeout-seconds", "--keep-alive-trim-percent",
-            "--reserved-connection-percent", "ORCHARD_RESERVED_CONNECTION_PERCENT", "--keep-alive-trim-min-idle-ms",
-        ] {
-            #expect(captured.stdout.contains(name), "missing \(name)")
-        }
     }
 
     /// A server with its own routes: `/healthz`, and `POST /v1/echo`, which counts the requests it handles.

@@ -3,7 +3,7 @@ import ApplePayToken
 import Foundation
 import Gateway
 import GatewayHTTP
-import OrchardCLI
+import GatewayTestSupport
 import OrchardTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import GatewayHTTP
+import GatewayTestSupport
 import Testing
 
 @Suite("TapPay-compatible backend routes (/tpc/…) over the same domain as /v1", .serialized)

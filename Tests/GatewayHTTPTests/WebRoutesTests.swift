@@ -3,7 +3,7 @@ import ApplePaySandbox
 import Foundation
 import Gateway
 import GatewayHTTP
-import OrchardCLI
+import GatewayTestSupport
 import OrchardCrypto
 import OrchardHTTP
 import OrchardTestSupport
@@ -95,109 +95,6 @@ struct WebRoutesTests {
         }
     }
 
-    /// TapPay's deferred-payment rows that refuse, with their codes.
-    static let refusedRows: [(String, String)] = [
-        (
-            #"{"label":"T","amount":{"currency":"TWD","value":"10.00"},"isAmountPending":false,"isShowTotalAmount":false}"#,
-            "88013"
-        ),
-        (
-            #"{"label":"T","amount":{"currency":"TWD","value":"0.00"},"isAmountPending":true,"isShowTotalAmount":true}"#,
-            "88014"
-        ),
-        (
-            #"{"label":"T","amount":{"currency":"TWD","value":"0.00"},"isAmountPending":false,"isShowTotalAmount":true}"#,
-            "88015"
-        ),
-    ]
-
-    @Test("the validate route reports exactly what `orchard request validate --format tappay-web` prints")
-    func validateMatchesCLI() throws {
-        let h = try APIHarness()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-validate-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let requests = [
-            // All pending items, each refusing row.
-            (#"[{"label":"Fare","isAmountPending":true}]"#, Self.refusedRows[0].0),
-            (#"[{"label":"Fare","amount":{"currency":"TWD"},"isAmountPending":true}]"#, Self.refusedRows[1].0),
-            (#"[{"label":"Fare","isAmountPending":true}]"#, Self.refusedRows[2].0),
-            // A valid deferred cart: a shown flag fall, a pending fare, a hidden total without a value.
-            (
-                #"[{"label":"Flag","amount":{"currency":"TWD","value":"85.00"}},{"label":"Fare","isAmountPending":true}]"#,
-                #"{"label":"T","isAmountPending":true,"isShowTotalAmount":false}"#
-            ),
-            // A shown total of 0.
-            (
-                #"[{"label":"Flag","amount":{"currency":"TWD","value":"85.00"}}]"#,
-                #"{"label":"T","amount":{"currency":"TWD","value":"0.00"}}"#
-            ),
-        ]
-        var codes: [[String]] = []
-        for (index, (items, total)) in requests.enumerated() {
-            let json =
-                #"{"supportedNetworks":["VISA"],"supportedMethods":["apple_pay"],"displayItems":\#(items),"total":\#(total)}"#
-            let file = directory.appendingPathComponent("\(index).json")
-            try Data(json.utf8).write(to: file)
-            let captured = CapturedOutput()
-            _ = CLI.run(
-                [
-                    "request", "validate", "--format", "tappay-web", "--merchant-identifier",
-                    "merchant.invalid.orchard.sandbox", "--country-code", "TW", file.path,
-                ], output: captured.output)
-            let printed = try #require(
-                try JSONSerialization.jsonObject(with: Data(captured.stdout.utf8)) as? [String: Any])
-            let answer = try h.client(
-                "POST", "/v1/payment-requests/validate",
-                json: [
-                    "payment_request": try JSONSerialization.jsonObject(with: Data(json.utf8)), "format": "tappay-web",
-                ])
-            #expect(answer.status == 200, "\(answer.text)")
-            for key in ["valid", "errors", "total", "primeLifetimeSeconds"] {
-                #expect(
-                    try WireFormat.json(answer.json[key] ?? NSNull()) == WireFormat.json(printed[key] ?? NSNull()),
-                    "\(index) \(key): \(answer.json[key] ?? "nil") vs \(printed[key] ?? "nil")")
-            }
-            codes.append(((answer.json["errors"] as? [[String: Any]]) ?? []).compactMap { $0["code"] as? String })
-            if answer.json["valid"] as? Bool == true {
-                #expect(answer.json["primeLifetimeSeconds"] as? Int == 2_592_000)
-                let apple = try #require(answer.json["apple_pay_request"] as? [String: Any])
-                #expect(apple["merchantCapabilities"] as? [String] == ["supports3DS"])
-                #expect((apple["total"] as? [String: Any])?["type"] as? String == "pending")
-                #expect(answer.json["w3c_request"] is [String: Any])
-                #expect(answer.json["currency_exponent"] as? Int == 2)
-                #expect(answer.json["client_ip"] as? String == "127.0.0.1")
-            }
-        }
-        #expect(codes == [["88013"], ["88014"], ["88015"], [], ["88016"]])
-
-        let badFormat = try h.client(
-            "POST", "/v1/payment-requests/validate", json: ["payment_request": [:] as [String: Any], "format": "x"])
-        #expect(badFormat.status == 400)
-        let notRequest = try h.client(
-            "POST", "/v1/payment-requests/validate", json: ["payment_request": ["hello": 1]])
-        #expect(notRequest.status == 422)
-        #expect(notRequest.error["code"] as? String == "payment_request_invalid")
-        let missing = try h.client("POST", "/v1/payment-requests/validate", json: ["format": "tappay-web"])
-        #expect(missing.status == 400)
-        try Self.expectDocumented(h, paths: ["/v1/payment-requests/validate"])
-    }
-
-    /// Every answer `h` got on `paths` has its status and schema in openapi.yaml.
-    static func expectDocumented(_ h: APIHarness, paths: Set<String>) throws {
-        let checker = try OpenAPIChecker.load()
-        let exchanges = h.exchanges.withLock { $0 }.filter { paths.contains($0.path) }
-        #expect(!exchanges.isEmpty)
-        for exchange in exchanges {
-            let label = "\(exchange.method) \(exchange.path) → \(exchange.response.status)"
-            let schema = try #require(
-                checker.responseSchema(method: exchange.method, path: exchange.path, status: exchange.response.status),
-                "\(label) is not documented")
-            let body = try JSONSerialization.jsonObject(with: exchange.response.body)
-            #expect(checker.problems(body, schema).isEmpty, "\(label): \(checker.problems(body, schema))")
-        }
-    }
-
     @Test("a page of the gateway's own origin may call client routes without being listed; others may not")
     func sameOrigin() throws {
         let h = try APIHarness(transport: .loopback)
@@ -240,6 +137,6 @@ struct WebRoutesTests {
             (cards.json["data"] as? [[String: Any]])?.compactMap { $0["card"] as? String }
                 == SandboxTestCard.all.map(\.id))
         #expect(!cards.text.contains(SandboxTestCard.visaCredit.pan))
-        try Self.expectDocumented(h, paths: ["/demo/api/pay", "/v1/sandbox/wallet/cards"])
+        try h.expectDocumented(paths: ["/demo/api/pay", "/v1/sandbox/wallet/cards"])
     }
 }

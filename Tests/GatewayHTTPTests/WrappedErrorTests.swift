@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import GatewayTestSupport
 import Testing
 
 @testable import GatewayHTTP

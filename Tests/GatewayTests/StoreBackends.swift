@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import GatewayPostgres
 import GatewaySQLite
+import OrchardTestSupport
 import Testing
 
 /// The stores the suite runs on. A PostgreSQL case needs `ORCHARD_TEST_POSTGRES_URL` (a role that may create
@@ -16,10 +17,7 @@ enum StoreBackend: String, Sendable, CaseIterable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 
     /// The server the PostgreSQL cases create their databases on.
-    static var postgresURL: String? {
-        let value = ProcessInfo.processInfo.environment["ORCHARD_TEST_POSTGRES_URL"] ?? ""
-        return value.isEmpty ? nil : value
-    }
+    static var postgresURL: String? { TestPostgres.serverURL }
 
     static let skipMessage = "ORCHARD_TEST_POSTGRES_URL is not set: the PostgreSQL cases are skipped"
 

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayPostgres
+import OrchardTestSupport
 import Testing
 
 @testable import OrchardCLI
@@ -23,8 +24,7 @@ struct MigrateCommandTests {
 
     @Test("copies a database the sandbox merchant's keys open from, then refuses the non-empty target")
     func copyThenRefuse() throws {
-        let admin = ProcessInfo.processInfo.environment["ORCHARD_TEST_POSTGRES_URL"] ?? ""
-        guard !admin.isEmpty else {
+        guard let admin = TestPostgres.serverURL else {
             try Test.cancel("ORCHARD_TEST_POSTGRES_URL is not set: the PostgreSQL cases are skipped")
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-mig-\(UUID())")

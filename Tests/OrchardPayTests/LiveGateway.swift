@@ -1,7 +1,7 @@
 import Foundation
 import Gateway
 import GatewayHTTP
-import OrchardCLI
+import GatewayAssembly
 import OrchardHTTP
 import Testing
 

@@ -2,6 +2,7 @@ import ApplePaySandbox
 import Foundation
 import Gateway
 import GatewayHTTP
+import GatewayTestSupport
 import OrchardCLI
 import OrchardCrypto
 import OrchardTestSupport

@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import GatewayHTTP
 import GatewayProcessors
+import GatewayTestSupport
 import OrchardCLI
 import OrchardTestSupport
 import Testing

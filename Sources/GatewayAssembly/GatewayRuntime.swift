@@ -1,14 +1,13 @@
+import ApplePayModel
+import ApplePaySandbox
 import ApplePayToken
 import Foundation
 import Gateway
-import GatewayAssembly
-import GatewayHTTP
 import GatewayPostgres
 import GatewayProcessors
 import GatewaySQLite
 import OrchardBase
 import OrchardCrypto
-import OrchardHTTP
 
 /// The gateway over a SQLite or PostgreSQL database: master key, store, sandbox PKI and sandbox merchant, token
 /// opener, sandbox acquirer. `orchard serve`, `orchard merchant show` and `orchard sandbox mint --database` share it.
@@ -36,6 +35,9 @@ public final class GatewayRuntime: Sendable {
         public var window: SigningTimeWindow = .default
         /// The domain's tunables.
         public var configuration = GatewayConfiguration()
+        /// The process environment as the CLI's settings read it: where the default Apple root is
+        /// (`ORCHARD_APPLE_ROOT`, `ORCHARD_DATA_DIR`, `HOME`) when ``appleRootPath`` is not given.
+        public var variables: [String: String] = [:]
         /// The sandbox acquirer's behavior.
         public var acquirer = SandboxAcquirer.Configuration()
         /// Whether the SQLite store takes the database file's single-instance lock (``SQLiteInstanceLock``):
@@ -103,7 +105,7 @@ public final class GatewayRuntime: Sendable {
         var warnings: [String] = []
         var productionAnchor: TrustAnchor?
         let rootPath =
-            options.appleRootPath ?? TrustAnchor.defaultAppleRootPath(environment: ProcessEnvironment.variables)
+            options.appleRootPath ?? TrustAnchor.defaultAppleRootPath(environment: options.variables)
         if FileManager.default.fileExists(atPath: rootPath) {
             productionAnchor = try TrustAnchor.appleRoot(contentsOf: rootPath)
         } else if options.environment == .production {
@@ -142,4 +144,20 @@ public final class GatewayRuntime: Sendable {
 
     /// The sandbox merchant (the first one), when provisioned.
     public var sandboxMerchant: Merchant? { sandbox?.merchant }
+}
+
+extension GatewayRuntime {
+    /// A token for the sandbox merchant's active processing certificate, signed at `date` by the sandbox PKI
+    /// (``SandboxWallet``); `pan` defaults to the default test card's.
+    public func mintSandboxToken(
+        amount: Int64, currency: Currency, pan: String? = nil, network: String = "Visa", type: String = "credit",
+        at date: Date = Date()
+    ) throws -> Data {
+        guard let wallet = sandboxWallet, let merchant = sandboxMerchant else {
+            throw GatewayError(.notFound, "the database has no sandbox PKI")
+        }
+        return try wallet.mintToken(
+            merchant: merchant, amount: amount, currency: currency, pan: pan ?? SandboxTestCard.visaCredit.pan,
+            network: network, type: type, at: date)
+    }
 }

@@ -12,24 +12,24 @@ import Testing
 /// The gateway over a real SQLite file in a temporary directory, with a manual clock and the sandbox merchant's
 /// credentials; its application answers in process (``APITransport/inProcess``, the default) or is served over
 /// loopback HTTP on a free port (``APITransport/loopback``, for what is about the server itself).
-final class APIHarness: @unchecked Sendable {
-    let directory: URL
-    let clock = Gateway.ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
-    let runtime: GatewayRuntime
-    let api: GatewayAPI
-    let server: HTTPServer
-    let transport: APITransport
-    let inProcess: InProcessClient
-    let credentials: MerchantCredentials
-    let merchant: Merchant
-    let logs = LineCollector()
+package final class APIHarness: @unchecked Sendable {
+    package let directory: URL
+    package let clock = Gateway.ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+    package let runtime: GatewayRuntime
+    package let api: GatewayAPI
+    package let server: HTTPServer
+    package let transport: APITransport
+    package let inProcess: InProcessClient
+    package let credentials: MerchantCredentials
+    package let merchant: Merchant
+    package let logs = LineCollector()
 
     /// The PostgreSQL database the harness made (dropped with it): its name and the server's URL.
     private let postgresDatabase: (name: String, server: String)?
 
     /// With `database` `.postgres`, the gateway runs on a fresh database of `ORCHARD_TEST_POSTGRES_URL`'s server
     /// (the case is skipped without one).
-    init(
+    package init(
         transport: APITransport = .inProcess, database: APIDatabase = .sqlite,
         configure: (inout ServerConfiguration) -> Void = { _ in },
         acquirer: (inout SandboxAcquirer.Configuration) -> Void = { _ in },
@@ -38,7 +38,7 @@ final class APIHarness: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("orchard-api-\(UUID().uuidString)")
         var options = GatewayRuntime.Options(databasePath: directory.appendingPathComponent("gateway.db").path)
         if database == .postgres {
-            guard let server = DatabaseInstancesTests.postgresURL else {
+            guard let server = TestPostgres.serverURL else {
                 try Test.cancel("ORCHARD_TEST_POSTGRES_URL is not set: the PostgreSQL case is skipped")
             }
             let name = "orchard_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
@@ -79,16 +79,16 @@ final class APIHarness: @unchecked Sendable {
         if let postgresDatabase { try? PostgresAdmin.dropDatabase(postgresDatabase.name, url: postgresDatabase.server) }
     }
 
-    var base: String { "http://127.0.0.1:\(server.port)" }
+    package var base: String { "http://127.0.0.1:\(server.port)" }
 
-    var appHeaders: [String: String] {
+    package var appHeaders: [String: String] {
         ["X-Orchard-App-Id": credentials.appID, "X-Orchard-App-Key": credentials.appKey]
     }
 
-    var serverHeaders: [String: String] { ["Authorization": "Bearer \(credentials.secretKey)"] }
+    package var serverHeaders: [String: String] { ["Authorization": "Bearer \(credentials.secretKey)"] }
 
     /// A request with a JSON (or raw) body.
-    func call(
+    package func call(
         _ method: String, _ path: String, headers: [String: String] = [:], json: Any? = nil, body: Data? = nil
     ) throws -> ClientResponse {
         let response =
@@ -102,9 +102,9 @@ final class APIHarness: @unchecked Sendable {
 
     /// Every request made through ``call(_:_:headers:json:body:)`` with its answer, for checking answers
     /// against `openapi.yaml`.
-    let exchanges = ExchangeLog()
+    package let exchanges = ExchangeLog()
 
-    func client(
+    package func client(
         _ method: String, _ path: String, json: Any? = nil, headers: [String: String] = [:]
     ) throws
         -> ClientResponse
@@ -112,7 +112,7 @@ final class APIHarness: @unchecked Sendable {
         try call(method, path, headers: appHeaders.merging(headers) { $1 }, json: json)
     }
 
-    func merchantServer(
+    package func merchantServer(
         _ method: String, _ path: String, json: Any? = nil, headers: [String: String] = [:]
     ) throws
         -> ClientResponse
@@ -121,7 +121,7 @@ final class APIHarness: @unchecked Sendable {
     }
 
     /// A sandbox token (JSON object) for `amount` of `currency`, signed now on the manual clock.
-    func token(_ amount: String, _ currency: String = "TWD", pan: String? = nil) throws -> Any {
+    package func token(_ amount: String, _ currency: String = "TWD", pan: String? = nil) throws -> Any {
         let currency = try Currency(code: currency)
         let data = try runtime.mintSandboxToken(
             amount: try Money(amount, currency: currency).minorUnits, currency: currency, pan: pan, at: clock.now())
@@ -129,14 +129,14 @@ final class APIHarness: @unchecked Sendable {
     }
 
     /// Tokenizes a fresh token and returns the prime.
-    func prime(_ amount: String, _ currency: String = "TWD") throws -> String {
+    package func prime(_ amount: String, _ currency: String = "TWD") throws -> String {
         let response = try client("POST", "/v1/tokens", json: ["token": try token(amount, currency)])
         try #require(response.status == 200, "\(response.text)")
         return try #require(response.json["prime"] as? String)
     }
 
     /// Pays a fresh prime; returns the response.
-    func pay(_ amount: String, capture: [String: Any] = ["mode": "now"], key: String? = nil) throws -> ClientResponse {
+    package func pay(_ amount: String, capture: [String: Any] = ["mode": "now"], key: String? = nil) throws -> ClientResponse {
         let prime = try prime(amount)
         return try merchantServer(
             "POST", "/v1/payments", json: ["prime": prime, "amount": amount, "currency": "TWD", "capture": capture],
@@ -145,15 +145,15 @@ final class APIHarness: @unchecked Sendable {
 }
 
 /// The database an ``APIHarness`` runs on.
-enum APIDatabase: String, CaseIterable, Sendable, CustomTestStringConvertible {
+package enum APIDatabase: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
     case postgres
 
-    var testDescription: String { rawValue }
+    package var testDescription: String { rawValue }
 }
 
 /// The `paths` of `openapi.yaml` as `(METHOD, template)` pairs, scanned line by line.
-func openAPIOperations() throws -> Set<String> {
+package func openAPIOperations() throws -> Set<String> {
     let text = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("openapi.yaml"), encoding: .utf8)
     var operations: Set<String> = []
     var inPaths = false
@@ -178,11 +178,23 @@ func openAPIOperations() throws -> Set<String> {
 }
 
 /// The requests an ``APIHarness`` made, in order.
-final class ExchangeLog: @unchecked Sendable {
+package final class ExchangeLog: @unchecked Sendable {
+    package init() {}
     private var entries: [(method: String, path: String, response: ClientResponse)] = []
     private let lock = NSLock()
 
-    func withLock<R>(_ body: (inout [(method: String, path: String, response: ClientResponse)]) -> R) -> R {
+    package func withLock<R>(_ body: (inout [(method: String, path: String, response: ClientResponse)]) -> R) -> R {
         lock.withLock { body(&entries) }
+    }
+}
+
+extension APIHarness {
+    /// Signs in to the console; returns the cookie header value to send back, the CSRF token and the answer.
+    package func signInToConsole(key: String? = nil) throws -> (cookie: String, csrf: String, response: ClientResponse) {
+        let response = try call("POST", "/console/session", json: ["secret_key": key ?? credentials.secretKey])
+        try #require(response.status == 200, "\(response.text)")
+        let setCookie = try #require(response.headers["Set-Cookie"])
+        let pair = try #require(setCookie.split(separator: ";").first.map(String.init))
+        return (pair, try #require(response.json["csrf_token"] as? String), response)
     }
 }

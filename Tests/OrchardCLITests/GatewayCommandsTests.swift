@@ -1,9 +1,10 @@
-import OrchardBase
 import ApplePayModel
 import Foundation
 import Gateway
 import GatewayAssembly
 import GatewayHTTP
+import GatewayTestSupport
+import OrchardBase
 import OrchardCLI
 import OrchardHTTP
 import Testing

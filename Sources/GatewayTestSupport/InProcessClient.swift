@@ -6,7 +6,7 @@ import OrchardHTTP
 /// ``HTTPResponder/respond(to:)`` (the API's behaviour, with no socket, no client library and no server
 /// threads), or over loopback HTTP through a started ``HTTPServer`` (what is about the server itself: limits,
 /// TLS, shutdown, slow clients, the end-to-end flows).
-enum APITransport {
+package enum APITransport {
     case inProcess
     case loopback
 }
@@ -14,14 +14,14 @@ enum APITransport {
 /// Answers requests by calling the application directly, doing the little the server does around it: the
 /// body cap (answered through ``HTTPResponder/respond(to:rejectedWith:)`` as the server does), the peer's
 /// address, `Host` and `Content-Length`, and no body for `HEAD`.
-struct InProcessClient {
-    let responder: any HTTPResponder
+package struct InProcessClient {
+    package let responder: any HTTPResponder
     /// The server's body cap (`ServerConfiguration.maxBodyBytes`).
-    let maxBodyBytes: Int
+    package let maxBodyBytes: Int
     /// The per-route body cap, as the server is given it.
-    let bodyLimit: (@Sendable (HTTPMethod, String) -> Int?)?
+    package let bodyLimit: (@Sendable (HTTPMethod, String) -> Int?)?
 
-    func request(
+    package func request(
         _ method: String, _ target: String, headers: [String: String] = [:], body: Data? = nil
     )
         -> ClientResponse
@@ -50,7 +50,7 @@ struct InProcessClient {
 
     /// A request with a JSON body (`Content-Type: application/json` unless given) or a raw one, as
     /// ``CurlClient/call(_:_:_:headers:json:body:)`` sends it.
-    func call(
+    package func call(
         _ method: String, _ path: String, headers: [String: String], json: Any?, body: Data?
     ) throws
         -> ClientResponse

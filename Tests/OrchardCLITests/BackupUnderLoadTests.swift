@@ -1,5 +1,7 @@
 import Foundation
 import Gateway
+import GatewayAssembly
+import GatewayTestSupport
 import OrchardCLI
 import OrchardTestSupport
 import Synchronization

@@ -1,8 +1,10 @@
 import ApplePayModel
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayHTTP
 import GatewayPostgres
+import GatewayTestSupport
 import OrchardCLI
 import OrchardHTTP
 import OrchardTestSupport
@@ -73,10 +75,10 @@ struct MultiInstanceKillTests {
 
     @Test(
         "acknowledged payments all present with their status, no double authorization, audit holds, every event delivered",
-        .enabled(if: DatabaseInstancesTests.postgresURL != nil, "needs ORCHARD_TEST_POSTGRES_URL"),
+        .enabled(if: TestPostgres.serverURL != nil, "needs ORCHARD_TEST_POSTGRES_URL"),
         .timeLimit(.minutes(5)))
     func killedUnderLoad() throws {
-        let admin = try #require(DatabaseInstancesTests.postgresURL)
+        let admin = try #require(TestPostgres.serverURL)
         // With a database at hand, a missing executable is a failure, never a silent skip.
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.binary.path),

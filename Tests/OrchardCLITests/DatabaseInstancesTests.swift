@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import GatewayHTTP
 import GatewayPostgres
+import GatewayTestSupport
 import OrchardCLI
 import OrchardHTTP
 import OrchardTestSupport
@@ -11,9 +12,6 @@ import Testing
 /// `--database` across instances: a SQLite file has one `orchard serve`; several share a PostgreSQL database.
 @Suite("orchard serve instances on one database", .serialized)
 struct DatabaseInstancesTests {
-    static let postgresURL = ProcessInfo.processInfo.environment["ORCHARD_TEST_POSTGRES_URL"].flatMap {
-        $0.isEmpty ? nil : $0
-    }
     static let masterKey = String(repeating: "5a", count: 32)
 
     @Test("a second orchard serve on the same SQLite file refuses to start, with a clear message")
@@ -197,9 +195,9 @@ struct DatabaseInstancesTests {
 
     @Test(
         "two instances on one PostgreSQL database: a token replayed and a prime paid once across them, audit holds",
-        .enabled(if: postgresURL != nil, "ORCHARD_TEST_POSTGRES_URL is not set"))
+        .enabled(if: TestPostgres.serverURL != nil, "ORCHARD_TEST_POSTGRES_URL is not set"))
     func twoPostgresInstances() throws {
-        let admin = try #require(Self.postgresURL)
+        let admin = try #require(TestPostgres.serverURL)
         let name = "orchard_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try PostgresAdmin.createDatabase(name, url: admin)
         defer { try? PostgresAdmin.dropDatabase(name, url: admin) }

@@ -1,8 +1,10 @@
-import OrchardHTTP
 import Foundation
 import Gateway
+import GatewayAssembly
 import GatewayHTTP
+import GatewayTestSupport
 import OrchardCLI
+import OrchardHTTP
 import Testing
 
 /// `orchard merchant …` on a fresh SQLite database, checked through the real HTTP API on loopback.

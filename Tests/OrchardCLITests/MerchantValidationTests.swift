@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import GatewayHTTP
+import GatewayTestSupport
 import OrchardCLI
 import OrchardCrypto
 import OrchardHTTP

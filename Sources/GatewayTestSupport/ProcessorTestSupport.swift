@@ -6,15 +6,15 @@ import Testing
 
 /// The gateway served on loopback with a sandbox merchant whose processor is Adyen or Checkout.com, pointed at the
 /// processor's stand-in, which sends its notifications to the gateway's route for the merchant.
-final class ProcessorHarness: @unchecked Sendable {
-    let api: ProcessorStandIn.API
-    var standIn: ProcessorStandIn
-    let h: APIHarness
+package final class ProcessorHarness: @unchecked Sendable {
+    package let api: ProcessorStandIn.API
+    package var standIn: ProcessorStandIn
+    package let h: APIHarness
 
-    static let hmacKey = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+    package static let hmacKey = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
 
     /// The settings body of `api`'s processor.
-    static func settings(_ api: ProcessorStandIn.API) -> [String: String] {
+    package static func settings(_ api: ProcessorStandIn.API) -> [String: String] {
         switch api {
         case .adyen:
             [
@@ -31,7 +31,7 @@ final class ProcessorHarness: @unchecked Sendable {
     }
 
     /// The secrets of the settings (for the scans that must never find them).
-    static func secrets(_ api: ProcessorStandIn.API) -> [String] {
+    package static func secrets(_ api: ProcessorStandIn.API) -> [String] {
         switch api {
         case .adyen: ["AQE-e2e-api-key-7Hq2", hmacKey, "n0t1fy-pa55word"]
         case .checkoutCom: ["sk_sbox_e2e_secret_9Xw3", "whk_e2e_signature_4Rt8"]
@@ -40,7 +40,7 @@ final class ProcessorHarness: @unchecked Sendable {
 
     /// A harness for `api`, its connector's calls timing out after `timeout` seconds; `standInPort` fixes the
     /// stand-in's port (0: any free one).
-    init(_ api: ProcessorStandIn.API, timeout: TimeInterval = 3, standInPort: Int = 0) throws {
+    package init(_ api: ProcessorStandIn.API, timeout: TimeInterval = 3, standInPort: Int = 0) throws {
         self.api = api
         standIn = try ProcessorStandIn(api: api, port: standInPort)
         let base = standIn.baseURL
@@ -57,7 +57,7 @@ final class ProcessorHarness: @unchecked Sendable {
     }
 
     /// Gives the stand-in the account and where to send notifications.
-    func configureStandIn() throws {
+    package func configureStandIn() throws {
         let settings = Self.settings(api)
         switch api {
         case .adyen:
@@ -76,27 +76,27 @@ final class ProcessorHarness: @unchecked Sendable {
     }
 
     /// The gateway's notification route for the merchant.
-    var notificationURL: String {
+    package var notificationURL: String {
         let path = api == .adyen ? "adyen/notifications" : "checkout-com/webhooks"
         return h.base + "/v1/processors/\(path)/\(h.merchant.id)"
     }
 
     /// Pays a fresh prime of `amount` TWD with `capture` (`now` or `manual`).
-    func pay(_ amount: String = "100.00", capture: String = "now") throws -> ClientResponse {
+    package func pay(_ amount: String = "100.00", capture: String = "now") throws -> ClientResponse {
         try h.pay(amount, capture: ["mode": capture])
     }
 
     /// The payment `id` as the API shows it.
-    func payment(_ id: String) throws -> [String: Any] {
+    package func payment(_ id: String) throws -> [String: Any] {
         let response = try h.merchantServer("GET", "/v1/payments/\(id)")
         try #require(response.status == 200, "\(response.text)")
         return response.json
     }
 
-    func status(_ id: String) throws -> String? { try payment(id)["status"] as? String }
+    package func status(_ id: String) throws -> String? { try payment(id)["status"] as? String }
 
     /// The event types the gateway emitted about payment `id`, oldest first.
-    func events(_ id: String) throws -> [String] {
+    package func events(_ id: String) throws -> [String] {
         try h.runtime.gateway.events(merchant: h.merchant, limit: 100).reversed().filter { event in
             (try? JSONSerialization.jsonObject(with: event.payload) as? [String: Any])
                 .flatMap { $0["data"] as? [String: Any] }?["id"] as? String == id
@@ -104,13 +104,13 @@ final class ProcessorHarness: @unchecked Sendable {
     }
 
     /// How many times the stand-in processed an authorization with reference `id`.
-    func authorizations(_ id: String) throws -> Int {
+    package func authorizations(_ id: String) throws -> Int {
         let rows = try standIn.ledger().filter { $0["reference"] as? String == id }
         return rows.map { $0["authorizations"] as? Int ?? 0 }.max() ?? 0
     }
 
     /// Runs the gateway's reconciliation as if `minutes` had passed.
-    func reconcile(after minutes: Double = 10) throws -> ReconciliationReport {
+    package func reconcile(after minutes: Double = 10) throws -> ReconciliationReport {
         h.clock.advance(by: minutes * 60)
         return try h.runtime.gateway.reconcile()
     }

@@ -1,35 +1,36 @@
 import Foundation
+import Testing
 import OrchardTestSupport
 
 /// A YAML value of the subset `openapi.yaml` uses: block mappings and sequences, flow sequences and mappings,
 /// plain and quoted scalars, and block scalars (`|`, `>`; their text is not needed and is kept empty).
-indirect enum YAMLNode {
+package indirect enum YAMLNode {
     case map([(key: String, value: YAMLNode)])
     case list([YAMLNode])
     case scalar(String)
 
-    subscript(key: String) -> YAMLNode? {
+    package subscript(key: String) -> YAMLNode? {
         guard case .map(let pairs) = self else { return nil }
         return pairs.first { $0.key == key }?.value
     }
 
-    var string: String? {
+    package var string: String? {
         if case .scalar(let text) = self { return text }
         return nil
     }
 
-    var list: [YAMLNode]? {
+    package var list: [YAMLNode]? {
         if case .list(let items) = self { return items }
         return nil
     }
 
-    var keys: [String] {
+    package var keys: [String] {
         if case .map(let pairs) = self { return pairs.map(\.key) }
         return []
     }
 
     /// A scalar or a list of scalars as strings (`type: [string, 'null']`, `required: [a, b]`).
-    var strings: [String] {
+    package var strings: [String] {
         switch self {
         case .scalar(let text): [text]
         case .list(let items): items.compactMap(\.string)
@@ -39,7 +40,7 @@ indirect enum YAMLNode {
 }
 
 /// Parses the YAML subset of ``YAMLNode``.
-struct YAMLSubsetParser {
+package struct YAMLSubsetParser {
     private struct Line {
         var indent: Int
         var text: String
@@ -48,7 +49,7 @@ struct YAMLSubsetParser {
     private var lines: [Line] = []
     private var index = 0
 
-    static func parse(_ text: String) -> YAMLNode {
+    package static func parse(_ text: String) -> YAMLNode {
         var parser = YAMLSubsetParser()
         for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
             let line = String(raw)
@@ -174,7 +175,7 @@ struct YAMLSubsetParser {
     }
 
     /// `key: rest` or `key:`; nil when the line is not a mapping entry.
-    static func splitKey(_ text: String) -> (String, String)? {
+    package static func splitKey(_ text: String) -> (String, String)? {
         var quote: Character?
         let characters = Array(text)
         for (offset, character) in characters.enumerated() {
@@ -195,7 +196,7 @@ struct YAMLSubsetParser {
         return nil
     }
 
-    static func unquote(_ text: String) -> String {
+    package static func unquote(_ text: String) -> String {
         if text.count >= 2, text.hasPrefix("'"), text.hasSuffix("'") {
             return String(text.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'")
         }
@@ -298,18 +299,18 @@ private struct FlowScanner {
 /// Checks JSON values against the schemas of an OpenAPI document: `$ref`, `allOf`, `oneOf`/`anyOf`, `type`
 /// (one or several, `null` included), `enum`, `pattern`, `required`, `properties` (and no properties beyond
 /// them unless `additionalProperties` allows), `items`.
-struct OpenAPIChecker {
-    let document: YAMLNode
+package struct OpenAPIChecker {
+    package let document: YAMLNode
 
-    init(document: YAMLNode) { self.document = document }
+    package init(document: YAMLNode) { self.document = document }
 
     /// The document at the package root.
-    static func load() throws -> OpenAPIChecker {
+    package static func load() throws -> OpenAPIChecker {
         let text = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("openapi.yaml"), encoding: .utf8)
         return OpenAPIChecker(document: YAMLSubsetParser.parse(text))
     }
 
-    func resolve(_ reference: String) -> YAMLNode? {
+    package func resolve(_ reference: String) -> YAMLNode? {
         guard reference.hasPrefix("#/") else { return nil }
         var node: YAMLNode? = document
         for part in reference.dropFirst(2).split(separator: "/") { node = node?[String(part)] }
@@ -317,7 +318,7 @@ struct OpenAPIChecker {
     }
 
     /// The path template of `openapi.yaml` that `path` (no query) matches.
-    func template(for path: String) -> String? {
+    package func template(for path: String) -> String? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         // The most specific template wins, as in the router (`/console/session` before `/console/{file}`).
         return document["paths"]?.keys.filter { template in
@@ -329,7 +330,7 @@ struct OpenAPIChecker {
 
     /// The JSON schema of the response `status` of `method path`; nil when the operation or status is not
     /// documented (the caller reports that), `.scalar("")` when the response has no JSON body.
-    func responseSchema(method: String, path: String, status: Int) -> YAMLNode? {
+    package func responseSchema(method: String, path: String, status: Int) -> YAMLNode? {
         guard let template = template(for: path),
             let operation = document["paths"]?[template]?[method.lowercased()],
             var response = operation["responses"]?[String(status)]
@@ -339,7 +340,7 @@ struct OpenAPIChecker {
     }
 
     /// Problems of `value` against `schema`, each with its JSON path.
-    func problems(_ value: Any, _ schema: YAMLNode, path: String = "$", checkExtras: Bool = true) -> [String] {
+    package func problems(_ value: Any, _ schema: YAMLNode, path: String = "$", checkExtras: Bool = true) -> [String] {
         var schema = schema
         var found: [String] = []
         if let reference = schema["$ref"]?.string {
@@ -395,7 +396,7 @@ struct OpenAPIChecker {
     }
 
     /// The properties a schema names, its `allOf` parts' included.
-    func propertyNames(_ schema: YAMLNode) -> Set<String> {
+    package func propertyNames(_ schema: YAMLNode) -> Set<String> {
         var schema = schema
         if let reference = schema["$ref"]?.string, let resolved = resolve(reference) { schema = resolved }
         var names = Set(schema["properties"]?.keys ?? [])
@@ -403,7 +404,7 @@ struct OpenAPIChecker {
         return names
     }
 
-    static func has(_ value: Any, type: String) -> Bool {
+    package static func has(_ value: Any, type: String) -> Bool {
         switch type {
         case "null": return value is NSNull
         case "string": return value is String
@@ -419,13 +420,13 @@ struct OpenAPIChecker {
     }
 
     /// Whether a JSONSerialization value is a boolean (a Swift `Bool`, or an `NSNumber` made from one).
-    static func isBool(_ value: Any) -> Bool {
+    package static func isBool(_ value: Any) -> Bool {
         if type(of: value) == Bool.self { return true }
         if let number = value as? NSNumber { return String(cString: number.objCType) == "c" }
         return false
     }
 
-    static func describe(_ value: Any) -> String {
+    package static func describe(_ value: Any) -> String {
         switch value {
         case is NSNull: "null"
         case let text as String: "\"\(text.prefix(40))\""
@@ -433,5 +434,38 @@ struct OpenAPIChecker {
         case is [String: Any]: "an object"
         default: "\(value)"
         }
+    }
+}
+
+extension OpenAPIChecker {
+    /// Records an issue unless `exchange`'s status is documented for its operation and its JSON body matches the
+    /// schema; returns whether a JSON body was checked.
+    @discardableResult
+    package func check(_ exchange: (method: String, path: String, response: ClientResponse)) -> Bool {
+        let path = String(exchange.path.prefix { $0 != "?" })
+        let status = exchange.response.status
+        let label = "\(exchange.method) \(exchange.path) → \(status)"
+        guard let schema = responseSchema(method: exchange.method, path: path, status: status) else {
+            Issue.record("\(label): status not documented for this operation")
+            return false
+        }
+        guard schema.string != "" else { return false }
+        guard let body = try? JSONSerialization.jsonObject(with: exchange.response.body) else {
+            Issue.record("\(label): body is not JSON: \(exchange.response.text.prefix(200))")
+            return false
+        }
+        let problems = problems(body, schema)
+        #expect(problems.isEmpty, "\(label): \(problems)")
+        return true
+    }
+}
+
+extension APIHarness {
+    /// Every answer the harness got on `paths` has its status and schema in openapi.yaml.
+    package func expectDocumented(paths: Set<String>) throws {
+        let checker = try OpenAPIChecker.load()
+        let exchanges = self.exchanges.withLock { $0 }.filter { paths.contains($0.path) }
+        #expect(!exchanges.isEmpty)
+        for exchange in exchanges { checker.check(exchange) }
     }
 }

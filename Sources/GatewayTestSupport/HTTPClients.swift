@@ -8,36 +8,36 @@ import OrchardHTTP
 #endif
 
 /// A response as the test client saw it.
-struct ClientResponse {
-    var status: Int
-    var headers: HTTPHeaders
-    var body: Data
+package struct ClientResponse {
+    package var status: Int
+    package var headers: HTTPHeaders
+    package var body: Data
 
-    var text: String { String(decoding: body, as: UTF8.self) }
+    package var text: String { String(decoding: body, as: UTF8.self) }
 
     /// The body as a JSON object.
-    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    package var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
 
     /// The `error` object of an error body.
-    var error: [String: Any] { json["error"] as? [String: Any] ?? [:] }
+    package var error: [String: Any] { json["error"] as? [String: Any] ?? [:] }
 
     /// The error code of an error body.
-    var errorCode: String? { error["code"] as? String }
+    package var errorCode: String? { error["code"] as? String }
 }
 
-struct ClientError: Error, CustomStringConvertible {
-    var description: String
+package struct ClientError: Error, CustomStringConvertible {
+    package var description: String
 }
 
 /// An HTTP client on libcurl. One handle keeps its connection alive between requests.
-final class CurlClient {
+package final class CurlClient {
     private let handle: UnsafeMutableRawPointer
     /// Verify TLS peers against this CA file (tests with a self-signed certificate).
-    var caFile: String?
+    package var caFile: String?
     /// Seconds a whole request may take before it fails.
-    var timeoutSeconds = 30
+    package var timeoutSeconds = 30
 
-    init() {
+    package init() {
         handle = curl_easy_init()
     }
 
@@ -49,13 +49,13 @@ final class CurlClient {
     }
 
     /// The number of new connections the last request opened (0 when it reused one).
-    var lastNewConnections: Int {
+    package var lastNewConnections: Int {
         var count = 0
         _ = orchard_curl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &count)
         return count
     }
 
-    func request(
+    package func request(
         _ method: String, _ url: String, headers: [String: String] = [:], body: Data? = nil
     ) throws -> ClientResponse {
         curl_easy_reset(handle)
@@ -125,7 +125,7 @@ final class CurlClient {
 
 extension CurlClient {
     /// A request to `base + path` with a JSON body (`Content-Type: application/json` unless given) or a raw one.
-    func call(
+    package func call(
         _ method: String, _ base: String, _ path: String, headers: [String: String], json: Any?, body: Data?
     ) throws -> ClientResponse {
         var headers = headers
@@ -139,10 +139,10 @@ extension CurlClient {
 }
 
 /// A raw TCP connection to the server, for clients libcurl will not imitate (partial headers, lying lengths).
-final class RawConnection {
+package final class RawConnection {
     private let socketFD: Int32
 
-    init(port: Int, receiveTimeoutSeconds: Int = 20) throws {
+    package init(port: Int, receiveTimeoutSeconds: Int = 20) throws {
         socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketFD >= 0 else { throw ClientError(description: "socket failed") }
         var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
@@ -166,7 +166,7 @@ final class RawConnection {
 
     /// Sends `bytes`; false if the peer has closed (EPIPE/ECONNRESET).
     @discardableResult
-    func send(_ bytes: Data) -> Bool {
+    package func send(_ bytes: Data) -> Bool {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
@@ -178,10 +178,10 @@ final class RawConnection {
         }
     }
 
-    func send(_ text: String) { send(Data(text.utf8)) }
+    package func send(_ text: String) { send(Data(text.utf8)) }
 
     /// Reads until the peer closes the connection (true) or the receive timeout passes (false).
-    func readUntilClosed() -> (data: Data, closed: Bool) {
+    package func readUntilClosed() -> (data: Data, closed: Bool) {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
@@ -197,7 +197,7 @@ final class RawConnection {
 
     /// Waits up to `timeout` seconds for data or the peer's close, and reads what has arrived; `closed` once the
     /// peer has closed the connection.
-    func readAvailable(timeout: Double) -> (data: Data, closed: Bool) {
+    package func readAvailable(timeout: Double) -> (data: Data, closed: Bool) {
         var descriptor = pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0)
         guard poll(&descriptor, 1, Int32(timeout * 1_000)) > 0 else { return (Data(), false) }
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -207,7 +207,7 @@ final class RawConnection {
     }
 
     /// Reads until `data` holds a complete head and `Content-Length` bytes of body (or the peer closes).
-    func readResponse() -> String {
+    package func readResponse() -> String {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
@@ -229,12 +229,12 @@ final class RawConnection {
 }
 
 /// A started server on a free loopback port, stopped when released.
-final class TestServer {
-    let server: HTTPServer
-    var base: String { "http://127.0.0.1:\(server.port)" }
-    var port: Int { server.port }
+package final class TestServer {
+    package let server: HTTPServer
+    package var base: String { "http://127.0.0.1:\(server.port)" }
+    package var port: Int { server.port }
 
-    init(configuration: ServerConfiguration = ServerConfiguration(), responder: any HTTPResponder) throws {
+    package init(configuration: ServerConfiguration = ServerConfiguration(), responder: any HTTPResponder) throws {
         var configuration = configuration
         configuration.host = "127.0.0.1"
         configuration.port = 0
@@ -247,19 +247,11 @@ final class TestServer {
 }
 
 /// Collects log lines.
-final class LineCollector: @unchecked Sendable {
+package final class LineCollector: @unchecked Sendable {
+    package init() {}
     private let lock = NSLock()
     private var stored: [String] = []
 
-    func append(_ line: String) { lock.withLock { stored.append(line) } }
-    var lines: [String] { lock.withLock { stored } }
-}
-
-/// A clock the test moves by hand.
-final class ManualClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var seconds: Double = 1_000
-
-    var now: Double { lock.withLock { seconds } }
-    func advance(_ delta: Double) { lock.withLock { seconds += delta } }
+    package func append(_ line: String) { lock.withLock { stored.append(line) } }
+    package var lines: [String] { lock.withLock { stored } }
 }
