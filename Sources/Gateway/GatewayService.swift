@@ -111,7 +111,7 @@ public final class GatewayService: Sendable {
     /// API's wire shape (with its refunds and transitions) as it is now.
     /// A session's result notification in another form (``OrderSession/notifyFormat``) goes to its notify URL beside
     /// this event, which then goes to the merchant's endpoint.
-    func emit(_ type: String, payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
+    func emit(_ type: WebhookEventType, payment: Payment, in tx: any StoreTransaction, at now: Date) throws {
         let session = try payment.sessionID.flatMap { try tx.session(id: $0) }
         try insert(
             try paymentEvent(
@@ -133,7 +133,7 @@ public final class GatewayService: Sendable {
     /// The outbox row of an event about `payment` with these refunds and transitions (its body rendered now,
     /// also before the transaction that inserts it).
     func paymentEvent(
-        _ type: String, payment: Payment, refunds: [Refund], transitions: [PaymentTransition], deliveryURL: String?,
+        _ type: WebhookEventType, payment: Payment, refunds: [Refund], transitions: [PaymentTransition], deliveryURL: String?,
         at now: Date
     ) throws -> PreparedEvent {
         var withRefunds = payment
@@ -144,7 +144,7 @@ public final class GatewayService: Sendable {
     }
 
     /// Writes a webhook event about a session in the current transaction (the session in the API's wire shape).
-    func emit(_ type: String, session: OrderSession, in tx: any StoreTransaction, at now: Date) throws {
+    func emit(_ type: WebhookEventType, session: OrderSession, in tx: any StoreTransaction, at now: Date) throws {
         let merchantName = try tx.merchant(id: session.merchantID)?.name ?? ""
         try emit(
             type, object: WireFormat.session(session, merchantName: merchantName, now: now), objectID: session.id,
@@ -153,7 +153,7 @@ public final class GatewayService: Sendable {
 
     /// Writes the outbox row of an event whose `data` is `object`: the body is final (``WebhookEventEnvelope``).
     func emit(
-        _ type: String, object: [String: Any], objectID: String, merchantID: String, deliveryURL: String?,
+        _ type: WebhookEventType, object: [String: Any], objectID: String, merchantID: String, deliveryURL: String?,
         in tx: any StoreTransaction, at now: Date
     ) throws {
         try insert(
@@ -164,10 +164,10 @@ public final class GatewayService: Sendable {
 
     /// The outbox row of an event whose `data` is `object`, rendered (``WebhookEventEnvelope``).
     func event(
-        _ type: String, object: [String: Any], objectID: String, merchantID: String, deliveryURL: String?, at now: Date
+        _ type: WebhookEventType, object: [String: Any], objectID: String, merchantID: String, deliveryURL: String?, at now: Date
     ) throws -> PreparedEvent {
         let envelope = try WebhookEventEnvelope(
-            id: try Identifiers.ordered("evt_", at: now), type: type, createdAt: now, data: object)
+            id: try Identifiers.ordered("evt_", at: now), type: type.rawValue, createdAt: now, data: object)
         return PreparedEvent(
             event: envelope.event(merchantID: merchantID), objectID: objectID, deliveryURL: deliveryURL)
     }

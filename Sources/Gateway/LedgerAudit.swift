@@ -25,7 +25,7 @@ public enum LedgerAudit {
     }
 
     /// The event types that can report a payment's current state.
-    static func acceptableEvents(for status: PaymentStatus) -> [[String]] {
+    static func acceptableEvents(for status: PaymentStatus) -> [[WebhookEventType]] {
         let resolved = WebhookEventType.paymentUnknownResolved
         switch status {
         case .processing, .unknown: return []
@@ -81,11 +81,11 @@ public enum LedgerAudit {
             }
             if !row.status.isSettled { unsettled += 1 }
             for alternatives in acceptableEvents(for: row.status)
-            where !alternatives.contains(where: row.eventTypes.contains) {
+            where !alternatives.contains(where: { row.eventTypes.contains($0.rawValue) }) {
                 findings.append(
                     AuditFinding(
                         rule: "missing_event", paymentID: row.paymentID,
-                        detail: "\(row.status.rawValue) without a \(alternatives.joined(separator: " or ")) event"))
+                        detail: "\(row.status.rawValue) without a \(alternatives.map(\.rawValue).joined(separator: " or ")) event"))
             }
         }
         return Report(paymentsChecked: rows.count, findings: findings, unsettled: unsettled)

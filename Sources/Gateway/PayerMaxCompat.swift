@@ -178,10 +178,10 @@ public enum PayerMaxNotification {
         case failure
 
         /// The result an Orchard event about a session's payment reports; nil for events it does not report.
-        init?(eventType: String) {
+        init?(eventType: WebhookEventType) {
             switch eventType {
-            case WebhookEventType.paymentSucceeded: self = .success
-            case WebhookEventType.paymentFailed: self = .failure
+            case .paymentSucceeded: self = .success
+            case .paymentFailed: self = .failure
             default: return nil
             }
         }

@@ -84,7 +84,7 @@ package struct PaymentEffects: Sendable, Hashable {
     /// Whether the new record is stored (false when the event changes nothing).
     package var storesPayment = false
     /// Webhook events about the payment, in order, written after the record (outbox rows).
-    package var events: [String] = []
+    package var events: [WebhookEventType] = []
     /// The change to the payment's session, after the events.
     package var session: SessionChange?
 

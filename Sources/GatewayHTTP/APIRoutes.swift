@@ -373,7 +373,7 @@ extension GatewayAPI {
 
     // MARK: Events and webhooks
 
-    static let eventTypes = Set(WebhookEventType.all)
+    static let eventTypes = Set(WebhookEventType.allCases.map(\.rawValue))
 
     func listEvents(_ call: Call) throws -> HTTPResponse {
         let type = call.request.query("type")

@@ -8,7 +8,7 @@ struct WebhooksEnvelopeTests {
     @Test("the body is the spec's WebhookPayload: sorted keys, RFC 3339 created_at, data as given")
     func envelope() throws {
         let envelope = try WebhookEventEnvelope(
-            id: "evt_1", type: WebhookEventType.paymentCaptured,
+            id: "evt_1", type: WebhookEventType.paymentCaptured.rawValue,
             createdAt: Date(timeIntervalSince1970: 1_800_000_000.75),
             data: ["id": "pay_1", "status": "captured", "amount": "12.75", "url": "https://a.example/x"])
         let expected =

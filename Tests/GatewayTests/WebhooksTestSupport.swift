@@ -348,7 +348,7 @@ enum WebhookFixtures {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func event(
-        _ id: String = "evt_1", type: String = WebhookEventType.paymentSucceeded, merchantID: String = "mer_1",
+        _ id: String = "evt_1", type: String = WebhookEventType.paymentSucceeded.rawValue, merchantID: String = "mer_1",
         createdAt: Date = start
     ) -> WebhookEvent {
         let envelope = try! WebhookEventEnvelope(

@@ -24,30 +24,25 @@ public struct WebhookEvent: Sendable, Hashable, Codable {
     }
 }
 
-/// Event types the gateway emits.
-public enum WebhookEventType {
-    public static let paymentSucceeded = "payment.succeeded"
-    public static let paymentFailed = "payment.failed"
-    public static let paymentCaptured = "payment.captured"
-    public static let paymentRefunded = "payment.refunded"
-    public static let paymentVoided = "payment.voided"
-    public static let paymentUnknownResolved = "payment.unknown_resolved"
+/// Event types the gateway emits; the raw value is the `type` an event carries on the wire and in the store.
+public enum WebhookEventType: String, Sendable, Hashable, CaseIterable {
+    case paymentSucceeded = "payment.succeeded"
+    case paymentFailed = "payment.failed"
+    case paymentCaptured = "payment.captured"
+    case paymentRefunded = "payment.refunded"
+    case paymentVoided = "payment.voided"
+    case paymentUnknownResolved = "payment.unknown_resolved"
     /// A capture the processor had accepted (or reported done) was refused or failed: the payment is authorized
     /// again.
-    public static let paymentCaptureFailed = "payment.capture_failed"
+    case paymentCaptureFailed = "payment.capture_failed"
     /// A void the processor had accepted was refused: the payment is authorized again.
-    public static let paymentVoidFailed = "payment.void_failed"
+    case paymentVoidFailed = "payment.void_failed"
     /// A refund the processor had accepted was refused, or one it had made failed or was reversed.
-    public static let refundFailed = "refund.failed"
+    case refundFailed = "refund.failed"
     /// The cardholder's bank took the payment back.
-    public static let paymentChargedBack = "payment.charged_back"
-    public static let sessionCompleted = "session.completed"
-
-    /// Every type, in the order the documentation lists them.
-    public static let all: [String] = [
-        paymentSucceeded, paymentFailed, paymentCaptured, paymentRefunded, paymentVoided, paymentUnknownResolved,
-        paymentCaptureFailed, paymentVoidFailed, refundFailed, paymentChargedBack, sessionCompleted,
-    ]
+    case paymentChargedBack = "payment.charged_back"
+    case sessionCompleted = "session.completed"
+    // Declared in the order the documentation lists them: `allCases` is that order.
 }
 
 /// Where an event's delivery stands.
