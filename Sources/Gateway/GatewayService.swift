@@ -412,7 +412,7 @@ public final class GatewayService: Sendable {
                 guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
                     throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
                 }
-                try apply(PaymentStateMachine.begin(payment, cause: "paid by prime", cardData: kept), in: tx, at: now)
+                try apply(PaymentStateMachine.begin(payment, cause: .paidByPrime, cardData: kept), in: tx, at: now)
                 try scope.checkpoint("payment:\(paymentID)", in: tx)
                 return (payment, card)
             }
@@ -633,7 +633,7 @@ public final class GatewayService: Sendable {
                     merchantID: merchant.id, environment: merchant.environment, transactionID: opened.transactionID,
                     at: now)
             else { throw GatewayError(.tokenReplayed, "this token was already used") }
-            try apply(PaymentStateMachine.begin(payment, cause: "session paid", cardData: sealed), in: tx, at: now)
+            try apply(PaymentStateMachine.begin(payment, cause: .sessionPaid, cardData: sealed), in: tx, at: now)
             try scope.checkpoint("payment:\(paymentID)", in: tx)
         }
         return try drive(paymentID: paymentID, scope: scope)

@@ -77,7 +77,7 @@ extension GatewayService {
             guard payment.status == .processing else { return .done(payment) }
             if payment.authorizationSentAt != nil { return .query }
             guard let sealed = try tx.cardData(paymentID: paymentID) else {
-                try fail(&payment, code: "card_data_missing", cause: "no card data to authorize with", at: now, in: tx)
+                try fail(&payment, code: "card_data_missing", cause: .noCardData, at: now, in: tx)
                 return .done(payment)
             }
             var step = try PaymentStateMachine.apply(.authorizationSent, to: payment, at: now)
@@ -112,7 +112,7 @@ extension GatewayService {
     /// as never sent.
     func sendAuthorization(
         _ payment: Payment, card bytes: Result<SecureBytes, GatewayError>, completing scope: IdempotencyScope? = nil,
-        cause: String = "authorization"
+        attempt: TransitionCause.AuthorizationAttempt = .authorization
     ) throws(GatewayError) -> Payment {
         let paymentID = payment.id
         let processor = try processor(for: payment)
@@ -145,7 +145,7 @@ extension GatewayService {
         }
         let recorded = Self.captureEvent(capture, amount: payment.amount)
         return try record(
-            outcome: outcome, paymentID: paymentID, cause: cause, then: recorded,
+            outcome: outcome, paymentID: paymentID, attempt: attempt, then: recorded,
             completing: recorded != nil ? scope : nil)
     }
 
@@ -195,7 +195,8 @@ extension GatewayService {
     /// processor accepted it), which stores `scope`'s result too. A processor that resends has its sealed card data
     /// dropped once the outcome is recorded.
     func record(
-        outcome: AuthorizationOutcome, paymentID: String, cause: String, then capture: PaymentEvent? = nil,
+        outcome: AuthorizationOutcome, paymentID: String, attempt: TransitionCause.AuthorizationAttempt,
+        then capture: PaymentEvent? = nil,
         completing scope: IdempotencyScope? = nil
     ) throws(GatewayError) -> Payment {
         // In whole milliseconds, as the store keeps times: the result prepared ahead is the payment as stored.
@@ -203,11 +204,11 @@ extension GatewayService {
         var lateApproval: (ProcessorApproval, any Processor)?
         let event: PaymentEvent
         switch outcome {
-        case .approved(let approval): event = .authorizationApproved(approval, cause: "\(cause): approved")
+        case .approved(let approval): event = .authorizationApproved(approval, cause: .authorization(attempt, .approved))
         case .declined(let code, let processorCode):
             event = .authorizationDeclined(
-                code: code, processorCode: processorCode, cause: "\(cause): declined \(code)")
-        case .timeout, .unknown: event = .authorizationUnanswered(cause: "\(cause): no answer from the processor")
+                code: code, processorCode: processorCode, cause: .authorization(attempt, .declined(code: code)))
+        case .timeout, .unknown: event = .authorizationUnanswered(cause: .authorization(attempt, .unanswered))
         }
         var approved = false
         if case .approved = outcome { approved = true }
@@ -272,7 +273,9 @@ extension GatewayService {
 
     /// Moves a `processing` or `unknown` payment to `failed` with its event (and `payment.unknown_resolved` when it
     /// was `unknown`), dropping its card data and reopening its session.
-    func fail(_ payment: inout Payment, code: String, cause: String, at now: Date, in tx: any StoreTransaction) throws {
+    func fail(
+        _ payment: inout Payment, code: String, cause: TransitionCause, at now: Date, in tx: any StoreTransaction
+    ) throws {
         let event = PaymentEvent.authorizationDeclined(code: code, cause: cause)
         payment = try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
     }
@@ -295,19 +298,21 @@ extension GatewayService {
         guard let current = try read({ try $0.payment(id: paymentID) }) else { throw GatewayError(.notFound) }
         let processor = try processor(for: current)
         let answer = processor.query(merchantReference: paymentID)
-        let cause = "reconciled"
+        let attempt = TransitionCause.AuthorizationAttempt.reconciled
         switch answer {
         case .approved(let approval):
-            return try record(outcome: .approved(approval), paymentID: paymentID, cause: cause)
+            return try record(outcome: .approved(approval), paymentID: paymentID, attempt: attempt)
         case .declined(let code, let processorCode):
             return try record(
-                outcome: .declined(code: code, processorCode: processorCode), paymentID: paymentID, cause: cause)
-        case .pending: return try record(outcome: .unknown, paymentID: paymentID, cause: cause)
+                outcome: .declined(code: code, processorCode: processorCode), paymentID: paymentID, attempt: attempt)
+        case .pending: return try record(outcome: .unknown, paymentID: paymentID, attempt: attempt)
         case .notFound, .unsupported:
             if processor.authorizationRecovery == .resend, let resent = try resendAuthorization(current) {
                 return resent
             }
-            guard answer == .notFound else { return try record(outcome: .unknown, paymentID: paymentID, cause: cause) }
+            guard answer == .notFound else {
+                return try record(outcome: .unknown, paymentID: paymentID, attempt: attempt)
+            }
             let now = clock.now()
             return try write { tx in
                 guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
@@ -316,12 +321,10 @@ extension GatewayService {
                 if let sent = payment.authorizationSentAt,
                     now < sent.addingTimeInterval(configuration.authorizationTimeout)
                 {
-                    let event = PaymentEvent.authorizationUnanswered(cause: "reconciled: not at the processor yet")
+                    let event = PaymentEvent.authorizationUnanswered(cause: .notAtProcessorYet)
                     return try apply(PaymentStateMachine.apply(event, to: payment, at: now), in: tx, at: now)
                 }
-                try fail(
-                    &payment, code: "not_sent", cause: "reconciled: the processor never received the authorization",
-                    at: now, in: tx)
+                try fail(&payment, code: "not_sent", cause: .neverReceived, at: now, in: tx)
                 return payment
             }
         }
@@ -336,7 +339,7 @@ extension GatewayService {
         let card: Result<SecureBytes, GatewayError> = Result { () throws(GatewayError) in
             try cipher.open(sealed, context: SealingContext.paymentCardData(paymentID: payment.id))
         }
-        return try sendAuthorization(payment, card: card, cause: "reconciled: sent again")
+        return try sendAuthorization(payment, card: card, attempt: .sentAgain)
     }
 
     // MARK: - Capture and void
@@ -624,9 +627,7 @@ extension GatewayService {
                     guard var current = try tx.payment(id: id), current.status == .processing,
                         current.authorizationSentAt == nil
                     else { return try tx.payment(id: id) ?? payment }
-                    try fail(
-                        &current, code: "interrupted", cause: "reconciled: interrupted before authorization was sent",
-                        at: now, in: tx)
+                    try fail(&current, code: "interrupted", cause: .interruptedBeforeSending, at: now, in: tx)
                     return current
                 }
             } else {

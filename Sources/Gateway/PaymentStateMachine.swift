@@ -3,13 +3,13 @@ import Foundation
 /// What happens to a payment after it was created: the processor's answer to its authorization, and the outcome
 /// of a capture, void or refund the processor was asked for.
 package enum PaymentEvent: Sendable, Hashable {
-    /// The processor approved the authorization (`cause`, the transition's: `authorization: approved` …).
-    case authorizationApproved(ProcessorApproval, cause: String)
+    /// The processor approved the authorization (`cause`, the transition's).
+    case authorizationApproved(ProcessorApproval, cause: TransitionCause)
     /// The processor (or the gateway, `not_sent` …) declined the authorization with `code` (Orchard's), and
     /// `processorCode`, the processor's own code, when it gave one.
-    case authorizationDeclined(code: String, processorCode: String? = nil, cause: String)
+    case authorizationDeclined(code: String, processorCode: String? = nil, cause: TransitionCause)
     /// The processor did not answer (timeout, or still pending at it).
-    case authorizationUnanswered(cause: String)
+    case authorizationUnanswered(cause: TransitionCause)
     /// The processor captured `amount` minor units (at once, or as the outcome of a pending capture).
     case captureSucceeded(amount: Int64)
     /// The processor accepted the pending capture and answers its outcome later: `capture_pending`.
@@ -101,7 +101,7 @@ package enum PaymentStateMachine {
     /// A new payment (made by `Payment.created`) and what storing it takes: the record inserted with its first transition (from no state to `processing`,
     /// for `cause`), the sealed `cardData` kept for its authorization when given, and its order session attached.
     package static func begin(
-        _ payment: Payment, cause: String, cardData: Data? = nil
+        _ payment: Payment, cause: TransitionCause, cardData: Data? = nil
     ) throws(GatewayError) -> (payment: Payment, effects: PaymentEffects) {
         guard payment.status == .processing, payment.refunds.isEmpty, payment.pendingOperation == nil else {
             throw GatewayError(.internalError, "a new payment starts processing", paymentID: payment.id)
@@ -109,7 +109,8 @@ package enum PaymentStateMachine {
         var effects = PaymentEffects()
         effects.insertsPayment = true
         effects.transitions = [
-            PaymentTransition(paymentID: payment.id, from: nil, to: .processing, at: payment.createdAt, cause: cause)
+            PaymentTransition(
+                paymentID: payment.id, from: nil, to: .processing, at: payment.createdAt, cause: cause.text)
         ]
         effects.storesCardData = cardData
         if payment.sessionID != nil { effects.session = .attach }
@@ -165,7 +166,7 @@ package enum PaymentStateMachine {
                     paymentID: payment.id)
             }
             payment.pendingOperation = nil
-            try move(&payment, to: .captured, cause: "capture of \(amount)", at: now, effects: &effects)
+            try move(&payment, to: .captured, cause: .capture(amount: amount), at: now, effects: &effects)
             payment.capturedAmount = amount
             payment.capturedAt = now
             effects.storesPayment = true
@@ -178,12 +179,12 @@ package enum PaymentStateMachine {
                     paymentID: payment.id)
             }
             let next: PaymentStatus = kind == .capture ? .capturePending : .voidPending
-            let cause = kind == .capture ? "capture of \(pending.amount) accepted" : "void accepted"
+            let cause: TransitionCause = kind == .capture ? .captureAccepted(amount: pending.amount) : .voidAccepted
             try move(&payment, to: next, cause: cause, at: now, effects: &effects)
             effects.storesPayment = true
         case .voidSucceeded:
             payment.pendingOperation = nil
-            try move(&payment, to: .voided, cause: "void", at: now, effects: &effects)
+            try move(&payment, to: .voided, cause: .void, at: now, effects: &effects)
             payment.voidedAt = now
             payment.captureAt = nil
             effects.storesPayment = true
@@ -194,7 +195,7 @@ package enum PaymentStateMachine {
             payment.updatedAt = now
             if payment.status == .capturePending || payment.status == .voidPending {
                 // An accepted operation refused later: the payment is authorized again, and the merchant is told.
-                try move(&payment, to: .authorized, cause: "\(kind.rawValue) refused", at: now, effects: &effects)
+                try move(&payment, to: .authorized, cause: .refused(kind), at: now, effects: &effects)
                 effects.events = [
                     kind == .capture ? WebhookEventType.paymentCaptureFailed : WebhookEventType.paymentVoidFailed
                 ]
@@ -206,7 +207,7 @@ package enum PaymentStateMachine {
                     .invalidStateTransition, "only a captured payment without refunds can lose its capture",
                     paymentID: payment.id)
             }
-            try move(&payment, to: .authorized, cause: "capture failed", at: now, effects: &effects)
+            try move(&payment, to: .authorized, cause: .captureFailed, at: now, effects: &effects)
             payment.capturedAmount = 0
             payment.capturedAt = nil
             payment.captureAt = nil
@@ -223,7 +224,7 @@ package enum PaymentStateMachine {
             let next = refundStatus(of: payment, changing: refund)
             replace(refund, in: &payment)
             try move(
-                &payment, to: next, cause: "refund \(refund.id) of \(refund.amount)", at: now,
+                &payment, to: next, cause: .refund(id: refund.id, amount: refund.amount), at: now,
                 effects: &effects)
             effects.storesPayment = true
             effects.events = [WebhookEventType.paymentRefunded]
@@ -237,7 +238,7 @@ package enum PaymentStateMachine {
             replace(refund, in: &payment)
             if payment.status != .refundPending {
                 try move(
-                    &payment, to: .refundPending, cause: "refund \(refund.id) of \(refund.amount) accepted", at: now,
+                    &payment, to: .refundPending, cause: .refundAccepted(id: refund.id, amount: refund.amount), at: now,
                     effects: &effects)
                 effects.storesPayment = true
             }
@@ -254,7 +255,7 @@ package enum PaymentStateMachine {
             replace(refund, in: &payment)
             if payment.status == .refundPending {
                 if next != .refundPending {
-                    try move(&payment, to: next, cause: "refund \(refund.id) refused", at: now, effects: &effects)
+                    try move(&payment, to: next, cause: .refundRefused(id: refund.id), at: now, effects: &effects)
                     effects.storesPayment = true
                 }
             }
@@ -276,12 +277,12 @@ package enum PaymentStateMachine {
             let next = refundStatus(of: payment, changing: refund)
             replace(refund, in: &payment)
             try move(
-                &payment, to: next, cause: "refund \(refund.id) reversed", at: now,
+                &payment, to: next, cause: .refundReversed(id: refund.id), at: now,
                 effects: &effects)
             effects.storesPayment = true
             effects.events = [WebhookEventType.refundFailed]
         case .chargeback:
-            try move(&payment, to: .chargedBack, cause: "chargeback", at: now, effects: &effects)
+            try move(&payment, to: .chargedBack, cause: .chargeback, at: now, effects: &effects)
             effects.storesPayment = true
             effects.events = [WebhookEventType.paymentChargedBack]
         case .authorizationSent:
@@ -370,7 +371,8 @@ package enum PaymentStateMachine {
 
     /// Moves `payment` to `next` when ``PaymentStatus/canTransition(to:)`` allows it, adding the transition row.
     private static func move(
-        _ payment: inout Payment, to next: PaymentStatus, cause: String, at now: Date, effects: inout PaymentEffects
+        _ payment: inout Payment, to next: PaymentStatus, cause: TransitionCause, at now: Date,
+        effects: inout PaymentEffects
     ) throws(GatewayError) {
         guard payment.status.canTransition(to: next) else {
             throw GatewayError(
@@ -378,7 +380,7 @@ package enum PaymentStateMachine {
                 paymentID: payment.id)
         }
         effects.transitions.append(
-            PaymentTransition(paymentID: payment.id, from: payment.status, to: next, at: now, cause: cause))
+            PaymentTransition(paymentID: payment.id, from: payment.status, to: next, at: now, cause: cause.text))
         payment.status = next
         payment.updatedAt = now
     }

@@ -24,7 +24,7 @@ struct PreparedOutcome {
 extension GatewayService {
     /// Works out ``PreparedOutcome`` for applying `event` to the payment as a read finds it now; with `then` (the
     /// capture's outcome, done or accepted) and capture mode now, it follows and `scope` completes with the payment
-    /// after it (``record(outcome:paymentID:cause:then:completing:)``). Nil when it is not prepared ahead (the
+    /// after it (``record(outcome:paymentID:attempt:then:completing:)``). Nil when it is not prepared ahead (the
     /// transaction then does it all): the payment is missing or settled, it belongs to an order session (whose
     /// change the transaction renders), a step changes refunds, or a step is refused.
     func prepareOutcome(

@@ -269,20 +269,21 @@ extension GatewayService {
     /// The state machine's events a notification means for `payment` as it is now; nil when it changes nothing (a
     /// duplicate outcome, a late one for a payment settled another way, an operation the gateway does not know).
     static func events(for notification: ProcessorNotification, payment: Payment) -> [PaymentEvent]? {
-        let cause = "notification: \(notification.eventCode)"
         let awaiting = payment.status == .processing || payment.status == .unknown
+        let approved = TransitionCause.notificationApproved(eventCode: notification.eventCode)
         let approval = ProcessorApproval(
             reference: notification.paymentReference ?? payment.acquirerReference ?? "",
             authCode: notification.authCode ?? payment.authCode ?? "")
         switch (notification.event, notification.success) {
         case (.authorization, true):
-            return awaiting ? [.authorizationApproved(approval, cause: "\(cause) approved")] : nil
+            return awaiting ? [.authorizationApproved(approval, cause: approved)] : nil
         case (.authorization, false):
             let code = notification.declineCode ?? "do_not_honor"
             return awaiting
                 ? [
                     .authorizationDeclined(
-                        code: code, processorCode: notification.processorCode, cause: "\(cause) declined \(code)")
+                        code: code, processorCode: notification.processorCode,
+                        cause: .notificationDeclined(eventCode: notification.eventCode, code: code))
                 ] : nil
         case (.capture, true):
             let amount =
@@ -291,7 +292,7 @@ extension GatewayService {
             if awaiting {
                 // Out of order: the capture's report came before the authorization's.
                 return [
-                    .authorizationApproved(approval, cause: "\(cause) approved"), .captureSucceeded(amount: amount),
+                    .authorizationApproved(approval, cause: approved), .captureSucceeded(amount: amount),
                 ]
             }
             return payment.status == .authorized || payment.status == .capturePending

@@ -40,9 +40,9 @@ struct PaymentStateMachineTests {
     }
 
     static let events: [(String, PaymentEvent)] = [
-        ("approved", .authorizationApproved(approval, cause: "authorization: approved")),
-        ("declined", .authorizationDeclined(code: "do_not_honor", cause: "authorization: declined do_not_honor")),
-        ("unanswered", .authorizationUnanswered(cause: "authorization: no answer from the processor")),
+        ("approved", .authorizationApproved(approval, cause: .authorization(.authorization, .approved))),
+        ("declined", .authorizationDeclined(code: "do_not_honor", cause: .authorization(.authorization, .declined(code: "do_not_honor")))),
+        ("unanswered", .authorizationUnanswered(cause: .authorization(.authorization, .unanswered))),
         ("captured", .captureSucceeded(amount: 10_000)),
         ("voided", .voidSucceeded),
         ("refunded in part", .refundSucceeded(refund(4_000))),
@@ -152,31 +152,32 @@ struct PaymentStateMachineTests {
     @Test("approval: authorized with its reference; capture mode now makes the capture pending; the session completes")
     func approval() throws {
         let (manual, manualEffects) = try PaymentStateMachine.apply(
-            .authorizationApproved(Self.approval, cause: "authorization: approved"), to: Self.payment(.processing),
+            .authorizationApproved(Self.approval, cause: .authorization(.authorization, .approved)), to: Self.payment(.processing),
             at: Self.later)
         #expect(manual.acquirerReference == "acq_1" && manual.authCode == "123456" && manual.authorizedAt == Self.later)
         #expect(manual.captureAt == nil && manual.pendingOperation == nil)
         #expect(manualEffects.events == [WebhookEventType.paymentSucceeded] && manualEffects.session == .complete)
         #expect(manualEffects.transitions.first?.cause == "authorization: approved")
         let (now, _) = try PaymentStateMachine.apply(
-            .authorizationApproved(Self.approval, cause: "a"), to: Self.payment(.processing, captureMode: .now),
+            .authorizationApproved(Self.approval, cause: .authorization(.authorization, .approved)), to: Self.payment(.processing, captureMode: .now),
             at: Self.later)
         #expect(now.captureAt == Self.later)
         #expect(now.pendingOperation == PendingOperation(kind: .capture, operationID: "capture_pay_1", amount: 10_000))
         let (later, _) = try PaymentStateMachine.apply(
-            .authorizationApproved(Self.approval, cause: "a"),
+            .authorizationApproved(Self.approval, cause: .authorization(.authorization, .approved)),
             to: Self.payment(.processing, captureMode: .afterDays(2)),
             at: Self.later)
         #expect(later.captureAt == Self.later.addingTimeInterval(2 * 86_400))
         let (resolved, resolvedEffects) = try PaymentStateMachine.apply(
-            .authorizationApproved(Self.approval, cause: "reconciled: approved"), to: Self.payment(.unknown),
+            .authorizationApproved(Self.approval, cause: .authorization(.reconciled, .approved)), to: Self.payment(.unknown),
             at: Self.later)
         #expect(resolved.status == .authorized && resolvedEffects.events == [WebhookEventType.paymentUnknownResolved])
     }
 
     @Test("decline: failed with its code, card data dropped, session reopened; from unknown also unknown_resolved")
     func decline() throws {
-        let event = PaymentEvent.authorizationDeclined(code: "do_not_honor", cause: "authorization: declined")
+        let event = PaymentEvent.authorizationDeclined(
+            code: "do_not_honor", cause: .authorization(.authorization, .declined(code: "do_not_honor")))
         let (failed, effects) = try PaymentStateMachine.apply(event, to: Self.payment(.processing), at: Self.later)
         #expect(failed.status == .failed && failed.failureCode == "do_not_honor")
         #expect(
@@ -187,7 +188,7 @@ struct PaymentStateMachineTests {
 
     @Test("no answer: processing becomes unknown without an event; unknown stays as it is, nothing stored")
     func noAnswer() throws {
-        let event = PaymentEvent.authorizationUnanswered(cause: "authorization: no answer from the processor")
+        let event = PaymentEvent.authorizationUnanswered(cause: .authorization(.authorization, .unanswered))
         let (unknown, effects) = try PaymentStateMachine.apply(event, to: Self.payment(.processing), at: Self.later)
         #expect(unknown.status == .unknown && effects.events.isEmpty && effects.storesPayment)
         let (same, none) = try PaymentStateMachine.apply(event, to: Self.payment(.unknown), at: Self.later)
@@ -241,18 +242,18 @@ struct PaymentStateMachineTests {
         var fresh = Self.payment(.processing, sessionID: "ses_1")
         fresh.authorizationSentAt = nil
         let sealed = Data([1, 2, 3])
-        let (created, effects) = try PaymentStateMachine.begin(fresh, cause: "session paid", cardData: sealed)
+        let (created, effects) = try PaymentStateMachine.begin(fresh, cause: .sessionPaid, cardData: sealed)
         #expect(created == fresh && effects.insertsPayment && !effects.storesPayment && effects.events.isEmpty)
         #expect(
             effects.transitions == [
                 PaymentTransition(paymentID: "pay_1", from: nil, to: .processing, at: Self.now, cause: "session paid")
             ])
         #expect(effects.storesCardData == sealed && !effects.dropsCardData && effects.session == .attach)
-        let (_, byPrime) = try PaymentStateMachine.begin(Self.payment(.processing), cause: "paid by prime")
+        let (_, byPrime) = try PaymentStateMachine.begin(Self.payment(.processing), cause: .paidByPrime)
         #expect(byPrime.insertsPayment && byPrime.storesCardData == nil && byPrime.session == nil)
         #expect(byPrime.transitions.first?.cause == "paid by prime")
         for status in PaymentStatus.allCases where status != .processing {
-            #expect(throws: GatewayError.self) { try PaymentStateMachine.begin(Self.payment(status), cause: "x") }
+            #expect(throws: GatewayError.self) { try PaymentStateMachine.begin(Self.payment(status), cause: .paidByPrime) }
         }
     }
 
@@ -475,8 +476,40 @@ struct PaymentStateMachineTests {
     @Test("a decline keeps the processor's own code beside Orchard's")
     func processorCode() throws {
         let (failed, _) = try PaymentStateMachine.apply(
-            .authorizationDeclined(code: "insufficient_funds", processorCode: "12", cause: "authorization: declined"),
+            .authorizationDeclined(
+                code: "insufficient_funds", processorCode: "12",
+                cause: .authorization(.authorization, .declined(code: "insufficient_funds"))),
             to: Self.payment(.processing), at: Self.later)
         #expect(failed.failureCode == "insufficient_funds" && failed.processorCode == "12")
+    }
+
+    @Test("every transition cause keeps the text transition rows and the API have always shown")
+    func causeTexts() {
+        let expected: [(TransitionCause, String)] = [
+            (.paidByPrime, "paid by prime"), (.sessionPaid, "session paid"),
+            (.authorization(.authorization, .approved), "authorization: approved"),
+            (.authorization(.authorization, .declined(code: "do_not_honor")), "authorization: declined do_not_honor"),
+            (.authorization(.authorization, .unanswered), "authorization: no answer from the processor"),
+            (.authorization(.reconciled, .approved), "reconciled: approved"),
+            (.authorization(.reconciled, .declined(code: "expired_card")), "reconciled: declined expired_card"),
+            (.authorization(.sentAgain, .unanswered), "reconciled: sent again: no answer from the processor"),
+            (.notificationApproved(eventCode: "AUTHORISATION"), "notification: AUTHORISATION approved"),
+            (
+                .notificationDeclined(eventCode: "payment_declined", code: "do_not_honor"),
+                "notification: payment_declined declined do_not_honor"
+            ),
+            (.noCardData, "no card data to authorize with"),
+            (.notAtProcessorYet, "reconciled: not at the processor yet"),
+            (.neverReceived, "reconciled: the processor never received the authorization"),
+            (.interruptedBeforeSending, "reconciled: interrupted before authorization was sent"),
+            (.capture(amount: 6000), "capture of 6000"), (.captureAccepted(amount: 6000), "capture of 6000 accepted"),
+            (.void, "void"), (.voidAccepted, "void accepted"), (.refused(.capture), "capture refused"),
+            (.refused(.void), "void refused"), (.captureFailed, "capture failed"),
+            (.refund(id: "re_1", amount: 4000), "refund re_1 of 4000"),
+            (.refundAccepted(id: "re_1", amount: 4000), "refund re_1 of 4000 accepted"),
+            (.refundRefused(id: "re_1"), "refund re_1 refused"), (.refundReversed(id: "re_1"), "refund re_1 reversed"),
+            (.chargeback, "chargeback"),
+        ]
+        for (cause, text) in expected { #expect(cause.text == text) }
     }
 }

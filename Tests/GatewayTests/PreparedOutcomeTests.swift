@@ -47,7 +47,7 @@ struct PreparedOutcomeTests {
         let h = try Harness(backend)
         let paid = try h.pay()
         let approval = ProcessorApproval(reference: "ref-late", authCode: "123456")
-        let event = PaymentEvent.authorizationApproved(approval, cause: "late")
+        let event = PaymentEvent.authorizationApproved(approval, cause: .authorization(.authorization, .approved))
         #expect(
             h.gateway.prepareOutcome(
                 paymentID: paid.id, event: event, then: .captureSucceeded(amount: paid.amount), completing: nil,
