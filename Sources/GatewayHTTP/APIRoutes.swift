@@ -373,11 +373,9 @@ extension GatewayAPI {
 
     // MARK: Events and webhooks
 
-    static let eventTypes = Set(WebhookEventType.allCases.map(\.rawValue))
-
     func listEvents(_ call: Call) throws -> HTTPResponse {
         let type = call.request.query("type")
-        if let type, !Self.eventTypes.contains(type) {
+        if let type, WebhookEventType(rawValue: type) == nil {
             throw GatewayAPIError.make(
                 .badRequest, .invalidRequest, "parameter_invalid", "unknown event type", param: "type")
         }

@@ -138,6 +138,29 @@ extension CurlClient {
     }
 }
 
+extension CurlClient {
+    /// One load client's pair: tokenizes `token` (a minted token's JSON) at `tokenBase`, then pays its prime, 15.00
+    /// TWD, at `payBase`, under an `Idempotency-Key` made from the prime when `keyed`. The payment's id and status
+    /// when both answered 200; nil when either answered otherwise; throws when a connection failed.
+    package static func tokenizeAndPay(
+        _ token: Data, tokenBase: String, payBase: String, appHeaders: [String: String],
+        serverHeaders: [String: String], keyed: Bool = false
+    ) throws -> (id: String, status: String)? {
+        let tokenized = try CurlClient().request(
+            "POST", tokenBase + "/v1/tokens", headers: appHeaders,
+            body: try JSONSerialization.data(withJSONObject: ["token": try JSONSerialization.jsonObject(with: token)]))
+        guard tokenized.status == 200, let prime = tokenized.json["prime"] as? String else { return nil }
+        var headers = serverHeaders
+        if keyed { headers["Idempotency-Key"] = "pay-\(prime.suffix(24))" }
+        let paid = try CurlClient().request(
+            "POST", payBase + "/v1/payments", headers: headers,
+            body: try JSONSerialization.data(withJSONObject: ["prime": prime, "amount": "15.00", "currency": "TWD"]))
+        guard paid.status == 200, let id = paid.json["id"] as? String, let status = paid.json["status"] as? String
+        else { return nil }
+        return (id, status)
+    }
+}
+
 /// A raw TCP connection to the server, for clients libcurl will not imitate (partial headers, lying lengths).
 package final class RawConnection {
     private let socketFD: Int32

@@ -32,25 +32,15 @@ enum SandboxDatabaseMint {
             var options = try GatewayDatabase.options(try parsed.required("database"))
             let currency = try Currency(code: parsed.value("currency") ?? "TWD")
             let amount = try Money(parsed.value("amount") ?? "100", currency: currency).minorUnits
-            options.masterKeyHex =
-                parsed.masterKeyHex
+            options.masterKeyHex = parsed.masterKeyHex
             let runtime = try GatewayRuntime(options)
-            let token = try mint(
-                runtime: runtime, amount: amount, currency: currency, pan: parsed.value("pan"),
+            let token = try runtime.mintSandboxToken(
+                amount: amount, currency: currency, pan: parsed.value("pan"),
                 network: parsed.value("network") ?? "Visa", type: parsed.value("type") ?? "credit")
             io.out(String(decoding: token, as: UTF8.self))
             return 0
         } catch {
             return io.report(error, of: "orchard sandbox mint")
         }
-    }
-
-    static func mint(
-        runtime: GatewayRuntime, amount: Int64, currency: Currency, pan: String?, network: String = "Visa",
-        type: String = "credit", at date: Date = Date()
-    ) throws -> Data {
-        guard runtime.sandboxWallet != nil else { throw UsageError("the database has no sandbox PKI") }
-        return try runtime.mintSandboxToken(
-            amount: amount, currency: currency, pan: pan, network: network, type: type, at: date)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Gateway
+import OrchardTestSupport
 import Synchronization
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 /// restarts. Each failure must stay invisible to the caller (run again) or be reported, never half-applied.
 @Suite("PostgreSQL store")
 struct PostgresStoreTests {
-    static let serverConfigured = StoreBackend.postgresURL != nil
+    static let serverConfigured = TestPostgres.serverURL != nil
 
     /// Runs `body` on `count` threads released together; returns what each threw (nil on success).
     static func together(_ count: Int, _ body: @Sendable @escaping (Int) throws -> Void) -> [String?] {

@@ -16,8 +16,6 @@ enum StoreBackend: String, Sendable, CaseIterable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
-    /// The server the PostgreSQL cases create their databases on.
-    static var postgresURL: String? { TestPostgres.serverURL }
 
     static let skipMessage = "ORCHARD_TEST_POSTGRES_URL is not set: the PostgreSQL cases are skipped"
 
@@ -28,7 +26,7 @@ enum StoreBackend: String, Sendable, CaseIterable, CustomTestStringConvertible {
 
     /// Skips (cancels) the current PostgreSQL case when no server is configured.
     func requireServer() throws {
-        if self == .postgres, StoreBackend.postgresURL == nil {
+        if self == .postgres, TestPostgres.serverURL == nil {
             StoreBackend.announceSkip
             try Test.cancel(Comment(rawValue: StoreBackend.skipMessage))
         }
@@ -51,7 +49,7 @@ final class PostgresTestDatabase: @unchecked Sendable {
     private let adminURL: String
 
     /// A database on the server at `admin` (by default `ORCHARD_TEST_POSTGRES_URL`).
-    init(onServer admin: String? = StoreBackend.postgresURL) throws {
+    init(onServer admin: String? = TestPostgres.serverURL) throws {
         let admin = try #require(admin, "ORCHARD_TEST_POSTGRES_URL is not set")
         adminURL = admin
         name = "orchard_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")

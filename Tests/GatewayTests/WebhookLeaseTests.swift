@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import GatewayCurl
+import OrchardTestSupport
 import Synchronization
 import Testing
 
@@ -30,7 +31,7 @@ struct WebhookLeaseTests {
 
     @Test(
         "two instances, a receiver slower than a lease per batch: every event delivered once, as attempt 1",
-        .enabled(if: StoreBackend.postgresURL != nil, "ORCHARD_TEST_POSTGRES_URL is not set"),
+        .enabled(if: TestPostgres.serverURL != nil, "ORCHARD_TEST_POSTGRES_URL is not set"),
         .timeLimit(.minutes(3)))
     func twoInstancesSlowReceiver() throws {
         let h = try Harness(.postgres)

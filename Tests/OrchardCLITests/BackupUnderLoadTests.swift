@@ -80,17 +80,9 @@ struct BackupUnderLoadTests {
                     let index = nextToken.add(1, ordering: .relaxed).oldValue
                     guard index < tokens.count else { break }
                     do {
-                        let token = try JSONSerialization.jsonObject(with: tokens[index])
-                        let tokenized = try CurlClient().request(
-                            "POST", base + "/v1/tokens", headers: appHeaders,
-                            body: try JSONSerialization.data(withJSONObject: ["token": token]))
-                        guard tokenized.status == 200, let prime = tokenized.json["prime"] as? String else { continue }
-                        let paid = try CurlClient().request(
-                            "POST", base + "/v1/payments", headers: serverHeaders,
-                            body: try JSONSerialization.data(
-                                withJSONObject: ["prime": prime, "amount": "15.00", "currency": "TWD"]))
-                        if paid.status == 200, let id = paid.json["id"] as? String,
-                            let status = paid.json["status"] as? String
+                        if let (id, status) = try CurlClient.tokenizeAndPay(
+                            tokens[index], tokenBase: base, payBase: base, appHeaders: appHeaders,
+                            serverHeaders: serverHeaders)
                         {
                             let at = Date()
                             acknowledged.withLock { $0[id] = (status, at) }

@@ -139,22 +139,12 @@ struct MultiInstanceKillTests {
                     guard index < tokens.count else { break }
                     turn += 1
                     let base = instances[turn % instances.count].url
+                    // The pay goes to the next instance, as a balancer might send it.
+                    let payBase = instances[(turn + 1) % instances.count].url
                     do {
-                        let token = try JSONSerialization.jsonObject(with: tokens[index])
-                        let tokenized = try CurlClient().request(
-                            "POST", base + "/v1/tokens", headers: appHeaders,
-                            body: try JSONSerialization.data(withJSONObject: ["token": token]))
-                        guard tokenized.status == 200, let prime = tokenized.json["prime"] as? String else { continue }
-                        // The pay goes to the next instance, as a balancer might send it.
-                        let payBase = instances[(turn + 1) % instances.count].url
-                        let body = try JSONSerialization.data(
-                            withJSONObject: ["prime": prime, "amount": "15.00", "currency": "TWD"])
-                        let paid = try CurlClient().request(
-                            "POST", payBase + "/v1/payments",
-                            headers: serverHeaders.merging(["Idempotency-Key": "pay-\(prime.suffix(24))"]) { $1 },
-                            body: body)
-                        if paid.status == 200, let id = paid.json["id"] as? String,
-                            let status = paid.json["status"] as? String
+                        if let (id, status) = try CurlClient.tokenizeAndPay(
+                            tokens[index], tokenBase: base, payBase: payBase, appHeaders: appHeaders,
+                            serverHeaders: serverHeaders, keyed: true)
                         {
                             acknowledged.withLock { $0[id] = status }
                         }
