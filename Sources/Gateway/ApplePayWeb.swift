@@ -186,9 +186,11 @@ extension MerchantRegistry {
     /// Replaces the merchant's Apple Pay domains (host names, stored lower-case, duplicates dropped); returns them.
     /// Only names a merchant can own are taken (``ApplePayDomain/refusal(_:denied:)``, with the deny list
     /// ``deniedApplePayDomains``); a domain another merchant registered is refused (`domain_already_registered`:
-    /// the gateway's operator settles it with ``releaseApplePayDomain(_:)``).
+    /// the gateway's operator settles it with ``releaseApplePayDomain(_:scope:)``).
     @discardableResult
-    public func setApplePayDomains(merchantID: String, domains: [String]) throws(GatewayError) -> [String] {
+    public func setApplePayDomains(
+        merchantID: String, domains: [String], scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> [String] {
         guard domains.count <= FieldLimits.applePayDomains else {
             throw .invalid("domains", "at most \(FieldLimits.applePayDomains) domains")
         }
@@ -218,7 +220,7 @@ extension MerchantRegistry {
                 try tx.updateMerchant(record)
                 try AuditLog.record(
                     in: tx, merchantID: merchantID, action: AuditLog.Action.applePayDomainsUpdate,
-                    detail: ["domains": String(normalized.count)], at: clock.now())
+                    detail: ["domains": String(normalized.count)], at: clock.now(), actor: requestScope.actor)
             }
         }
         return normalized
@@ -228,7 +230,9 @@ extension MerchantRegistry {
     /// who owns the domain): removed from its Apple Pay domains, with the audit entry `apple_pay_domain.release`
     /// on that merchant; returns its id. `domain_not_registered` when no merchant has it.
     @discardableResult
-    public func releaseApplePayDomain(_ domain: String) throws(GatewayError) -> String {
+    public func releaseApplePayDomain(
+        _ domain: String, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> String {
         guard let name = ApplePayDomain.normalized(domain) else {
             throw .invalid("domain", "a host name such as shop.example (no scheme, port or path)")
         }
@@ -242,7 +246,7 @@ extension MerchantRegistry {
                         try tx.updateMerchant(record)
                         try AuditLog.record(
                             in: tx, merchantID: record.id, action: AuditLog.Action.applePayDomainRelease,
-                            detail: ["domain": name], at: now)
+                            detail: ["domain": name], at: now, actor: requestScope.actor)
                         return record.id
                     }
                 }
@@ -293,7 +297,7 @@ extension MerchantRegistry {
     /// Attaches Apple's Merchant Identity certificate (PEM or DER, as Apple's `.cer` is) to the newest identity key:
     /// refused unless it carries that key's public key.
     public func attachIdentityCertificate(
-        merchant: Merchant, certificate: [UInt8]
+        merchant: Merchant, certificate: [UInt8], scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> MerchantKeyStatus {
         guard let parsed = try? X509Certificate.load(certificate) else {
             throw GatewayError(.certificateInvalid, "not an X.509 certificate (PEM or DER)", param: "certificate")
@@ -303,7 +307,8 @@ extension MerchantRegistry {
                 .merchantIdentityMissing, "no identity key: POST /v1/merchant-identity/csr first")
         }
         do {
-            return try attachCertificate(merchant: merchant, keyID: keyID, certificatePEM: parsed.pem)
+            return try attachCertificate(
+                merchant: merchant, keyID: keyID, certificatePEM: parsed.pem, scope: requestScope)
         } catch  where error.param == "certificate_pem" {
             var error = error
             error.param = "certificate"
@@ -314,22 +319,28 @@ extension MerchantRegistry {
 
 extension GatewayService {
     /// A Merchant Identity key (RSA 2048, sealed in the gateway) and its CSR for Apple, under an idempotency key.
-    public func createIdentityCSR(merchant: Merchant, idempotencyKey: String?) throws(GatewayError) -> MerchantKeyCSR {
-        try idempotent(merchant, key: idempotencyKey, operation: "merchant_identity_csr", fingerprint: []) {
-            scope throws(GatewayError) in
-            try merchants.createKeyCSR(merchant: merchant, type: "rsa", purpose: "identity", scope: scope)
+    public func createIdentityCSR(
+        merchant: Merchant, idempotencyKey: String?, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> MerchantKeyCSR {
+        try idempotent(
+            merchant, key: idempotencyKey, operation: "merchant_identity_csr", fingerprint: [],
+            requestScope: requestScope
+        ) { scope throws(GatewayError) in
+            try merchants.createKeyCSR(
+                merchant: merchant, type: "rsa", purpose: "identity", requestScope: requestScope, idempotency: scope)
         }
     }
 
-    /// ``MerchantRegistry/attachIdentityCertificate(merchant:certificate:)`` under an idempotency key.
+    /// ``MerchantRegistry/attachIdentityCertificate(merchant:certificate:scope:)`` under an idempotency key.
     public func attachIdentityCertificate(
-        merchant: Merchant, certificate: [UInt8], idempotencyKey: String?
+        merchant: Merchant, certificate: [UInt8], idempotencyKey: String?,
+        scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> MerchantKeyStatus {
         try idempotent(
             merchant, key: idempotencyKey, operation: "merchant_identity_certificate",
-            fingerprint: [Hex.encode(SHA256.hash(certificate))]
+            fingerprint: [Hex.encode(SHA256.hash(certificate))], requestScope: requestScope
         ) { _ throws(GatewayError) in
-            try merchants.attachIdentityCertificate(merchant: merchant, certificate: certificate)
+            try merchants.attachIdentityCertificate(merchant: merchant, certificate: certificate, scope: requestScope)
         }
     }
 }

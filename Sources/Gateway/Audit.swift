@@ -2,12 +2,11 @@ import Foundation
 
 /// Who made a change the audit log records: a command line, a console session or an API credential.
 ///
-/// The caller in charge binds it around the work it does, and the domain reads it when it records a change:
+/// The caller in charge names it in the ``RequestScope`` it passes to each operation, and the domain records it
+/// with every change that operation makes:
 ///
 /// ```swift
-/// try AuditActor.$current.withValue(AuditActor(kind: "cli", name: "orchard merchant disable")) {
-///     try registry.setDisabled(merchantID: id, true)
-/// }
+/// try registry.setDisabled(merchantID: id, true, scope: RequestScope(actor: .cli("orchard merchant disable")))
 /// ```
 public struct AuditActor: Sendable, Hashable, Codable {
     /// `cli`, `console` or `api`.
@@ -22,12 +21,8 @@ public struct AuditActor: Sendable, Hashable, Codable {
         self.name = name
     }
 
-    /// The actor of the work running now: bound by the CLI around each command and by the HTTP layer around
-    /// each authenticated server-route handler. A store write carries it into the transaction's body, also
-    /// when another thread runs that body (group commit).
-    @TaskLocal public static var current: AuditActor?
-
-    /// Recorded when no actor is bound (a change made outside a command or a request).
+    /// Recorded when no caller is named (``RequestScope/unattributed``: a change made outside a command or a
+    /// request).
     public static let unknown = AuditActor(kind: "api", name: "unknown")
 
     /// The actor of a command line: `orchard` and its command words (`orchard merchant disable`).
@@ -129,8 +124,8 @@ public enum AuditLog {
     /// The longest action, target, detail key or value (characters).
     public static let maximumFieldLength = 200
 
-    /// Records `action` on `merchantID` in `tx`, the transaction that makes the change, by `actor` (by default
-    /// ``AuditActor/current``, else ``AuditActor/unknown``); returns the entry written.
+    /// Records `action` on `merchantID` in `tx`, the transaction that makes the change, by `actor` (the
+    /// request's, ``RequestScope/actor``); returns the entry written.
     ///
     /// A detail value longer than ``maximumFieldLength`` is cut to it (a long host name must not refuse its
     /// change). Refuses (`internal_error`, rolling the change back) an empty action, an action, target or key
@@ -139,7 +134,7 @@ public enum AuditLog {
     @discardableResult
     public static func record(
         in tx: any StoreTransaction, merchantID: String, action: String, target: String? = nil,
-        detail: [String: String] = [:], at: Date, actor: AuditActor? = nil
+        detail: [String: String] = [:], at: Date, actor: AuditActor
     ) throws -> AuditEntry {
         let names = [action, target ?? ""] + Array(detail.keys)
         guard !action.isEmpty, detail.count <= maximumDetailKeys, names.allSatisfy({ $0.count <= maximumFieldLength })
@@ -149,7 +144,7 @@ public enum AuditLog {
         }
         let entry = AuditEntry(
             id: try Identifiers.make("aud_", 24), merchantID: merchantID,
-            actor: actor ?? AuditActor.current ?? .unknown, action: action, target: target,
+            actor: actor, action: action, target: target,
             detail: detail.mapValues { String($0.prefix(maximumFieldLength)) },
             createdAt: Date(unixMilliseconds: at.unixMilliseconds))
         try tx.insertAuditEntry(entry)

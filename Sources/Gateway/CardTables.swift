@@ -64,7 +64,9 @@ extension MerchantRegistry {
 
     /// Replaces the merchant's co-brand table (BIN ranges → affiliate codes) with `ranges`, all or none.
     /// A bad range is `co_brand_table_invalid` with its 1-based position in ``GatewayError/rows``.
-    public func setCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws(GatewayError) {
+    public func setCoBrandTable(
+        merchantID: String, ranges: [CoBrandRange], scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) {
         guard ranges.count <= FieldLimits.coBrandRanges else {
             throw RowProblems.refuse(
                 .coBrandTableInvalid, row: FieldLimits.coBrandRanges + 1, label: "row",
@@ -75,22 +77,27 @@ extension MerchantRegistry {
             if let message = Self.problem(of: range) { problems.add(row: index + 1, message) }
         }
         try problems.check(.coBrandTableInvalid, label: "row")
-        try writeCoBrandTable(merchantID: merchantID, ranges: ranges)
+        try writeCoBrandTable(merchantID: merchantID, ranges: ranges, by: requestScope)
     }
 
     /// Replaces the co-brand table with rows as written (``CoBrandRow``), all or none; a bad row is
     /// `co_brand_table_invalid` naming its 1-based position in ``GatewayError/rows``. Returns the ranges stored,
     /// in ``coBrandTable(merchantID:)``'s order.
     @discardableResult
-    public func setCoBrandTable(merchantID: String, rows: [CoBrandRow]) throws(GatewayError) -> [CoBrandRange] {
+    public func setCoBrandTable(
+        merchantID: String, rows: [CoBrandRow], scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> [CoBrandRange] {
         try storeCoBrandTable(
-            merchantID: merchantID, rows: rows.enumerated().map { ($0.offset + 1, .success($0.element)) }, label: "row")
+            merchantID: merchantID, rows: rows.enumerated().map { ($0.offset + 1, .success($0.element)) }, label: "row",
+            by: requestScope)
     }
 
     /// Replaces the co-brand table with a CSV whose header is ``coBrandCSVHeader``, all or none; bad rows are
     /// named by line (the header is line 1). Returns the ranges stored, in ``coBrandTable(merchantID:)``'s order.
     @discardableResult
-    public func loadCoBrandTable(merchantID: String, csv: String) throws(GatewayError) -> [CoBrandRange] {
+    public func loadCoBrandTable(
+        merchantID: String, csv: String, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> [CoBrandRange] {
         let lines = CSV.parse(csv)
         let header = lines.first?.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.joined(separator: ",")
         guard header == Self.coBrandCSVHeader else {
@@ -108,7 +115,7 @@ extension MerchantRegistry {
                         : .failure(RowText("3 fields (bin_low,bin_high,affiliate_code), not \(trimmed.count)"))
                 ))
         }
-        return try storeCoBrandTable(merchantID: merchantID, rows: rows, label: "line")
+        return try storeCoBrandTable(merchantID: merchantID, rows: rows, label: "line", by: requestScope)
     }
 
     /// A row's problem, as the error shows it.
@@ -119,7 +126,8 @@ extension MerchantRegistry {
 
     /// Validates every row (numbered for the error), then stores the table in one transaction.
     private func storeCoBrandTable(
-        merchantID: String, rows: [(number: Int, row: Result<CoBrandRow, RowText>)], label: String
+        merchantID: String, rows: [(number: Int, row: Result<CoBrandRow, RowText>)], label: String,
+        by requestScope: RequestScope
     ) throws(GatewayError) -> [CoBrandRange] {
         guard rows.count <= FieldLimits.coBrandRanges else {
             throw RowProblems.refuse(
@@ -135,7 +143,7 @@ extension MerchantRegistry {
             }
         }
         try problems.check(.coBrandTableInvalid, label: label)
-        try writeCoBrandTable(merchantID: merchantID, ranges: ranges)
+        try writeCoBrandTable(merchantID: merchantID, ranges: ranges, by: requestScope)
         // In the order the table is read back.
         return ranges.sorted { ($0.low, $0.high, $0.code) < ($1.low, $1.high, $1.code) }
     }
@@ -156,8 +164,12 @@ extension MerchantRegistry {
     }
 
     /// Stores the validated table and its audit entry in one transaction.
-    private func writeCoBrandTable(merchantID: String, ranges: [CoBrandRange]) throws(GatewayError) {
-        try auditedWrite(merchantID, AuditLog.Action.coBrandTableReplace, detail: ["ranges": String(ranges.count)]) {
+    private func writeCoBrandTable(
+        merchantID: String, ranges: [CoBrandRange], by requestScope: RequestScope
+    ) throws(GatewayError) {
+        try auditedWrite(
+            merchantID, AuditLog.Action.coBrandTableReplace, detail: ["ranges": String(ranges.count)], by: requestScope
+        ) {
             try $0.replaceCoBrandTable(merchantID: merchantID, ranges: ranges)
         }
     }

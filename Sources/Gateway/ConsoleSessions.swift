@@ -178,15 +178,12 @@ extension GatewayService {
     }
 
     /// "Sign out everywhere" from the console: ends every session of the merchant of the session whose token
-    /// this is, that one included; returns how many (``MerchantRegistry/endConsoleSessions(merchantID:reason:)``).
+    /// this is, that one included; returns how many (``MerchantRegistry/endConsoleSessions(merchantID:reason:scope:)``).
     public func signOutOfConsoleEverywhere(token: String) throws(GatewayError) -> Int {
         let session = try consoleSession(token: token)
-        let ended = AuditActor.$current.withValue(ConsoleSessionRules.auditActor(sessionID: session.id)) {
-            Result { () throws(GatewayError) -> Int in
-                try merchants.endConsoleSessions(merchantID: session.merchant.id, reason: .signOutEverywhere)
-            }
-        }
-        return try ended.get()
+        return try merchants.endConsoleSessions(
+            merchantID: session.merchant.id, reason: .signOutEverywhere,
+            scope: RequestScope(actor: ConsoleSessionRules.auditActor(sessionID: session.id)))
     }
 
     private func consoleSessionExpiry(_ record: ConsoleSessionRecord, merchant: MerchantRecord, at now: Date) -> Date? {
@@ -208,7 +205,7 @@ extension MerchantRegistry {
     /// `console.sessions_end` (`reason`, `sessions`); returns how many. `merchant_not_found` for an unknown id.
     @discardableResult
     public func endConsoleSessions(
-        merchantID: String, reason: ConsoleSessionRules.EndReason
+        merchantID: String, reason: ConsoleSessionRules.EndReason, scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> Int {
         let now = clock.now()
         return try gatewayThrowing {
@@ -216,21 +213,23 @@ extension MerchantRegistry {
                 guard try tx.merchant(id: merchantID) != nil else {
                     throw GatewayError(.merchantNotFound, "no merchant \(merchantID)")
                 }
-                return try Self.endConsoleSessions(in: tx, merchantID: merchantID, reason: reason, at: now, always: true)
+                return try Self.endConsoleSessions(
+                    in: tx, merchantID: merchantID, reason: reason, at: now, by: requestScope.actor, always: true)
             }
         }
     }
 
-    /// Ends the merchant's console sessions in `tx` and records it (when any ended, or `always`); returns how many.
+    /// Ends the merchant's console sessions in `tx` and records it by `actor` (when any ended, or `always`);
+    /// returns how many.
     static func endConsoleSessions(
         in tx: any StoreTransaction, merchantID: String, reason: ConsoleSessionRules.EndReason, at now: Date,
-        always: Bool = false
+        by actor: AuditActor, always: Bool = false
     ) throws -> Int {
         let ended = try tx.endConsoleSessions(merchantID: merchantID, at: now)
         if ended > 0 || always {
             try AuditLog.record(
                 in: tx, merchantID: merchantID, action: AuditLog.Action.consoleSessionsEnd,
-                detail: ["reason": reason.rawValue, "sessions": String(ended)], at: now)
+                detail: ["reason": reason.rawValue, "sessions": String(ended)], at: now, actor: actor)
         }
         return ended
     }

@@ -64,10 +64,13 @@ extension GatewayService {
     /// Under an idempotency key, a request holding the key makes the same key answer `idempotency_in_flight`
     /// (rescheduling is repeatable, so a resumed request simply reschedules again).
     public func redeliver(
-        merchant: Merchant, eventID: String, idempotencyKey: String? = nil
+        merchant: Merchant, eventID: String, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> EventRecord {
-        _ = try idempotent(merchant, key: idempotencyKey, operation: "redeliver_event", fingerprint: [eventID]) {
-            _ throws(GatewayError) in
+        _ = try idempotent(
+            merchant, key: idempotencyKey, operation: "redeliver_event", fingerprint: [eventID],
+            requestScope: requestScope
+        ) { _ throws(GatewayError) in
             try redeliverEvent(merchant: merchant, eventID: eventID)
             return true
         }

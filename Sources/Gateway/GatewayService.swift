@@ -206,7 +206,8 @@ public final class GatewayService: Sendable {
     /// returns a one-time prime with the card's information. With a `paymentRequest` JSON, its rules decide
     /// the prime's lifetime (90 s, or 30 days for a deferred payment).
     public func tokenize(
-        merchant: Merchant, token: Data, paymentRequest: Data? = nil, idempotencyKey: String? = nil
+        merchant: Merchant, token: Data, paymentRequest: Data? = nil, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
     )
         throws(GatewayError) -> PrimeResult
     {
@@ -217,7 +218,8 @@ public final class GatewayService: Sendable {
             Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data()))),
         ]
         return try idempotent(
-            merchant, key: idempotencyKey, operation: "tokenize", fingerprint: parts, claimInFirstWrite: true
+            merchant, key: idempotencyKey, operation: "tokenize", fingerprint: parts, claimInFirstWrite: true,
+            requestScope: requestScope
         ) { scope throws(GatewayError) in
             let now = clock.now()
             var terms = PaymentRequestTerms.immediate
@@ -325,7 +327,8 @@ public final class GatewayService: Sendable {
     /// `card_declined` (the failed payment keeps its id in the error); an unknown processor outcome returns the
     /// payment in `unknown`.
     public func payByPrime(
-        merchant: Merchant, _ request: PayByPrimeRequest, idempotencyKey: String? = nil
+        merchant: Merchant, _ request: PayByPrimeRequest, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
     )
         throws(GatewayError) -> Payment
     {
@@ -360,7 +363,8 @@ public final class GatewayService: Sendable {
             [primeHash, String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
         }
         return try idempotent(
-            merchant, key: idempotencyKey, operation: "pay_by_prime", fingerprint: fingerprint, claimInFirstWrite: true
+            merchant, key: idempotencyKey, operation: "pay_by_prime", fingerprint: fingerprint, claimInFirstWrite: true,
+            requestScope: requestScope
         ) { scope throws(GatewayError) in
             if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID, scope: scope) }
             let now = clock.now()
@@ -494,7 +498,8 @@ public final class GatewayService: Sendable {
 
     /// Creates an order session (server credentials). `out_trade_no` is unique per merchant.
     public func createSession(
-        merchant: Merchant, _ request: CreateSessionRequest, idempotencyKey: String? = nil
+        merchant: Merchant, _ request: CreateSessionRequest, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
     )
         throws(GatewayError) -> OrderSession
     {
@@ -525,8 +530,10 @@ public final class GatewayService: Sendable {
             // Stored fingerprint (compared with the one kept for a retry): its bytes must not change.
             [String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
         }
-        return try idempotent(merchant, key: idempotencyKey, operation: "create_session", fingerprint: fingerprint) {
-            _ throws(GatewayError) in
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "create_session", fingerprint: fingerprint,
+            requestScope: requestScope
+        ) { _ throws(GatewayError) in
             let now = clock.now()
             let session = OrderSession(
                 id: try Identifiers.make("ses_", 24), orderToken: try Identifiers.make("ot_", 40),
@@ -562,7 +569,8 @@ public final class GatewayService: Sendable {
     /// Pays an order session with an Apple Pay token (client credentials). Idempotent on `idempotencyKey`, or
     /// on the token's transactionIdentifier when no key is given: a retry answers the first result.
     public func paySession(
-        merchant: Merchant, orderToken: String, token: Data, idempotencyKey: String? = nil
+        merchant: Merchant, orderToken: String, token: Data, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
     )
         throws(GatewayError) -> Payment
     {
@@ -570,8 +578,9 @@ public final class GatewayService: Sendable {
         let transactionIdentifier = (try? JSONValue.parse(token))?["transactionIdentifier"]?.string
         let key = idempotencyKey ?? transactionIdentifier.map(Self.transactionIdempotencyKey)
         let parts = [orderToken, transactionIdentifier ?? Hex.encode(SHA256.hash([UInt8](token)))]
-        return try idempotent(merchant, key: key, operation: "pay_session", fingerprint: parts) {
-            scope throws(GatewayError) in
+        return try idempotent(
+            merchant, key: key, operation: "pay_session", fingerprint: parts, requestScope: requestScope
+        ) { scope throws(GatewayError) in
             if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID, scope: scope) }
             let now = clock.now()
             let session = try self.session(merchant: merchant, orderToken: orderToken)

@@ -40,7 +40,7 @@ package final class IdempotencyScope {
     }
 
     /// Inserts the pending claim inside `tx`; when another request holds the key now, the transaction fails
-    /// with `idempotency_in_flight` and ``idempotent(_:key:operation:fingerprint:claimInFirstWrite:_:)``
+    /// with `idempotency_in_flight` and ``idempotent(_:key:operation:fingerprint:claimInFirstWrite:requestScope:_:)``
     /// answers as a claim made first would have (replay, conflict or in flight).
     /// Call it first in the transaction, before checks whose errors a request holding the key would answer
     /// differently; the first checkpoint or completion calls it otherwise.
@@ -116,26 +116,6 @@ package final class IdempotencyScope {
     }
 }
 
-/// Tells a transport whether an idempotent operation answered from its stored result rather than running, so
-/// that every answer which is not the original execution can say so (`Idempotent-Replayed: true`), also when
-/// the transport's own stored answer was not written yet.
-public enum IdempotentReplay {
-    /// Collects the replays of one observed call.
-    final class Observer: @unchecked Sendable {  // set and read on the observing thread only
-        var replayed = false
-    }
-
-    @TaskLocal static var observer: Observer?
-
-    /// Runs `body` and reports whether an idempotent operation inside it replayed a stored result (a value or
-    /// a final error).
-    public static func observe<T>(_ body: () throws -> T) -> (result: Result<T, any Error>, replayed: Bool) {
-        let observer = Observer()
-        let result = $observer.withValue(observer) { Result { try body() } }
-        return (result, observer.replayed)
-    }
-}
-
 /// How a request holds its idempotency key.
 private enum IdempotencyClaim {
     case fresh
@@ -173,10 +153,11 @@ extension GatewayService {
     /// resumed from its recovery point. With `claimInFirstWrite`, a key not seen before is claimed by the
     /// body's first checkpoint or completion, in that transaction (the body must call
     /// ``IdempotencyScope/claimCommitted()`` once it committed); a final error thrown before is stored with
-    /// the claim in one transaction.
+    /// the claim in one transaction. A replay is reported on `requestScope` (``RequestScope/replayed``), and its
+    /// answer recorder's answer is stored with the result.
     package func idempotent<T: Codable>(
         _ merchant: Merchant, key: String?, operation: String, fingerprint parts: [String],
-        claimInFirstWrite: Bool = false, _ body: (IdempotencyScope) throws(GatewayError) -> T
+        claimInFirstWrite: Bool = false, requestScope: RequestScope, _ body: (IdempotencyScope) throws(GatewayError) -> T
     ) throws(GatewayError) -> T {
         guard let key else { return try body(IdempotencyScope(merchant: merchant, key: nil, resumePoint: nil)) }
         guard Self.isValidIdempotencyKey(key) else {
@@ -188,8 +169,7 @@ extension GatewayService {
         let context = "idempotency:\(merchant.id):\(key)"
         let cipher = self.cipher
         let seal: (Data) throws -> Data = { try cipher.seal(Array($0), context: context) }
-        // Taken here, on the request's thread: a group commit may run the transaction body on another one.
-        let recorder = StoredAnswerRecorder.current
+        let recorder = requestScope.answerRecorder
         let prepareAnswer: (Any, any AnswerRecords) throws -> PreparedAnswer? = { [self] value, records in
             try self.prepareAnswer(value, recorder: recorder, merchant: merchant, key: key, records: records)
         }
@@ -207,7 +187,7 @@ extension GatewayService {
             let result: Result<T, GatewayError>
             do { result = .success(try body(scope)) } catch { result = .failure(error) }
             if !scope.claimLost {
-                finish(result, scope: scope, key: key, context: context)
+                finish(result, scope: scope, key: key, context: context, recorder: recorder)
                 return try result.get()
             }
             // Another request claimed the key first: answer as a claim made now would.
@@ -245,7 +225,7 @@ extension GatewayService {
         let scope: IdempotencyScope
         switch claim {
         case .replay(let sealed):
-            IdempotentReplay.observer?.replayed = true
+            requestScope.replayed = true
             let bytes = try cipher.open(sealed, context: context)
             let stored = try gatewayThrowing {
                 // Stored format (sealed idempotent results), written by Codable.
@@ -264,7 +244,7 @@ extension GatewayService {
         }
         let result: Result<T, GatewayError>
         do { result = .success(try body(scope)) } catch { result = .failure(error) }
-        finish(result, scope: scope, key: key, context: context)
+        finish(result, scope: scope, key: key, context: context, recorder: recorder)
         return try result.get()
     }
 
@@ -272,7 +252,8 @@ extension GatewayService {
     /// done, unlocked at its recovery point otherwise. A claim never committed is inserted with a final result,
     /// unless another request holds the key by now.
     private func finish<T: Codable>(
-        _ result: Result<T, GatewayError>, scope: IdempotencyScope, key: String, context: String
+        _ result: Result<T, GatewayError>, scope: IdempotencyScope, key: String, context: String,
+        recorder: StoredAnswerRecorder?
     ) {
         let merchant = scope.merchant
         let cipher = self.cipher
@@ -285,7 +266,6 @@ extension GatewayService {
         // A result stored by the body's last transaction (the common case) needs no write: the body reported
         // its commit, or a read says so without waiting for a group commit. The transport's answer written
         // with it committed then too.
-        let recorder = StoredAnswerRecorder.current
         if scope.pendingClaim == nil, scope.resultCommitted {
             if recorder?.key == key { recorder?.committed() }
             return

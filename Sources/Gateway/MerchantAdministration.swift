@@ -33,13 +33,15 @@ extension MerchantRegistry {
     /// rotation stops at once. Console sessions opened with a key end when it stops working (derived from the
     /// key ids and the overlap's end; nothing else is stored). The new key is returned once; in production only
     /// its hash is kept.
-    public func rotateSecretKey(merchantID: String, overlap: TimeInterval) throws(GatewayError) -> RotatedKey {
+    public func rotateSecretKey(
+        merchantID: String, overlap: TimeInterval, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> RotatedKey {
         guard overlap >= 0, overlap <= Self.maximumSecretKeyOverlap else {
             throw .invalid("overlap", "0 to \(Int(Self.maximumSecretKeyOverlap / 3600)) hours")
         }
         let now = clock.now()
         let until = now.addingTimeInterval(overlap)
-        return try changeKeys(merchantID: merchantID) { record throws(GatewayError) in
+        return try changeKeys(merchantID: merchantID, by: requestScope) { record throws(GatewayError) in
             let (id, key) = try Self.newSecretKey(record.environment)
             let previous = Self.secretKeyPrefix(record.environment) + record.secretKeyID
             if overlap > 0 {
@@ -66,8 +68,11 @@ extension MerchantRegistry {
 
     /// Replaces the merchant's app key (its app id stays); the old key stops working at once, and every console
     /// session of the merchant ends with it. Returned once.
-    public func rotateAppKey(merchantID: String) throws(GatewayError) -> RotatedKey {
-        try changeKeys(merchantID: merchantID, endingConsoleSessions: .appKeyRotated) { record throws(GatewayError) in
+    public func rotateAppKey(
+        merchantID: String, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> RotatedKey {
+        try changeKeys(merchantID: merchantID, endingConsoleSessions: .appKeyRotated, by: requestScope) {
+            record throws(GatewayError) in
             let key = try Self.newAppKey()
             record.appKeyHash = Identifiers.sha256Hex(key)
             return (
@@ -78,11 +83,11 @@ extension MerchantRegistry {
     }
 
     /// Applies `change` to the merchant's record and, in sandbox, to its sealed credentials, and records the
-    /// audit entry it names, in one transaction (which also ends the merchant's console sessions when
-    /// `endingConsoleSessions` gives the reason).
+    /// audit entry it names by the request's actor, in one transaction (which also ends the merchant's console
+    /// sessions when `endingConsoleSessions` gives the reason).
     private func changeKeys(
         merchantID: String, endingConsoleSessions reason: ConsoleSessionRules.EndReason? = nil,
-        _ change: (inout MerchantRecord) throws(GatewayError) -> (
+        by requestScope: RequestScope, _ change: (inout MerchantRecord) throws(GatewayError) -> (
             RotatedKey, String, [String: String], (inout MerchantCredentials) -> Void
         )
     ) throws(GatewayError) -> RotatedKey {
@@ -104,8 +109,11 @@ extension MerchantRegistry {
                         Array(try JSONEncoder().encode(credentials)), context: context)
                 }
                 try tx.updateMerchant(record)
-                try AuditLog.record(in: tx, merchantID: merchantID, action: action, detail: detail, at: now)
-                if let reason { _ = try Self.endConsoleSessions(in: tx, merchantID: merchantID, reason: reason, at: now) }
+                let actor = requestScope.actor
+                try AuditLog.record(in: tx, merchantID: merchantID, action: action, detail: detail, at: now, actor: actor)
+                if let reason {
+                    _ = try Self.endConsoleSessions(in: tx, merchantID: merchantID, reason: reason, at: now, by: actor)
+                }
                 return rotated
             }
         }
@@ -117,7 +125,8 @@ extension MerchantRegistry {
     /// unique among merchants: `tappay_app_id_taken` when another has it). Recorded in the audit log.
     @discardableResult
     public func setTapPayCompat(
-        merchantID: String, merchantAlias: String?? = .none, appID: Int?? = .none
+        merchantID: String, merchantAlias: String?? = .none, appID: Int?? = .none,
+        scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> Merchant {
         if case .some(.some(let alias)) = merchantAlias {
             guard FieldLimits.fits(alias, FieldLimits.merchantAlias),
@@ -150,7 +159,7 @@ extension MerchantRegistry {
                     detail: [
                         "merchant_alias": record.tappayMerchantAlias ?? "",
                         "app_id": record.tappayAppID.map(String.init) ?? "",
-                    ], at: now)
+                    ], at: now, actor: requestScope.actor)
                 return Merchant(record)
             }
         }
@@ -160,7 +169,9 @@ extension MerchantRegistry {
     /// `merchant_disabled`; its data stays. Disabling ends its console sessions (enabling does not bring them
     /// back). Setting the state it already has changes nothing.
     @discardableResult
-    public func setDisabled(merchantID: String, _ disabled: Bool) throws(GatewayError) -> Merchant {
+    public func setDisabled(
+        merchantID: String, _ disabled: Bool, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> Merchant {
         let now = clock.now()
         return try gatewayThrowing {
             try store.write { tx in
@@ -172,9 +183,11 @@ extension MerchantRegistry {
                 try tx.updateMerchant(record)
                 try AuditLog.record(
                     in: tx, merchantID: merchantID,
-                    action: disabled ? AuditLog.Action.merchantDisable : AuditLog.Action.merchantEnable, at: now)
+                    action: disabled ? AuditLog.Action.merchantDisable : AuditLog.Action.merchantEnable, at: now,
+                    actor: requestScope.actor)
                 if disabled {
-                    _ = try Self.endConsoleSessions(in: tx, merchantID: merchantID, reason: .merchantDisabled, at: now)
+                    _ = try Self.endConsoleSessions(
+                        in: tx, merchantID: merchantID, reason: .merchantDisabled, at: now, by: requestScope.actor)
                 }
                 return Merchant(record)
             }

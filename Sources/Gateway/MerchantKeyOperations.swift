@@ -76,14 +76,16 @@ extension MerchantRegistry {
 
     /// Generates a private key (sealed under the master key) and its CSR: a processing key (`ec` P-256 or `rsa`
     /// 2048) or an identity key (`rsa` only). The key is not used until its certificate is uploaded.
-    public func createKeyCSR(merchant: Merchant, type: String, purpose: String) throws(GatewayError) -> MerchantKeyCSR {
-        try createKeyCSR(merchant: merchant, type: type, purpose: purpose, scope: nil)
+    public func createKeyCSR(
+        merchant: Merchant, type: String, purpose: String, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> MerchantKeyCSR {
+        try createKeyCSR(merchant: merchant, type: type, purpose: purpose, requestScope: requestScope, idempotency: nil)
     }
 
-    /// ``createKeyCSR(merchant:type:purpose:)`` whose result is stored for `scope`'s idempotency key in the
+    /// ``createKeyCSR(merchant:type:purpose:scope:)`` whose result is stored for `idempotency`'s key in the
     /// transaction that keeps the key, so a retry never makes a second key.
     package func createKeyCSR(
-        merchant: Merchant, type: String, purpose: String, scope: IdempotencyScope?
+        merchant: Merchant, type: String, purpose: String, requestScope: RequestScope, idempotency: IdempotencyScope?
     ) throws(GatewayError) -> MerchantKeyCSR {
         guard type == "ec" || type == "rsa" else { throw .invalid("type", "ec or rsa") }
         guard purpose == "processing" || purpose == "identity" else {
@@ -113,8 +115,8 @@ extension MerchantRegistry {
                 try AuditLog.record(
                     in: tx, merchantID: merchant.id,
                     action: purpose == "identity" ? AuditLog.Action.identityCSR : AuditLog.Action.processingKeyCSR,
-                    target: id, detail: ["type": type], at: pending.createdAt)
-                try scope?.complete(result, in: tx)
+                    target: id, detail: ["type": type], at: pending.createdAt, actor: requestScope.actor)
+                try idempotency?.complete(result, in: tx)
             }
         }
         return result
@@ -123,7 +125,7 @@ extension MerchantRegistry {
     /// Attaches the certificate issued for a generated key: a processing key joins the key ring (a renewed
     /// certificate replaces the previous one), an identity key becomes the merchant's identity.
     public func attachCertificate(
-        merchant: Merchant, keyID: String, certificatePEM: String
+        merchant: Merchant, keyID: String, certificatePEM: String, scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError)
         -> MerchantKeyStatus
     {
@@ -165,11 +167,14 @@ extension MerchantRegistry {
                     }
                     try AuditLog.record(
                         in: tx, merchantID: merchant.id, action: AuditLog.Action.processingKeyCertificate,
-                        target: keyID, detail: ["not_after": WireFormat.time(certificate.notAfter)], at: now)
+                        target: keyID, detail: ["not_after": WireFormat.time(certificate.notAfter)], at: now,
+                        actor: requestScope.actor)
                 }
             }
         } else {
-            try setIdentity(merchantID: merchant.id, certificatePEM: certificate.pem, privateKeyPEM: pem, keyID: keyID)
+            try setIdentity(
+                merchantID: merchant.id, certificatePEM: certificate.pem, privateKeyPEM: pem, keyID: keyID,
+                scope: requestScope)
         }
         var identifierHash: String?
         if var value = certificate.extensionValue(oid: "1.2.840.113635.100.6.32") {
@@ -212,27 +217,33 @@ extension MerchantRegistry {
 }
 
 extension GatewayService {
-    /// ``MerchantRegistry/createKeyCSR(merchant:type:purpose:)`` under an idempotency key: a retry gets the
-    /// same key and CSR, a request holding the key makes the same key answer `idempotency_in_flight`.
+    /// ``MerchantRegistry/createKeyCSR(merchant:type:purpose:scope:)`` under an idempotency key: a retry gets
+    /// the same key and CSR, a request holding the key makes the same key answer `idempotency_in_flight`.
     public func createKeyCSR(
-        merchant: Merchant, type: String, purpose: String, idempotencyKey: String?
+        merchant: Merchant, type: String, purpose: String, idempotencyKey: String?,
+        scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> MerchantKeyCSR {
-        try idempotent(merchant, key: idempotencyKey, operation: "merchant_key_csr", fingerprint: [type, purpose]) {
-            scope throws(GatewayError) in
-            try merchants.createKeyCSR(merchant: merchant, type: type, purpose: purpose, scope: scope)
+        try idempotent(
+            merchant, key: idempotencyKey, operation: "merchant_key_csr", fingerprint: [type, purpose],
+            requestScope: requestScope
+        ) { scope throws(GatewayError) in
+            try merchants.createKeyCSR(
+                merchant: merchant, type: type, purpose: purpose, requestScope: requestScope, idempotency: scope)
         }
     }
 
-    /// ``MerchantRegistry/attachCertificate(merchant:keyID:certificatePEM:)`` under an idempotency key
+    /// ``MerchantRegistry/attachCertificate(merchant:keyID:certificatePEM:scope:)`` under an idempotency key
     /// (attaching is repeatable, so a request resumed after a crash simply attaches again).
     public func attachCertificate(
-        merchant: Merchant, keyID: String, certificatePEM: String, idempotencyKey: String?
+        merchant: Merchant, keyID: String, certificatePEM: String, idempotencyKey: String?,
+        scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> MerchantKeyStatus {
         try idempotent(
             merchant, key: idempotencyKey, operation: "merchant_key_certificate",
-            fingerprint: [keyID, Identifiers.sha256Hex(certificatePEM)]
+            fingerprint: [keyID, Identifiers.sha256Hex(certificatePEM)], requestScope: requestScope
         ) { _ throws(GatewayError) in
-            try merchants.attachCertificate(merchant: merchant, keyID: keyID, certificatePEM: certificatePEM)
+            try merchants.attachCertificate(
+                merchant: merchant, keyID: keyID, certificatePEM: certificatePEM, scope: requestScope)
         }
     }
 }
@@ -244,7 +255,7 @@ public struct MerchantKeyEntry: Sendable, Hashable {
         /// Its certificate is attached and it is in use (a processing key opens tokens; the identity is the one
         /// merchant validation presents).
         case active
-        /// A processing key taken out of the ring (``MerchantRegistry/retireProcessingKey(merchantID:keyID:)``).
+        /// A processing key taken out of the ring (``MerchantRegistry/retireProcessingKey(merchantID:keyID:scope:)``).
         case retired
         /// A CSR was made; its certificate has not been uploaded yet.
         case pending
@@ -382,7 +393,9 @@ extension MerchantRegistry {
 
     /// Takes a processing key out of the ring (the last step of a rotation, once the new key is active): its
     /// tokens are no longer opened. Refused (`last_active_key`) for the merchant's only active processing key.
-    public func retireProcessingKey(merchantID: String, keyID: String) throws(GatewayError) {
+    public func retireProcessingKey(
+        merchantID: String, keyID: String, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) {
         try gatewayThrowing {
             try store.write { tx in
                 let ring = try tx.processingKeys(merchantID: merchantID)
@@ -398,7 +411,7 @@ extension MerchantRegistry {
                 try tx.updateProcessingKey(key)
                 try AuditLog.record(
                     in: tx, merchantID: merchantID, action: AuditLog.Action.processingKeyRetire, target: keyID,
-                    at: clock.now())
+                    at: clock.now(), actor: requestScope.actor)
             }
         }
     }

@@ -184,18 +184,21 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// Creates a merchant with fresh credentials, returned once.
-    public func create(_ spec: MerchantSpec) throws(GatewayError) -> (Merchant, MerchantCredentials) {
+    public func create(
+        _ spec: MerchantSpec, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> (Merchant, MerchantCredentials) {
         let (record, credentials) = try newMerchant(spec)
-        try gatewayThrowing { try store.write { tx in try Self.insert(record, in: tx) } }
+        try gatewayThrowing { try store.write { tx in try Self.insert(record, in: tx, by: requestScope.actor) } }
         return (Merchant(record), credentials)
     }
 
-    /// Inserts a merchant made by ``newMerchant(_:)`` in `tx`, with its `merchant.create` audit entry.
-    static func insert(_ record: MerchantRecord, in tx: any StoreTransaction) throws {
+    /// Inserts a merchant made by ``newMerchant(_:)`` in `tx`, with its `merchant.create` audit entry by `actor`.
+    static func insert(_ record: MerchantRecord, in tx: any StoreTransaction, by actor: AuditActor) throws {
         try tx.insertMerchant(record)
         try AuditLog.record(
             in: tx, merchantID: record.id, action: AuditLog.Action.merchantCreate,
-            detail: ["environment": record.environment.rawValue, "name": record.name], at: record.createdAt)
+            detail: ["environment": record.environment.rawValue, "name": record.name], at: record.createdAt,
+            actor: actor)
     }
 
     /// A new merchant's record (its secrets sealed, its keys hashed) and its credentials, checked against `spec`'s
@@ -319,7 +322,8 @@ public final class MerchantRegistry: Sendable {
     /// Adds a processing key to the ring (active); returns its id.
     @discardableResult
     public func addProcessingKey(
-        merchantID: String, privateKeyPEM: SecureBytes, certificatePEM: String, id: String? = nil
+        merchantID: String, privateKeyPEM: SecureBytes, certificatePEM: String, id: String? = nil,
+        scope requestScope: RequestScope = .unattributed
     )
         throws(GatewayError) -> String
     {
@@ -328,7 +332,7 @@ public final class MerchantRegistry: Sendable {
         if id == nil { keyID = try Identifiers.make("pk_", 16) }
         let key = try processingKey(
             merchantID: merchantID, privateKeyPEM: privateKeyPEM, certificatePEM: certificatePEM, id: keyID)
-        try auditedWrite(merchantID, AuditLog.Action.processingKeyCertificate, target: key.id) {
+        try auditedWrite(merchantID, AuditLog.Action.processingKeyCertificate, target: key.id, by: requestScope) {
             try $0.insertProcessingKey(key)
         }
         return key.id
@@ -386,7 +390,7 @@ public final class MerchantRegistry: Sendable {
     /// the previous one keeps signing alongside it for 24 hours (``WebhookSecretRing/rotationOverlap``).
     /// With `enabled` false the URL is kept but deliveries to it are held (its events stay pending).
     public func setWebhookEndpoint(
-        merchantID: String, url: String, enabled: Bool = true
+        merchantID: String, url: String, enabled: Bool = true, scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> (
         url: String, secret: String
     ) {
@@ -411,9 +415,11 @@ public final class MerchantRegistry: Sendable {
                 // The host only: a URL's path or query may carry the merchant's own token.
                 try AuditLog.record(
                     in: tx, merchantID: merchantID, action: AuditLog.Action.webhookEndpointUpdate,
-                    detail: ["host": parsed.host ?? "", "enabled": String(enabled)], at: now)
+                    detail: ["host": parsed.host ?? "", "enabled": String(enabled)], at: now,
+                    actor: requestScope.actor)
                 try AuditLog.record(
-                    in: tx, merchantID: merchantID, action: AuditLog.Action.webhookSecretRotate, at: now)
+                    in: tx, merchantID: merchantID, action: AuditLog.Action.webhookSecretRotate, at: now,
+                    actor: requestScope.actor)
             }
         }
         return (url, secret)
@@ -432,10 +438,11 @@ public final class MerchantRegistry: Sendable {
     /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web, recording
     /// the generated key's id (`mk_…`) as the audit entry's target when there is one.
     public func setIdentity(
-        merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes, keyID: String? = nil
+        merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes, keyID: String? = nil,
+        scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) {
         let sealed = try cipher.seal(privateKeyPEM, context: SealingContext.identityKey(merchantID: merchantID))
-        try auditedWrite(merchantID, AuditLog.Action.identityCertificate, target: keyID) { tx in
+        try auditedWrite(merchantID, AuditLog.Action.identityCertificate, target: keyID, by: requestScope) { tx in
             guard var record = try tx.merchant(id: merchantID) else { throw GatewayError(.merchantNotFound) }
             record.identityCertificatePEM = certificatePEM
             record.identityKeySealed = sealed
@@ -466,7 +473,9 @@ public final class MerchantRegistry: Sendable {
     /// At most ``FieldLimits/binTableBytes`` of CSV and 200000 rows; a refused table leaves the current one, and its
     /// error names each bad line in ``GatewayError/rows``.
     @discardableResult
-    public func loadBINTable(merchantID: String, csv: String) throws(GatewayError) -> Int {
+    public func loadBINTable(
+        merchantID: String, csv: String, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> Int {
         func refuse(_ line: Int, _ message: String) -> GatewayError {
             RowProblems.refuse(.binTableInvalid, row: line, label: "line", message)
         }
@@ -529,23 +538,27 @@ public final class MerchantRegistry: Sendable {
         }
         try problems.check(.binTableInvalid, label: "line")
         guard entries.count <= 200_000 else { throw refuse(200_002, "at most 200000 rows") }
-        try auditedWrite(merchantID, AuditLog.Action.binTableReplace, detail: ["rows": String(entries.count)]) {
+        try auditedWrite(
+            merchantID, AuditLog.Action.binTableReplace, detail: ["rows": String(entries.count)], by: requestScope
+        ) {
             try $0.replaceBINTable(merchantID: merchantID, entries: entries)
         }
         return entries.count
     }
 
-    /// Runs `change` in a write transaction that also records `action` on the merchant in the audit log, now.
+    /// Runs `change` in a write transaction that also records `action` on the merchant in the audit log, now,
+    /// by the request's actor.
     func auditedWrite<T>(
         _ merchantID: String, _ action: String, target: String? = nil, detail: [String: String] = [:],
-        _ change: (any StoreTransaction) throws -> T
+        by requestScope: RequestScope, _ change: (any StoreTransaction) throws -> T
     ) throws(GatewayError) -> T {
         let now = clock.now()
         return try gatewayThrowing {
             try store.write { tx in
                 let result = try change(tx)
                 try AuditLog.record(
-                    in: tx, merchantID: merchantID, action: action, target: target, detail: detail, at: now)
+                    in: tx, merchantID: merchantID, action: action, target: target, detail: detail, at: now,
+                    actor: requestScope.actor)
                 return result
             }
         }
@@ -628,7 +641,8 @@ extension MerchantRegistry {
     /// credentials).
     public func ensureSandbox(
         issuer: any SandboxKeyIssuer, name: String = "Sandbox Merchant",
-        merchantIdentifier: String = "merchant.dev.orchard.sandbox", countryCode: String = "TW"
+        merchantIdentifier: String = "merchant.dev.orchard.sandbox", countryCode: String = "TW",
+        scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> SandboxSetup {
         let spec = MerchantSpec(
             name: name, environment: .sandbox, countryCode: countryCode, merchantIdentifiers: [merchantIdentifier])
@@ -640,7 +654,7 @@ extension MerchantRegistry {
                 return try sandboxSetup(issuer: issuer, sealedPKI: pki, merchant: merchant)
             }
             do {
-                return try provisionSandbox(issuer: issuer, spec: spec)
+                return try provisionSandbox(issuer: issuer, spec: spec, by: requestScope.actor)
             } catch where error.code == .sandboxProvisionedElsewhere && attempt < 3 {
                 continue
             }
@@ -661,7 +675,9 @@ extension MerchantRegistry {
 
     /// The first run's provisioning, in one write transaction: the PKI (unless stored), then, unless a sandbox
     /// merchant exists by then, the merchant, its processing key, its BIN table and the guard setting.
-    private func provisionSandbox(issuer: any SandboxKeyIssuer, spec: MerchantSpec) throws(GatewayError) -> SandboxSetup {
+    private func provisionSandbox(
+        issuer: any SandboxKeyIssuer, spec: MerchantSpec, by actor: AuditActor
+    ) throws(GatewayError) -> SandboxSetup {
         let now = clock.now()
         let context = SealingContext.setting(Self.sandboxPKISetting)
         let (pki, merchant, credentials) = try gatewayThrowing {
@@ -675,7 +691,7 @@ extension MerchantRegistry {
                 }
                 if let (_, existing) = try Self.provisionedSandbox(tx) { return (pki, existing, nil) }
                 let (record, credentials) = try newMerchant(spec)
-                try Self.insert(record, in: tx)
+                try Self.insert(record, in: tx, by: actor)
                 let identifier = spec.merchantIdentifiers[0]
                 let issued = try issuer.issueProcessingKey(
                     pki: pki, merchantIdentifier: identifier, id: try Identifiers.make("pk_", 16), now: now)
@@ -685,7 +701,7 @@ extension MerchantRegistry {
                 try tx.insertProcessingKey(key)
                 try AuditLog.record(
                     in: tx, merchantID: record.id, action: AuditLog.Action.processingKeyCertificate, target: key.id,
-                    at: now)
+                    at: now, actor: actor)
                 try tx.replaceBINTable(merchantID: record.id, entries: issuer.binEntries)
                 guard try tx.insertSetting(Self.sandboxMerchantSetting, value: Data(record.id.utf8)) else {
                     throw GatewayError(.sandboxProvisionedElsewhere, "another instance provisioned the sandbox")

@@ -41,7 +41,7 @@ extension MerchantRegistry {
     /// in the audit log.
     @discardableResult
     public func setPayerMaxRegistration(
-        merchantID: String, merchantNo: String, publicKey: String
+        merchantID: String, merchantNo: String, publicKey: String, scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> Merchant {
         guard FieldLimits.fits(merchantNo, FieldLimits.payerMaxMerchantNo),
             FieldLimits.isPrintableASCII(merchantNo)
@@ -70,7 +70,8 @@ extension MerchantRegistry {
                 try tx.updateMerchant(record)
                 try AuditLog.record(
                     in: tx, merchantID: merchantID, action: AuditLog.Action.payerMaxRegistration,
-                    detail: ["merchant_no": merchantNo, "key_bits": String(key.bits)], at: now)
+                    detail: ["merchant_no": merchantNo, "key_bits": String(key.bits)], at: now,
+                    actor: requestScope.actor)
                 return Merchant(record)
             }
         }

@@ -159,7 +159,7 @@ extension GatewayService {
     }
 
     /// The event of a capture's outcome that is recorded with the approval before it: done or accepted; nil for
-    /// one that failed or was not answered (the pending capture stays, for ``operate(_:paymentID:amount:resume:completing:audited:)``
+    /// one that failed or was not answered (the pending capture stays, for ``operate(_:paymentID:amount:resume:completing:auditedAs:)``
     /// or reconciliation).
     static func captureEvent(_ outcome: ProcessorOperationOutcome?, amount: Int64) -> PaymentEvent? {
         switch outcome {
@@ -346,7 +346,8 @@ extension GatewayService {
 
     /// Captures an authorized payment, fully or partially (`amount` minor units), once.
     public func capture(
-        merchant: Merchant, paymentID: String, amount: Int64? = nil, idempotencyKey: String? = nil
+        merchant: Merchant, paymentID: String, amount: Int64? = nil, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
     )
         throws(GatewayError) -> Payment
     {
@@ -354,10 +355,11 @@ extension GatewayService {
         _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
         return try idempotent(
             merchant, key: idempotencyKey, operation: "capture",
-            fingerprint: [paymentID, amount.map(String.init) ?? "full"]
+            fingerprint: [paymentID, amount.map(String.init) ?? "full"], requestScope: requestScope
         ) { scope throws(GatewayError) in
             var payment = try operate(
-                .capture, paymentID: paymentID, amount: amount, resume: scope.resumePoint != nil, audited: true)
+                .capture, paymentID: paymentID, amount: amount, resume: scope.resumePoint != nil,
+                auditedAs: requestScope.actor)
             payment.refunds = try read { try $0.refunds(paymentID: paymentID) }
             return payment
         }
@@ -365,19 +367,25 @@ extension GatewayService {
 
     /// Voids an authorized, uncaptured payment.
     public func void(
-        merchant: Merchant, paymentID: String, idempotencyKey: String? = nil
+        merchant: Merchant, paymentID: String, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> Payment {
         _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
-        return try idempotent(merchant, key: idempotencyKey, operation: "void", fingerprint: [paymentID]) {
-            scope throws(GatewayError) in
-            try operate(.void, paymentID: paymentID, amount: nil, resume: scope.resumePoint != nil, audited: true)
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "void", fingerprint: [paymentID], requestScope: requestScope
+        ) { scope throws(GatewayError) in
+            try operate(
+                .void, paymentID: paymentID, amount: nil, resume: scope.resumePoint != nil,
+                auditedAs: requestScope.actor)
         }
     }
 
     /// Cancels the capture scheduled for an authorized payment (TapPay's Cap Cancel): it stays authorized until
     /// captured or voided by hand. Refused (`invalid_state_transition`) once captured, while a capture or void is
     /// in progress, or when no capture is scheduled.
-    public func cancelScheduledCapture(merchant: Merchant, paymentID: String) throws(GatewayError) -> Payment {
+    public func cancelScheduledCapture(
+        merchant: Merchant, paymentID: String, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> Payment {
         let now = clock.now()
         return try write { tx in
             let payment = try ownedPayment(merchant, paymentID, in: tx)
@@ -385,7 +393,7 @@ extension GatewayService {
                 PaymentStateMachine.apply(.captureUnscheduled, to: payment, at: now), in: tx, at: now)
             try AuditLog.record(
                 in: tx, merchantID: payment.merchantID, action: AuditLog.Action.paymentCaptureCancel,
-                target: paymentID, at: now)
+                target: paymentID, at: now, actor: requestScope.actor)
             return unscheduled
         }
     }
@@ -395,17 +403,17 @@ extension GatewayService {
     /// the processor accepted it already (`capture_pending`, `void_pending`): that one is never sent again, and
     /// the payment is answered as it is. With `scope`, a success (or an acceptance) also stores the payment (with
     /// its refunds, as read back) as the scope's finished result, in the transaction that records the outcome.
-    /// `audited` (a merchant's own capture or void, not the gateway's automatic one) records the request in the
-    /// audit log with the pending operation.
+    /// `auditedAs` (a merchant's own capture or void, not the gateway's automatic one) records the request in the
+    /// audit log with the pending operation, by that actor.
     func operate(
         _ kind: PendingOperation.Kind, paymentID: String, amount: Int64?, resume: Bool,
-        completing scope: IdempotencyScope? = nil, audited: Bool = false
+        completing scope: IdempotencyScope? = nil, auditedAs actor: AuditActor? = nil
     ) throws(GatewayError)
         -> Payment
     {
         let now = clock.now()
         // A merchant's own request gets an id of its own; the automatic capture keeps the payment's first one.
-        let requestedID = audited ? try Identifiers.make("\(kind.rawValue)_\(paymentID)_", 8) : nil
+        let requestedID = actor != nil ? try Identifiers.make("\(kind.rawValue)_\(paymentID)_", 8) : nil
         let (payment, operation): (Payment, PendingOperation?) = try write { tx in
             guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
             if resume, let pending = payment.pendingOperation, pending.kind == kind {
@@ -418,14 +426,14 @@ extension GatewayService {
                 throw GatewayError(.internalError, "no pending operation", paymentID: paymentID)
             }
             let value = operation.amount
-            if audited {
+            if let actor {
                 try AuditLog.record(
                     in: tx, merchantID: payment.merchantID,
                     action: kind == .capture ? AuditLog.Action.paymentCapture : AuditLog.Action.paymentVoid,
                     target: paymentID,
                     detail: kind == .capture
                         ? ["amount": WireFormat.amount(value, payment.currency), "currency": payment.currency] : [:],
-                    at: now)
+                    at: now, actor: actor)
             }
             return (payment, operation)
         }
@@ -503,7 +511,7 @@ extension GatewayService {
     /// finished by reconciliation.
     public func refund(
         merchant: Merchant, paymentID: String, amount: Int64? = nil, reason: String? = nil,
-        idempotencyKey: String? = nil
+        idempotencyKey: String? = nil, scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> RefundResult {
         if let amount, amount <= 0 { throw .invalid("amount", "a positive number of minor units") }
         if let reason, !FieldLimits.fits(reason, FieldLimits.refundReason) {
@@ -513,7 +521,7 @@ extension GatewayService {
         _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
         return try idempotent(
             merchant, key: idempotencyKey, operation: "refund",
-            fingerprint: [paymentID, amount.map(String.init) ?? "rest", reason ?? ""]
+            fingerprint: [paymentID, amount.map(String.init) ?? "rest", reason ?? ""], requestScope: requestScope
         ) { scope throws(GatewayError) in
             let refundID: String
             if let resumed = scope.resumed("refund") {
@@ -536,7 +544,7 @@ extension GatewayService {
                         detail: [
                             "amount": WireFormat.amount(value, payment.currency), "currency": payment.currency,
                             "refund_id": refundID,
-                        ], at: now)
+                        ], at: now, actor: requestScope.actor)
                     try scope.checkpoint("refund:\(refundID)", in: tx)
                 }
             }

@@ -188,7 +188,7 @@ extension GatewayService {
     /// `processor_not_allowed`. Payments made before keep the version they were authorized under.
     @discardableResult
     public func setProcessorSettings(
-        merchantID: String, body: [String: String]
+        merchantID: String, body: [String: String], scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> ProcessorSettingsView {
         let merchant = try merchants.merchant(id: merchantID)
         guard let type = body["type"] else { throw GatewayError(.parameterMissing, "type is required", param: "type") }
@@ -243,8 +243,8 @@ extension GatewayService {
             var detail = ["type": type, "version": String(version)]
             detail["environment"] = draft.environment
             try AuditLog.record(
-                in: tx, merchantID: merchantID, action: AuditLog.Action.processorSettingsUpdate, detail: detail, at: now
-            )
+                in: tx, merchantID: merchantID, action: AuditLog.Action.processorSettingsUpdate, detail: detail, at: now,
+                actor: requestScope.actor)
             return record
         }
         return try view(of: record, merchant: merchant)

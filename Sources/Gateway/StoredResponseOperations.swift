@@ -23,8 +23,9 @@ public struct StoredResponse: Sendable, Hashable, Codable {
 
 /// The transport's answer to an idempotent request, written in the same transaction as the domain's result
 /// (one durable step fewer than storing it after the answer is rendered). The transport makes one per request
-/// with its key, its fingerprint and a rendering of the domain's result; the gateway renders and stores it
-/// where it stores the result of that key, and ``answer`` is set once that transaction committed.
+/// with its key, its fingerprint and a rendering of the domain's result, and passes it in the request's
+/// ``RequestScope``; the gateway renders and stores it where it stores the result of that key, and ``answer`` is
+/// set once that transaction committed.
 public final class StoredAnswerRecorder: @unchecked Sendable {  // used on the request's thread only
     /// Renders a domain result as the answer (status and body), or nil when this result is not answered that
     /// way (the transport then stores its answer itself). `records` are the rows as the result's transaction
@@ -43,19 +44,11 @@ public final class StoredAnswerRecorder: @unchecked Sendable {  // used on the r
     /// with it, byte for byte, and stores nothing more.
     public private(set) var answer: StoredResponse?
 
-    @TaskLocal static var current: StoredAnswerRecorder?
-
-    /// The answer the current request's recorder holds (stored and committed), if any.
-    public static var recordedAnswer: StoredResponse? { current?.answer }
-
     public init(key: String, fingerprint: String, render: @escaping Render) {
         self.key = key
         self.fingerprint = fingerprint
         self.render = render
     }
-
-    /// Runs `body` with this recorder offered to the idempotent operation inside it.
-    public func recording<T>(_ body: () throws -> T) rethrows -> T { try Self.$current.withValue(self) { try body() } }
 
     /// The transaction holding ``candidate`` committed.
     func committed() {

@@ -24,6 +24,9 @@ public final class GatewayRuntime: Sendable {
         /// Whether the sandbox environment provisions the sandbox merchant (`orchard merchant` subcommands that
         /// manage merchants by id open a database without adding one).
         public var provisionsSandbox = true
+        /// Who the audit log records for what opening the database changes (the sandbox merchant's provisioning):
+        /// the command that opens it.
+        public var auditActor: AuditActor = .unknown
         /// 64 hex digits; else `masterKeyFile`; else `<database>.master-key` (generated in sandbox).
         public var masterKeyHex: String?
         /// A file holding the master key in hex.
@@ -116,7 +119,7 @@ public final class GatewayRuntime: Sendable {
         if options.environment == .sandbox, options.provisionsSandbox {
             sandbox = try registry.ensureSandbox(
                 issuer: SandboxPKIIssuer(), name: "Orchard Sandbox Store",
-                merchantIdentifier: "merchant.invalid.orchard.sandbox")
+                merchantIdentifier: "merchant.invalid.orchard.sandbox", scope: RequestScope(actor: options.auditActor))
         }
         var anchors: [GatewayEnvironment: [TrustAnchor]] = [:]
         if let sandbox { anchors[.sandbox] = [try TrustAnchor(pem: sandbox.trustAnchorPEM)] }

@@ -93,14 +93,15 @@ extension GatewayAPI {
         guard let token = try body.json("token", required: true) else { throw body.missing("token") }
         let paymentRequest = try body.json("payment_request")
         let prime = try gateway.tokenize(
-            merchant: call.merchant, token: token, paymentRequest: paymentRequest, idempotencyKey: call.idempotencyKey)
-        return Self.recordedResponse() ?? Self.primeResponse(prime)
+            merchant: call.merchant, token: token, paymentRequest: paymentRequest, idempotencyKey: call.idempotencyKey,
+            scope: call.scope)
+        return Self.recordedResponse(call) ?? Self.primeResponse(prime)
     }
 
     /// The answer the domain rendered and stored with its outcome (``StoredAnswerRecorder``), if it did: sent as
     /// stored, so it is not rendered a second time.
-    static func recordedResponse() -> HTTPResponse? {
-        StoredAnswerRecorder.recordedAnswer.map {
+    static func recordedResponse(_ call: Call) -> HTTPResponse? {
+        call.scope.answerRecorder?.answer.map {
             HTTPResponse(
                 status: HTTPStatus(rawValue: $0.status), headers: ["Content-Type": JSONCoding.contentType],
                 body: $0.body)
@@ -185,9 +186,9 @@ extension GatewayAPI {
                 details: try body.string("details", max: FieldLimits.details),
                 cardholder: cardholder, captureMode: mode, metadata: metadata,
                 deferred: try body.boolean("deferred") ?? false),
-            idempotencyKey: call.idempotencyKey)
+            idempotencyKey: call.idempotencyKey, scope: call.scope)
         // Rendered and stored with the outcome already: no second read of the transitions.
-        return try Self.recordedResponse() ?? paymentResponse(call.merchant, payment)
+        return try Self.recordedResponse(call) ?? paymentResponse(call.merchant, payment)
     }
 
     func paymentResponse(_ merchant: Merchant, _ payment: Payment) throws -> HTTPResponse {
@@ -230,7 +231,7 @@ extension GatewayAPI {
             CreateSessionRequest(
                 outTradeNo: outTradeNo, amount: amount, currency: currency.code, country: country, subject: subject,
                 userID: userID, notifyURL: notifyURL, lifetime: lifetime.map(TimeInterval.init)),
-            idempotencyKey: call.idempotencyKey)
+            idempotencyKey: call.idempotencyKey, scope: call.scope)
         return Wire.response(Wire.session(session, merchantName: call.merchant.name, now: gateway.now))
     }
 
@@ -250,7 +251,8 @@ extension GatewayAPI {
         guard let token = try body.json("token", required: true) else { throw body.missing("token") }
         let orderToken = try call.context.parameter("order_token")
         let payment = try gateway.paySession(
-            merchant: call.merchant, orderToken: orderToken, token: token, idempotencyKey: call.idempotencyKey)
+            merchant: call.merchant, orderToken: orderToken, token: token, idempotencyKey: call.idempotencyKey,
+            scope: call.scope)
         return Wire.response([
             "payment_id": payment.id, "status": payment.status.rawValue, "order_token": orderToken,
             "out_trade_no": payment.outTradeNo ?? "", "amount": Wire.amount(payment.amount, payment.currency),
@@ -343,7 +345,8 @@ extension GatewayAPI {
         let id = try call.context.parameter("id")
         let amount = try optionalAmount(body, call, paymentID: id)
         let payment = try gateway.capture(
-            merchant: call.merchant, paymentID: id, amount: amount, idempotencyKey: call.idempotencyKey)
+            merchant: call.merchant, paymentID: id, amount: amount, idempotencyKey: call.idempotencyKey,
+            scope: call.scope)
         return try paymentResponse(call.merchant, payment)
     }
 
@@ -356,7 +359,8 @@ extension GatewayAPI {
 
     func void(_ call: Call) throws -> HTTPResponse {
         let payment = try gateway.void(
-            merchant: call.merchant, paymentID: try call.context.parameter("id"), idempotencyKey: call.idempotencyKey)
+            merchant: call.merchant, paymentID: try call.context.parameter("id"), idempotencyKey: call.idempotencyKey,
+            scope: call.scope)
         return try paymentResponse(call.merchant, payment)
     }
 
@@ -367,7 +371,7 @@ extension GatewayAPI {
         let result = try gateway.refund(
             merchant: call.merchant, paymentID: id, amount: amount,
             reason: try body.string("reason", max: FieldLimits.refundReason, nullable: true),
-            idempotencyKey: call.idempotencyKey)
+            idempotencyKey: call.idempotencyKey, scope: call.scope)
         return Wire.response(Wire.refund(result.refund))
     }
 
@@ -412,7 +416,8 @@ extension GatewayAPI {
 
     func redeliver(_ call: Call) throws -> HTTPResponse {
         let record = try gateway.redeliver(
-            merchant: call.merchant, eventID: try call.context.parameter("id"), idempotencyKey: call.idempotencyKey)
+            merchant: call.merchant, eventID: try call.context.parameter("id"), idempotencyKey: call.idempotencyKey,
+            scope: call.scope)
         return Wire.response(Wire.event(record))
     }
 
@@ -442,7 +447,8 @@ extension GatewayAPI {
             throw body.invalid("url", "an https URL (http only to the loopback in the sandbox)")
         }
         let enabled = try body.boolean("enabled", nullable: true) ?? true
-        let result = try gateway.merchants.setWebhookEndpoint(merchantID: call.merchant.id, url: url, enabled: enabled)
+        let result = try gateway.merchants.setWebhookEndpoint(
+            merchantID: call.merchant.id, url: url, enabled: enabled, scope: call.scope)
         return Wire.response(["url": result.url, "secret": result.secret])
     }
 
@@ -453,7 +459,8 @@ extension GatewayAPI {
         let type = try body.requiredString("type", max: 10)
         let purpose = try body.requiredString("purpose", max: 20)
         let csr = try gateway.createKeyCSR(
-            merchant: call.merchant, type: type, purpose: purpose, idempotencyKey: call.idempotencyKey)
+            merchant: call.merchant, type: type, purpose: purpose, idempotencyKey: call.idempotencyKey,
+            scope: call.scope)
         return Wire.response(Self.csrObject(csr))
     }
 
@@ -462,7 +469,7 @@ extension GatewayAPI {
         let pem = try body.requiredString("certificate_pem", max: FieldLimits.certificatePEM.upperBound)
         let key = try gateway.attachCertificate(
             merchant: call.merchant, keyID: try call.context.parameter("id"), certificatePEM: pem,
-            idempotencyKey: call.idempotencyKey)
+            idempotencyKey: call.idempotencyKey, scope: call.scope)
         return Wire.response(Self.keyStatusObject(key))
     }
 
@@ -481,7 +488,7 @@ extension GatewayAPI {
             error.rows = [GatewayError.RowProblem(row: 1, message: message)]
             throw error
         }
-        let rows = try gateway.merchants.loadBINTable(merchantID: call.merchant.id, csv: csv)
+        let rows = try gateway.merchants.loadBINTable(merchantID: call.merchant.id, csv: csv, scope: call.scope)
         return Wire.response(["rows": rows])
     }
 }

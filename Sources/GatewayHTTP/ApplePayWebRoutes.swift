@@ -66,7 +66,8 @@ extension GatewayAPI {
 
     func createIdentityCSR(_ call: Call) throws -> HTTPResponse {
         _ = try RequestBody(call, required: false)
-        let csr = try gateway.createIdentityCSR(merchant: call.merchant, idempotencyKey: call.idempotencyKey)
+        let csr = try gateway.createIdentityCSR(
+            merchant: call.merchant, idempotencyKey: call.idempotencyKey, scope: call.scope)
         return Wire.response(Self.csrObject(csr))
     }
 
@@ -87,7 +88,7 @@ extension GatewayAPI {
             throw GatewayError(.certificateInvalid, "the body is Apple's certificate", param: "certificate")
         }
         let key = try gateway.attachIdentityCertificate(
-            merchant: call.merchant, certificate: certificate, idempotencyKey: call.idempotencyKey)
+            merchant: call.merchant, certificate: certificate, idempotencyKey: call.idempotencyKey, scope: call.scope)
         return Wire.response(Self.keyStatusObject(key))
     }
 
@@ -101,7 +102,8 @@ extension GatewayAPI {
         guard domains.allSatisfy({ FieldLimits.fits($0, FieldLimits.domainNameBytes.upperBound) }) else {
             throw body.invalid("domains", "host names of at most \(FieldLimits.domainNameBytes.upperBound) characters")
         }
-        let stored = try gateway.merchants.setApplePayDomains(merchantID: call.merchant.id, domains: domains)
+        let stored = try gateway.merchants.setApplePayDomains(
+            merchantID: call.merchant.id, domains: domains, scope: call.scope)
         return Wire.response(["domains": stored])
     }
 

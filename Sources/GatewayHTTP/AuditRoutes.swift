@@ -3,8 +3,8 @@ import Foundation
 import Gateway
 
 /// The actor an authenticated request's changes are recorded under in the audit log: set by the authentication
-/// (`api` and the secret key's public part; a console session sets its own), bound as ``AuditActor/current``
-/// around the endpoint.
+/// (`api` and the secret key's public part; a console session sets its own), and passed to the endpoint's
+/// operations in its ``RequestScope``.
 public enum AuditActorKey: RequestContextKey {
     public typealias Value = AuditActor
 }

@@ -15,7 +15,7 @@ extension GatewayAPI {
             guard let csv = String(data: call.request.body, encoding: .utf8) else {
                 throw HTTPAPIError.unsupportedMediaType("the co-brand table must be UTF-8 text/csv")
             }
-            ranges = try gateway.merchants.loadCoBrandTable(merchantID: call.merchant.id, csv: csv)
+            ranges = try gateway.merchants.loadCoBrandTable(merchantID: call.merchant.id, csv: csv, scope: call.scope)
         } else {
             let body = try RequestBody(call, required: true)
             guard let list = body.raw("ranges") else { throw body.missing("ranges") }
@@ -26,7 +26,7 @@ extension GatewayAPI {
                 return CoBrandRow(
                     binLow: field("bin_low"), binHigh: field("bin_high"), affiliateCode: field("affiliate_code"))
             }
-            ranges = try gateway.merchants.setCoBrandTable(merchantID: call.merchant.id, rows: rows)
+            ranges = try gateway.merchants.setCoBrandTable(merchantID: call.merchant.id, rows: rows, scope: call.scope)
         }
         return Wire.response(Self.coBrandObject(ranges))
     }

@@ -230,12 +230,14 @@ public final class GatewayAPI: Sendable {
 
     // MARK: Endpoints
 
-    /// What an endpoint gets: the request, its context, the authenticated merchant and the idempotency key.
+    /// What an endpoint gets: the request, its context, the authenticated merchant, the idempotency key and the
+    /// request's scope (its actor and stored-answer recorder), passed to every operation the endpoint calls.
     struct Call {
         var request: HTTPRequest
         var context: RequestContext
         var merchant: Merchant
         var idempotencyKey: String?
+        var scope: RequestScope
         /// The body parsed as JSON once for the whole request (fingerprint, derived key, fields); nil when the
         /// body is empty or not JSON.
         var parsedBody: JSONBody?
@@ -295,16 +297,12 @@ public final class GatewayAPI: Sendable {
             let recorder = storeKey.flatMap { storeKey in
                 render.map { StoredAnswerRecorder(key: storeKey, fingerprint: fingerprint, render: $0) }
             }
-            let (result, replayed) = AuditActor.$current.withValue(context[AuditActorKey.self]) {
-                IdempotentReplay.observe {
-                    let call = Call(
-                        request: request, context: context, merchant: merchant, idempotencyKey: key,
-                        parsedBody: parsedBody)
-                    return try recorder.map { recorder in try recorder.recording { try body(call) } } ?? body(call)
-                }
-            }
+            let scope = RequestScope(actor: context[AuditActorKey.self] ?? .unknown, answerRecorder: recorder)
+            let call = Call(
+                request: request, context: context, merchant: merchant, idempotencyKey: key, scope: scope,
+                parsedBody: parsedBody)
             do {
-                response = try result.get()
+                response = try body(call)
                 storable = response.status == .ok
                 if let stored = recorder?.answer {
                     // Stored with the domain's result, in its commit: answered as stored, nothing more to write.
@@ -322,7 +320,7 @@ public final class GatewayAPI: Sendable {
                     && !["idempotency_in_flight", "idempotency_conflict"].contains(code)
             }
             // The domain answered from its own stored result: a replay, even before the answer below is stored.
-            if replayed { response.headers["Idempotent-Replayed"] = "true" }
+            if scope.replayed { response.headers["Idempotent-Replayed"] = "true" }
             if let storeKey, storable {
                 try? gateway.storeResponse(
                     StoredResponse(

@@ -23,7 +23,7 @@ extension GatewayAPI {
 
     func retireMerchantKey(_ call: Call) throws -> HTTPResponse {
         let id = try call.context.parameter("id")
-        try gateway.merchants.retireProcessingKey(merchantID: call.merchant.id, keyID: id)
+        try gateway.merchants.retireProcessingKey(merchantID: call.merchant.id, keyID: id, scope: call.scope)
         let inventory = try gateway.merchants.keyInventory(merchantID: call.merchant.id)
         guard let key = inventory.keys.first(where: { $0.id == id && $0.purpose == "processing" }) else {
             throw GatewayError(.notFound, "no such processing key", param: "id")

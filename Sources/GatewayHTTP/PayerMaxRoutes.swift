@@ -55,7 +55,7 @@ extension GatewayAPI {
             throw body.missing("public_key_pem")
         }
         let merchant = try gateway.merchants.setPayerMaxRegistration(
-            merchantID: call.merchant.id, merchantNo: merchantNo, publicKey: key)
+            merchantID: call.merchant.id, merchantNo: merchantNo, publicKey: key, scope: call.scope)
         return try payerMaxCompatResponse(merchant)
     }
 

@@ -50,7 +50,7 @@ extension GatewayAPI {
                 .badRequest, .invalidRequest, "invalid_json", "the body is a JSON object of the processor's settings")
         }
         let fields = try ProcessorSettingsBody.fields(json)
-        let view = try gateway.setProcessorSettings(merchantID: call.merchant.id, body: fields)
+        let view = try gateway.setProcessorSettings(merchantID: call.merchant.id, body: fields, scope: call.scope)
         return Wire.response(Self.processorObject(view))
     }
 

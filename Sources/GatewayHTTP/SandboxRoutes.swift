@@ -89,7 +89,7 @@ extension GatewayAPI {
     func demoPay(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let merchant = try demoMerchant()
         let call = Call(
-            request: request, context: context, merchant: merchant, idempotencyKey: nil,
+            request: request, context: context, merchant: merchant, idempotencyKey: nil, scope: .unattributed,
             parsedBody: Self.parse(request, context: context))
         let paid: HTTPResponse
         do { paid = try createPayment(call) } catch {

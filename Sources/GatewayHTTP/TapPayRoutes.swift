@@ -74,7 +74,7 @@ extension GatewayAPI {
                 param: "merchant_alias")
         }
         let merchant = try gateway.merchants.setTapPayCompat(
-            merchantID: call.merchant.id, merchantAlias: alias, appID: appID)
+            merchantID: call.merchant.id, merchantAlias: alias, appID: appID, scope: call.scope)
         return tapPayCompatResponse(merchant)
     }
 
@@ -84,6 +84,8 @@ extension GatewayAPI {
     struct TapPayCall {
         var merchant: Merchant
         var body: [String: JSONValue]
+        /// The request's scope: the secret key's actor, passed to every operation the endpoint calls.
+        var scope: RequestScope
     }
 
     /// Wraps a TapPay endpoint: authenticates `x-api-key` and `partner_key` (both the secret key, equal), and
@@ -114,10 +116,9 @@ extension GatewayAPI {
                         ? TapPayRefusal(.partnerUnauthorized, orchardCode: error.code.rawValue)
                         : TapPayRefusal(.partnerNotFound, orchardCode: "invalid_credentials")
                 }
-                context[AuditActorKey.self] = AuditActor.api(secretKey: header)
-                let answer = try AuditActor.$current.withValue(context[AuditActorKey.self]) {
-                    try body(TapPayCall(merchant: merchant, body: object))
-                }
+                let actor = AuditActor.api(secretKey: header)
+                context[AuditActorKey.self] = actor
+                let answer = try body(TapPayCall(merchant: merchant, body: object, scope: RequestScope(actor: actor)))
                 var reply: [String: Any] = ["status": 0, "msg": "Success"]
                 reply.merge(answer) { _, new in new }
                 return Wire.response(reply)
@@ -191,7 +192,7 @@ extension GatewayAPI {
             details: try Self.tappayString(body, "details", .detailsOutOfRange), cardholder: cardholder,
             captureMode: mode, bankTransactionID: try Self.tappayString(body, "bank_transaction_id", .bankTransactionIDOutOfRange))
         let payment: Payment
-        do throws(GatewayError) { payment = try gateway.payByPrime(merchant: call.merchant, request) } catch {
+        do throws(GatewayError) { payment = try gateway.payByPrime(merchant: call.merchant, request, scope: call.scope) } catch {
             guard error.code == .cardDeclined, let paymentID = error.paymentID,
                 let failed = try? gateway.payment(merchant: call.merchant, id: paymentID)
             else { throw error }
@@ -267,7 +268,7 @@ extension GatewayAPI {
             // TapPay refunds an authorization that is not captured yet by cancelling it, in full only.
             if let amount, amount != payment.amount { throw TapPayRefusal(.authorizedPartialRefund) }
             let voided = try TapPayRefusal.mapping(.invalidStateTransition, to: .refundPendingCapture) {
-                try gateway.void(merchant: call.merchant, paymentID: payment.id, idempotencyKey: key)
+                try gateway.void(merchant: call.merchant, paymentID: payment.id, idempotencyKey: key, scope: call.scope)
             }
             return [
                 "refund_id": "", "bank_refund_order_number": "",
@@ -276,7 +277,8 @@ extension GatewayAPI {
             ]
         }
         let result = try TapPayRefusal.mapping(.invalidStateTransition, to: .refundPendingCapture) {
-            try gateway.refund(merchant: call.merchant, paymentID: payment.id, amount: amount, idempotencyKey: key)
+            try gateway.refund(
+                merchant: call.merchant, paymentID: payment.id, amount: amount, idempotencyKey: key, scope: call.scope)
         }
         var answer: [String: Any] = [
             "refund_id": result.refund.id, "bank_refund_order_number": "",
@@ -303,7 +305,7 @@ extension GatewayAPI {
     func tappayCap(_ call: TapPayCall) throws -> [String: Any] {
         let payment = try tappayPayment(call)
         let captured = try TapPayRefusal.mapping(.invalidStateTransition, to: .repeatedRequest) {
-            try gateway.capture(merchant: call.merchant, paymentID: payment.id)
+            try gateway.capture(merchant: call.merchant, paymentID: payment.id, scope: call.scope)
         }
         return [
             "cap_millis": (captured.capturedAt ?? gateway.now).unixMilliseconds, "currency": captured.currency,
@@ -317,7 +319,7 @@ extension GatewayAPI {
             ? .capCancelCapturing
             : payment.status == .authorized ? .capCancelNotArranged : .capCancelCaptured
         let unscheduled = try TapPayRefusal.mapping(.invalidStateTransition, to: status) {
-            try gateway.cancelScheduledCapture(merchant: call.merchant, paymentID: payment.id)
+            try gateway.cancelScheduledCapture(merchant: call.merchant, paymentID: payment.id, scope: call.scope)
         }
         return ["currency": unscheduled.currency, "rec_trade_id": unscheduled.id]
     }

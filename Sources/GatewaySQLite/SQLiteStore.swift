@@ -121,11 +121,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     private func writeTransaction<T>(acquirer: Bool, _ body: (SQLiteTransaction) throws -> T) throws -> T {
-        // The batch's leader may run this body on its own thread: the caller's audit actor goes with it.
-        let actor = AuditActor.current
-        let outcome = try batches.run { db in
-            try AuditActor.$current.withValue(actor) { try body(SQLiteTransaction(store: self, db: db)) }
-        }
+        // The batch's leader may run this body on its own thread: it reads nothing of the caller's thread (the
+        // audit actor is in the body, from the request's scope).
+        let outcome = try batches.run { db in try body(SQLiteTransaction(store: self, db: db)) }
         if outcome.changed || outcome.batchChanged {
             counts.withLock { counts in
                 if outcome.changed { counts.transactions += 1 }

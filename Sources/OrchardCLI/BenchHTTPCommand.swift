@@ -187,6 +187,7 @@ enum BenchHTTPCommand {
     static func makeTarget(_ options: Options, io: CLIOutput) throws -> Target {
         if let url = options.url, let database = options.database {
             var runtimeOptions = try GatewayDatabase.options(database)
+            runtimeOptions.auditActor = CLI.auditActor("bench", ["http"])
             let path = GatewayDatabase.display(runtimeOptions)
             if runtimeOptions.postgres == nil, !FileManager.default.fileExists(atPath: runtimeOptions.databasePath) {
                 throw UsageError("no database at \(runtimeOptions.databasePath)")

@@ -54,12 +54,12 @@ public enum CLI {
             output.err("orchard: unknown command '\(name)'\n\n\(usage)")
             return 2
         }
-        let rest = Array(arguments.dropFirst())
-        return AuditActor.$current.withValue(auditActor(name, rest)) { command.run(rest, output) }
+        return command.run(Array(arguments.dropFirst()), output)
     }
 
     /// The audit log's actor for a command line: `orchard`, the command and its subcommand word when it has
-    /// one (`orchard merchant rotate-secret-key`); options and their values are never part of it.
+    /// one (`orchard merchant rotate-secret-key`); options and their values are never part of it. A command that
+    /// changes what the audit log records passes it in the ``RequestScope`` of each operation.
     static func auditActor(_ name: String, _ arguments: [String]) -> AuditActor {
         var words = ["orchard", name]
         if let word = arguments.first, !word.isEmpty, word.count <= 40,

@@ -47,6 +47,7 @@ enum DemoCommand {
             var options: GatewayRuntime.Options
             do {
                 options = try GatewayDatabase.options(parsed.value("database") ?? "sqlite:./orchard.db")
+                options.auditActor = CLI.auditActor("demo", [])
             } catch {
                 io.err("orchard demo: \(error)")
                 return 2

@@ -49,8 +49,9 @@ enum GatewayWorkerCommand {
                 databasePath: path, environment: .sandbox, variables: ProcessEnvironment.variables)
             let cipher = EnvelopeCipher(masterKey: key)
             let store = try SQLiteStore(path: path)
+            let scope = RequestScope(actor: CLI.auditActor("gateway-worker", arguments))
             let setup = try MerchantRegistry(store: store, cipher: cipher, clock: clock).ensureSandbox(
-                issuer: SandboxPKIIssuer())
+                issuer: SandboxPKIIssuer(), scope: scope)
             var acquirer = SandboxAcquirer.Configuration()
             acquirer.unknownResolutionDelay = 0
             var configuration = GatewayConfiguration()
@@ -97,7 +98,8 @@ enum GatewayWorkerCommand {
                     io.out("ACK \(index) \(payment.id) \(payment.status.rawValue)")
                     if index % 4 == 3, payment.status == .captured {
                         let refund = try gateway.refund(
-                            merchant: merchant, paymentID: payment.id, amount: 1_000, idempotencyKey: "refund-\(index)")
+                            merchant: merchant, paymentID: payment.id, amount: 1_000, idempotencyKey: "refund-\(index)",
+                            scope: scope)
                         io.out("REFUND \(index) \(refund.refund.id) \(refund.refund.status.rawValue)")
                     }
                 } catch let error as GatewayError

@@ -60,11 +60,12 @@ enum MerchantCommand {
         \(databaseUsage)
         """
 
-    /// A subcommand: its own options, usage and body.
+    /// A subcommand: its own options, usage and body, which passes the command line's scope (its audit actor,
+    /// `orchard merchant` and the subcommand) to every operation it calls.
     struct Action: Sendable {
         var options: Set<String>
         var usage: String
-        var run: @Sendable (Arguments, CLIOutput) throws -> Int32
+        var run: @Sendable (Arguments, CLIOutput, RequestScope) throws -> Int32
     }
 
     static let actions: [String: Action] = [
@@ -145,7 +146,7 @@ enum MerchantCommand {
                 payments, keys and settings stay; orchard merchant enable restores it.
 
                 \(databaseUsage)
-                """, run: { try setDisabled($0, $1, true) }),
+                """, run: { try setDisabled($0, $1, $2, true) }),
         "enable": Action(
             options: ["merchant-id"],
             usage: """
@@ -154,7 +155,7 @@ enum MerchantCommand {
                 Enables a disabled merchant again: its credentials open its routes as before.
 
                 \(databaseUsage)
-                """, run: { try setDisabled($0, $1, false) }),
+                """, run: { try setDisabled($0, $1, $2, false) }),
         "end-console-sessions": Action(
             options: ["merchant-id"],
             usage: """
@@ -212,7 +213,7 @@ enum MerchantCommand {
             let parsed = try Arguments.parse(
                 Array(arguments.dropFirst()),
                 options: action.options.union(["database", "master-key", "master-key-file"]), flags: ["json"])
-            return try action.run(parsed, io)
+            return try action.run(parsed, io, RequestScope(actor: CLI.auditActor("merchant", arguments)))
         } catch {
             return io.report(error, of: "orchard merchant \(name)", usage: action.usage)
         }
@@ -239,7 +240,7 @@ enum MerchantCommand {
 
     // MARK: Subcommands
 
-    static func create(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+    static func create(_ parsed: Arguments, _ io: CLIOutput, _ scope: RequestScope) throws -> Int32 {
         let environment: GatewayEnvironment
         switch try parsed.required("environment") {
         case "production": environment = .production
@@ -276,7 +277,7 @@ enum MerchantCommand {
         let (merchant, credentials) = try registry.create(
             MerchantSpec(
                 name: name, environment: environment, countryCode: country, merchantIdentifiers: identifiers,
-                allowedCurrencies: currencies, webOrigins: origins))
+                allowedCurrencies: currencies, webOrigins: origins), scope: scope)
         try emit(
             [
                 ("merchant_id", merchant.id), ("environment", merchant.environment.rawValue), ("name", merchant.name),
@@ -291,7 +292,7 @@ enum MerchantCommand {
         return 0
     }
 
-    static func list(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+    static func list(_ parsed: Arguments, _ io: CLIOutput, _ scope: RequestScope) throws -> Int32 {
         let registry = try registry(parsed)
         let merchants = try GatewayEnvironment.allCases.flatMap { try registry.merchants(environment: $0) }
             .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
@@ -317,8 +318,8 @@ enum MerchantCommand {
         return 0
     }
 
-    static func show(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
-        guard let id = parsed.value("merchant-id") else { return try showSandbox(parsed, io) }
+    static func show(_ parsed: Arguments, _ io: CLIOutput, _ scope: RequestScope) throws -> Int32 {
+        guard let id = parsed.value("merchant-id") else { return try showSandbox(parsed, io, scope) }
         let registry = try registry(parsed)
         let merchant = try registry.merchant(id: id)
         var fields: [(String, Any?)] = [
@@ -350,13 +351,14 @@ enum MerchantCommand {
         return 0
     }
 
-    static func rotateSecretKey(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+    static func rotateSecretKey(_ parsed: Arguments, _ io: CLIOutput, _ scope: RequestScope) throws -> Int32 {
         let id = try parsed.required("merchant-id")
         let hours = parsed.value("overlap-hours") ?? "24"
         guard let overlap = Int(hours), (0...720).contains(overlap) else {
             throw UsageError("--overlap-hours is a whole number of hours from 0 to 720, not \(hours)")
         }
-        let rotated = try registry(parsed).rotateSecretKey(merchantID: id, overlap: TimeInterval(overlap * 3600))
+        let rotated = try registry(parsed).rotateSecretKey(
+            merchantID: id, overlap: TimeInterval(overlap * 3600), scope: scope)
         try emit(
             [
                 ("merchant_id", id), ("secret_key", rotated.key),
@@ -365,40 +367,43 @@ enum MerchantCommand {
         return 0
     }
 
-    static func rotateAppKey(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+    static func rotateAppKey(_ parsed: Arguments, _ io: CLIOutput, _ scope: RequestScope) throws -> Int32 {
         let id = try parsed.required("merchant-id")
         let registry = try registry(parsed)
-        let rotated = try registry.rotateAppKey(merchantID: id)
+        let rotated = try registry.rotateAppKey(merchantID: id, scope: scope)
         try emit(
             [("merchant_id", id), ("app_id", try registry.merchant(id: id).appID), ("app_key", rotated.key)], parsed,
             io)
         return 0
     }
 
-    static func setDisabled(_ parsed: Arguments, _ io: CLIOutput, _ disabled: Bool) throws -> Int32 {
-        let merchant = try registry(parsed).setDisabled(merchantID: try parsed.required("merchant-id"), disabled)
+    static func setDisabled(
+        _ parsed: Arguments, _ io: CLIOutput, _ scope: RequestScope, _ disabled: Bool
+    ) throws -> Int32 {
+        let merchant = try registry(parsed).setDisabled(
+            merchantID: try parsed.required("merchant-id"), disabled, scope: scope)
         try emit([("merchant_id", merchant.id), ("status", status(merchant))], parsed, io)
         return 0
     }
 
-    static func endConsoleSessions(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+    static func endConsoleSessions(_ parsed: Arguments, _ io: CLIOutput, _ scope: RequestScope) throws -> Int32 {
         let id = try parsed.required("merchant-id")
-        let ended = try registry(parsed).endConsoleSessions(merchantID: id, reason: .signOutEverywhere)
+        let ended = try registry(parsed).endConsoleSessions(merchantID: id, reason: .signOutEverywhere, scope: scope)
         try emit([("merchant_id", id), ("ended_sessions", ended)], parsed, io)
         return 0
     }
 
-    static func releaseDomain(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+    static func releaseDomain(_ parsed: Arguments, _ io: CLIOutput, _ scope: RequestScope) throws -> Int32 {
         let text = try parsed.required("domain")
         guard let domain = ApplePayDomain.normalized(text) else {
             throw UsageError("--domain is a host name such as shop.example (no scheme, port or path), not \(text)")
         }
-        let merchantID = try registry(parsed).releaseApplePayDomain(domain)
+        let merchantID = try registry(parsed).releaseApplePayDomain(domain, scope: scope)
         try emit([("merchant_id", merchantID), ("domain", domain)], parsed, io)
         return 0
     }
 
-    static func setProcessor(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
+    static func setProcessor(_ parsed: Arguments, _ io: CLIOutput, _ scope: RequestScope) throws -> Int32 {
         let id = try parsed.required("merchant-id")
         let path = try parsed.required("config")
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -412,7 +417,8 @@ enum MerchantCommand {
         options.environment = .production
         options.provisionsSandbox = false
         let gateway = try GatewayRuntime(options).gateway
-        let view = try gateway.setProcessorSettings(merchantID: id, body: try ProcessorSettingsBody.fields(json))
+        let view = try gateway.setProcessorSettings(
+            merchantID: id, body: try ProcessorSettingsBody.fields(json), scope: scope)
         try emit(
             [
                 ("merchant_id", id), ("type", view.type), ("environment", view.environment),
@@ -423,8 +429,10 @@ enum MerchantCommand {
     }
 
     /// The sandbox merchant, provisioned when missing, with its keys (`orchard merchant show` without an id).
-    static func showSandbox(_ parsed: Arguments, _ io: CLIOutput) throws -> Int32 {
-        let runtime = try GatewayRuntime(try options(parsed))
+    static func showSandbox(_ parsed: Arguments, _ io: CLIOutput, _ scope: RequestScope) throws -> Int32 {
+        var options = try options(parsed)
+        options.auditActor = scope.actor
+        let runtime = try GatewayRuntime(options)
         guard let merchant = runtime.sandboxMerchant else {
             io.err("orchard merchant show: no sandbox merchant")
             return 1

@@ -30,6 +30,7 @@ enum SandboxDatabaseMint {
         }
         do {
             var options = try GatewayDatabase.options(try parsed.required("database"))
+            options.auditActor = CLI.auditActor("sandbox", arguments)
             let currency = try Currency(code: parsed.value("currency") ?? "TWD")
             let amount = try Money(parsed.value("amount") ?? "100", currency: currency).minorUnits
             options.masterKeyHex = parsed.masterKeyHex

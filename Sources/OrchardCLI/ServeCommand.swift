@@ -149,6 +149,7 @@ public enum ServeCommand {
     /// and the webhook attempt lines.
     public static func start(settings: ResolvedSettings, io: CLIOutput) throws -> Running {
         var options = try GatewayDatabase.options(settings.string("database") ?? "sqlite:./orchard.db")
+        options.auditActor = CLI.auditActor("serve", [])
         switch settings.string("environment") ?? "sandbox" {
         case "sandbox": options.environment = .sandbox
         case "production": options.environment = .production

@@ -575,6 +575,20 @@ struct ErrorMappingTests {
         #expect(settings.components(separatedBy: "processInfo.environment").count == 2, "one read, in Settings")
     }
 
+    @Test("request state reaches the domain as a RequestScope parameter: no module keeps it in a task-local")
+    func noTaskLocalRequestState() throws {
+        let sources = Self.root.appendingPathComponent("Sources")
+        var holders: [String] = []
+        for case let file as URL in FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)!
+        where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            if text.contains("@TaskLocal") || text.contains(".withValue(") {
+                holders.append(file.path.replacingOccurrences(of: sources.path + "/", with: ""))
+            }
+        }
+        #expect(holders == [])
+    }
+
     @Test("the HTTP tests compose the gateway with GatewayAssembly: none imports OrchardCLI, nor does the target")
     func httpTestsWithoutTheCommandLine() throws {
         let tests = Self.root.appendingPathComponent("Tests/GatewayHTTPTests")

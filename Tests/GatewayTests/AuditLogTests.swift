@@ -5,17 +5,15 @@ import Testing
 @Suite("The audit log on both stores")
 struct AuditLogTests {
     @Test(
-        "an entry is written in the change's transaction with the bound actor, and listed newest first",
+        "an entry is written in the change's transaction with its actor, and listed newest first",
         arguments: StoreBackend.all)
     func recordAndList(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let actor = AuditActor.cli("orchard merchant disable")
-        let written = try AuditActor.$current.withValue(actor) {
-            try h.store.write { tx in
-                try AuditLog.record(
-                    in: tx, merchantID: h.merchant.id, action: AuditLog.Action.merchantDisable,
-                    detail: ["reason": "closing"], at: h.clock.now())
-            }
+        let written = try h.store.write { tx in
+            try AuditLog.record(
+                in: tx, merchantID: h.merchant.id, action: AuditLog.Action.merchantDisable,
+                detail: ["reason": "closing"], at: h.clock.now(), actor: actor)
         }
         #expect(written.id.hasPrefix("aud_"))
         #expect(written.actor == actor)
@@ -23,14 +21,14 @@ struct AuditLogTests {
         _ = try h.store.write { tx in
             try AuditLog.record(
                 in: tx, merchantID: h.merchant.id, action: AuditLog.Action.paymentRefund, target: "pay_x",
-                detail: ["amount": "10.00"], at: h.clock.now())
+                detail: ["amount": "10.00"], at: h.clock.now(), actor: .unknown)
         }
         let page = try h.gateway.auditLog(merchant: h.merchant, limit: 10, startingAfter: nil)
         let ours = page.entries.filter {
             [AuditLog.Action.merchantDisable, AuditLog.Action.paymentRefund].contains($0.action)
         }
         #expect(ours.map(\.action) == [AuditLog.Action.paymentRefund, AuditLog.Action.merchantDisable])
-        #expect(ours.first?.actor == .unknown, "no actor bound: recorded as the unknown api caller")
+        #expect(ours.first?.actor == .unknown)
         #expect(ours.first?.target == "pay_x")
         #expect(ours.first?.detail == ["amount": "10.00"])
         #expect(ours.last == written)
@@ -47,7 +45,8 @@ struct AuditLogTests {
         #expect(throws: Failure.self) {
             try h.store.write { tx in
                 try AuditLog.record(
-                    in: tx, merchantID: h.merchant.id, action: AuditLog.Action.appKeyRotate, at: h.clock.now())
+                    in: tx, merchantID: h.merchant.id, action: AuditLog.Action.appKeyRotate, at: h.clock.now(),
+                    actor: .unknown)
                 throw Failure()
             }
         }
@@ -57,7 +56,7 @@ struct AuditLogTests {
                     try tx.setSetting("audit_probe", value: Data("changed".utf8))
                     try AuditLog.record(
                         in: tx, merchantID: h.merchant.id, action: AuditLog.Action.secretKeyRotate,
-                        detail: ["key": secret], at: h.clock.now())
+                        detail: ["key": secret], at: h.clock.now(), actor: .unknown)
                 }
             }
         }
@@ -68,20 +67,21 @@ struct AuditLogTests {
         let entry = try h.store.write { tx in
             try AuditLog.record(
                 in: tx, merchantID: h.merchant.id, action: AuditLog.Action.secretKeyRotate,
-                detail: ["previous_key": publicPart], at: h.clock.now())
+                detail: ["previous_key": publicPart], at: h.clock.now(), actor: .unknown)
         }
         #expect(entry.detail["previous_key"] == publicPart)
         // A long value is cut to the bound rather than refusing its change.
         let long = try h.store.write { tx in
             try AuditLog.record(
                 in: tx, merchantID: h.merchant.id, action: AuditLog.Action.webhookEndpointUpdate,
-                detail: ["host": String(repeating: "a", count: 3000)], at: h.clock.now())
+                detail: ["host": String(repeating: "a", count: 3000)], at: h.clock.now(), actor: .unknown)
         }
         #expect(long.detail["host"]?.count == AuditLog.maximumFieldLength)
         #expect(throws: GatewayError.self) {
             try h.store.write { tx in
                 try AuditLog.record(
-                    in: tx, merchantID: h.merchant.id, action: String(repeating: "x", count: 201), at: h.clock.now())
+                    in: tx, merchantID: h.merchant.id, action: String(repeating: "x", count: 201), at: h.clock.now(),
+                    actor: .unknown)
             }
         }
     }
@@ -98,7 +98,7 @@ struct AuditLogTests {
                 try h.store.write { tx in
                     try AuditLog.record(
                         in: tx, merchantID: h.merchant.id, action: AuditLog.Action.binTableReplace,
-                        detail: ["rows": String(index)], at: h.clock.now())
+                        detail: ["rows": String(index)], at: h.clock.now(), actor: .unknown)
                 })
         }
         var seen: [AuditEntry] = []
@@ -124,23 +124,60 @@ struct AuditLogTests {
     }
 
     @Test(
-        "concurrent writers keep their own actors, also when one thread commits the others' bodies",
+        "concurrent requests keep their own scopes' actors, also when one thread commits the others' bodies",
         arguments: StoreBackend.all)
     func actorsUnderGroupCommit(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let count = 16
         DispatchQueue.concurrentPerform(iterations: count) { index in
-            AuditActor.$current.withValue(AuditActor(kind: "api", name: "writer-\(index)")) {
-                _ = try? h.store.write { tx in
-                    try AuditLog.record(
-                        in: tx, merchantID: h.merchant.id, action: AuditLog.Action.coBrandTableReplace,
-                        detail: ["writer": String(index)], at: h.clock.now())
-                }
-            }
+            let scope = RequestScope(actor: AuditActor(kind: "api", name: "writer-\(index)"))
+            let low = Int64(41_000_000 + index * 100)
+            _ = try? h.gateway.merchants.setCoBrandTable(
+                merchantID: h.merchant.id, ranges: [CoBrandRange(low: low, high: low + 99, code: "W\(index)")],
+                scope: scope)
         }
         let entries = try h.gateway.auditLog(merchant: h.merchant, limit: 100, startingAfter: nil).entries
             .filter { $0.action == AuditLog.Action.coBrandTableReplace }
         #expect(entries.count == count)
-        for entry in entries { #expect(entry.actor.name == "writer-" + (entry.detail["writer"] ?? "?")) }
+        #expect(Set(entries.map(\.actor.name)) == Set((0..<count).map { "writer-\($0)" }))
+    }
+
+    @Test(
+        "the operations outside the contract's list record their scope's actor too",
+        arguments: StoreBackend.all)
+    func otherOperationsTakeTheScope(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        let scope = RequestScope(actor: AuditActor(kind: "api", name: "sk_test_scope"))
+        let registry = h.gateway.merchants
+        let id = h.merchant.id
+        try registry.setTapPayCompat(merchantID: id, merchantAlias: .some("shop-alias"), scope: scope)
+        try h.gateway.setProcessorSettings(merchantID: id, body: ["type": "sandbox"], scope: scope)
+        try registry.setApplePayDomains(merchantID: id, domains: ["scope.example"], scope: scope)
+        try registry.releaseApplePayDomain("scope.example", scope: scope)
+        try registry.endConsoleSessions(merchantID: id, reason: .signOutEverywhere, scope: scope)
+        let authorized = try h.pay(captureMode: .afterDays(2))
+        _ = try h.gateway.cancelScheduledCapture(merchant: h.merchant, paymentID: authorized.id, scope: scope)
+        let actions = try h.gateway.auditLog(merchant: h.merchant, limit: 50, startingAfter: nil).entries
+            .filter { $0.actor == scope.actor }.map(\.action)
+        #expect(
+            Set(actions) == [
+                AuditLog.Action.tappayCompat, AuditLog.Action.processorSettingsUpdate,
+                AuditLog.Action.applePayDomainsUpdate, AuditLog.Action.applePayDomainRelease,
+                AuditLog.Action.consoleSessionsEnd, AuditLog.Action.paymentCaptureCancel,
+            ])
+    }
+
+    @Test(
+        "an operation called without a scope records the unknown actor; one scope's actor names all its changes",
+        arguments: StoreBackend.all)
+    func unattributedAndScoped(_ backend: StoreBackend) throws {
+        let h = try Harness(backend)
+        try h.gateway.merchants.setDisabled(merchantID: h.merchant.id, true)
+        let scope = RequestScope(actor: .cli("orchard merchant enable"))
+        try h.gateway.merchants.setDisabled(merchantID: h.merchant.id, false, scope: scope)
+        let entries = try h.gateway.auditLog(merchant: h.merchant, limit: 10, startingAfter: nil).entries
+        #expect(entries.first { $0.action == AuditLog.Action.merchantDisable }?.actor == .unknown)
+        #expect(entries.first { $0.action == AuditLog.Action.merchantEnable }?.actor == scope.actor)
+        #expect(!scope.replayed, "nothing idempotent ran with the scope")
     }
 }

@@ -14,7 +14,7 @@ struct IdempotentKeyOperationsTests {
     func csr(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let held: Bool = try h.gateway.idempotent(
-            h.merchant, key: "csr-1", operation: "merchant_key_csr", fingerprint: ["ec", "processing"]
+            h.merchant, key: "csr-1", operation: "merchant_key_csr", fingerprint: ["ec", "processing"], requestScope: .unattributed
         ) { _ throws(GatewayError) in
             expectGatewayError(.idempotencyInFlight) {
                 try h.gateway.createKeyCSR(
@@ -42,7 +42,7 @@ struct IdempotentKeyOperationsTests {
         let pem = "-----BEGIN CERTIFICATE-----\nnot one\n-----END CERTIFICATE-----\n"
         let _: Bool = try h.gateway.idempotent(
             h.merchant, key: "cert-1", operation: "merchant_key_certificate",
-            fingerprint: ["mk_nope", Identifiers.sha256Hex(pem)]
+            fingerprint: ["mk_nope", Identifiers.sha256Hex(pem)], requestScope: .unattributed
         ) { _ throws(GatewayError) in
             expectGatewayError(.idempotencyInFlight) {
                 try h.gateway.attachCertificate(
@@ -69,7 +69,7 @@ struct IdempotentKeyOperationsTests {
         _ = try h.pay()
         let event = try #require(try h.gateway.events(merchant: h.merchant, limit: 10).first)
         let _: Bool = try h.gateway.idempotent(
-            h.merchant, key: "re-1", operation: "redeliver_event", fingerprint: [event.id]
+            h.merchant, key: "re-1", operation: "redeliver_event", fingerprint: [event.id], requestScope: .unattributed
         ) { _ throws(GatewayError) in
             expectGatewayError(.idempotencyInFlight) {
                 try h.gateway.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-1")

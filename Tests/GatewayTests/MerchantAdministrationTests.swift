@@ -97,74 +97,80 @@ struct MerchantAdministrationTests {
         let h = try Harness(backend)
         let registry = h.gateway.merchants
         let actor = AuditActor(kind: "console", name: "cs_ab12…")
+        let scope = RequestScope(actor: actor)
         var secrets: [String] = [h.credentials.secretKey, h.credentials.appKey, Harness.pan, Harness.cryptogram]
         var expected: [(action: String, target: String?)] = []
-        let (live, liveCredentials) = try AuditActor.$current.withValue(actor) {
-            try registry.create(
-                MerchantSpec(name: "Live Shop", environment: .production, merchantIdentifiers: ["merchant.com.live"]))
-        }
+        let (live, liveCredentials) = try registry.create(
+            MerchantSpec(name: "Live Shop", environment: .production, merchantIdentifiers: ["merchant.com.live"]),
+            scope: scope)
         secrets += [liveCredentials.secretKey, liveCredentials.appKey]
         let liveEntries = try h.gateway.auditLog(merchant: live, limit: 10, startingAfter: nil).entries
         #expect(liveEntries.map(\.action) == [AuditLog.Action.merchantCreate])
         #expect(liveEntries.first?.actor == actor)
         #expect(liveEntries.first?.detail == ["environment": "production", "name": "Live Shop"])
 
-        try AuditActor.$current.withValue(actor) {
+        do {
             let id = h.merchant.id
             func step(_ action: String, _ target: String? = nil, _ body: () throws -> Void) throws {
                 h.clock.advance(by: 1)
                 try body()
                 expected.append((action, target))
             }
-            try step(AuditLog.Action.merchantDisable) { try registry.setDisabled(merchantID: id, true) }
-            try step(AuditLog.Action.merchantEnable) { try registry.setDisabled(merchantID: id, false) }
+            try step(AuditLog.Action.merchantDisable) { try registry.setDisabled(merchantID: id, true, scope: scope) }
+            try step(AuditLog.Action.merchantEnable) { try registry.setDisabled(merchantID: id, false, scope: scope) }
             try step(AuditLog.Action.secretKeyRotate) {
-                secrets.append(try registry.rotateSecretKey(merchantID: id, overlap: 60).key)
+                secrets.append(try registry.rotateSecretKey(merchantID: id, overlap: 60, scope: scope).key)
             }
-            try step(AuditLog.Action.appKeyRotate) { secrets.append(try registry.rotateAppKey(merchantID: id).key) }
+            try step(AuditLog.Action.appKeyRotate) {
+                secrets.append(try registry.rotateAppKey(merchantID: id, scope: scope).key)
+            }
             h.clock.advance(by: 1)
-            let endpoint = try registry.setWebhookEndpoint(merchantID: id, url: "https://hooks.example/x?token=own")
+            let endpoint = try registry.setWebhookEndpoint(
+                merchantID: id, url: "https://hooks.example/x?token=own", scope: scope)
             secrets += [endpoint.secret, "token=own"]
             expected += [(AuditLog.Action.webhookEndpointUpdate, nil), (AuditLog.Action.webhookSecretRotate, nil)]
             h.clock.advance(by: 1)
-            let csr = try registry.createKeyCSR(merchant: h.merchant, type: "ec", purpose: "processing")
+            let csr = try registry.createKeyCSR(merchant: h.merchant, type: "ec", purpose: "processing", scope: scope)
             expected.append((AuditLog.Action.processingKeyCSR, csr.id))
             try step(AuditLog.Action.processingKeyCertificate, csr.id) {
                 let hash = Hex.encode(SHA256.hash(Array(h.merchant.merchantIdentifiers[0].utf8))).uppercased()
                 _ = try registry.attachCertificate(
                     merchant: h.merchant, keyID: csr.id,
-                    certificatePEM: try authority.signProcessing(csrPEM: csr.csrPEM, merchantIdentifierHash: hash))
+                    certificatePEM: try authority.signProcessing(csrPEM: csr.csrPEM, merchantIdentifierHash: hash),
+                    scope: scope)
             }
             h.clock.advance(by: 1)
-            let identity = try registry.createKeyCSR(merchant: h.merchant, type: "rsa", purpose: "identity")
+            let identity = try registry.createKeyCSR(
+                merchant: h.merchant, type: "rsa", purpose: "identity", scope: scope)
             expected.append((AuditLog.Action.identityCSR, identity.id))
             try step(AuditLog.Action.identityCertificate, identity.id) {
                 _ = try registry.attachCertificate(
                     merchant: h.merchant, keyID: identity.id,
-                    certificatePEM: try authority.sign(csrPEM: identity.csrPEM))
+                    certificatePEM: try authority.sign(csrPEM: identity.csrPEM), scope: scope)
             }
             try step(AuditLog.Action.applePayDomainsUpdate) {
-                try registry.setApplePayDomains(merchantID: id, domains: ["shop.example"])
+                try registry.setApplePayDomains(merchantID: id, domains: ["shop.example"], scope: scope)
             }
             try step(AuditLog.Action.binTableReplace) {
-                try registry.loadBINTable(merchantID: id, csv: "bin_prefix,issuer\n411111,Bank\n")
+                try registry.loadBINTable(merchantID: id, csv: "bin_prefix,issuer\n411111,Bank\n", scope: scope)
             }
             try step(AuditLog.Action.coBrandTableReplace) {
                 try registry.setCoBrandTable(
-                    merchantID: id, ranges: [CoBrandRange(low: 41_111_100, high: 41_111_199, code: "ORCH01")])
+                    merchantID: id, ranges: [CoBrandRange(low: 41_111_100, high: 41_111_199, code: "ORCH01")],
+                    scope: scope)
             }
             h.clock.advance(by: 1)
             let authorized = try h.pay(captureMode: .manual)
             try step(AuditLog.Action.paymentCapture, authorized.id) {
-                _ = try h.gateway.capture(merchant: h.merchant, paymentID: authorized.id, amount: 4_000)
+                _ = try h.gateway.capture(merchant: h.merchant, paymentID: authorized.id, amount: 4_000, scope: scope)
             }
             try step(AuditLog.Action.paymentRefund, authorized.id) {
-                _ = try h.gateway.refund(merchant: h.merchant, paymentID: authorized.id, amount: 1_000)
+                _ = try h.gateway.refund(merchant: h.merchant, paymentID: authorized.id, amount: 1_000, scope: scope)
             }
             h.clock.advance(by: 1)
             let voidable = try h.pay(captureMode: .manual)
             try step(AuditLog.Action.paymentVoid, voidable.id) {
-                _ = try h.gateway.void(merchant: h.merchant, paymentID: voidable.id)
+                _ = try h.gateway.void(merchant: h.merchant, paymentID: voidable.id, scope: scope)
             }
         }
         let entries = try h.gateway.auditLog(merchant: h.merchant, limit: 100, startingAfter: nil).entries
