@@ -296,7 +296,7 @@ extension MerchantRegistry {
 
     /// Attaches Apple's Merchant Identity certificate (PEM or DER, as Apple's `.cer` is) to the newest identity key:
     /// refused unless it carries that key's public key.
-    public func attachIdentityCertificate(
+    package func attachIdentityCertificate(
         merchant: Merchant, certificate: [UInt8], scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> MerchantKeyStatus {
         guard let parsed = try? X509Certificate.load(certificate) else {
@@ -317,10 +317,10 @@ extension MerchantRegistry {
     }
 }
 
-extension GatewayService {
+extension MerchantKeys {
     /// A Merchant Identity key (RSA 2048, sealed in the gateway) and its CSR for Apple, under an idempotency key.
     public func createIdentityCSR(
-        merchant: Merchant, idempotencyKey: String?, scope requestScope: RequestScope = .unattributed
+        merchant: Merchant, idempotencyKey: String? = nil, scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> MerchantKeyCSR {
         try idempotent(
             merchant, key: idempotencyKey, operation: "merchant_identity_csr", fingerprint: [],
@@ -331,9 +331,10 @@ extension GatewayService {
         }
     }
 
-    /// ``MerchantRegistry/attachIdentityCertificate(merchant:certificate:scope:)`` under an idempotency key.
+    /// Attaches Apple's Merchant Identity certificate (PEM or DER, as Apple's `.cer` is) to the newest identity key,
+    /// refused unless it carries that key's public key; under an idempotency key.
     public func attachIdentityCertificate(
-        merchant: Merchant, certificate: [UInt8], idempotencyKey: String?,
+        merchant: Merchant, certificate: [UInt8], idempotencyKey: String? = nil,
         scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> MerchantKeyStatus {
         try idempotent(

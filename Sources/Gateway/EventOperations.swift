@@ -41,6 +41,19 @@ public struct EventCursor: Sendable, Hashable, ListingCursor {
 }
 
 extension GatewayService {
+
+    /// Payments in each status, for the metrics endpoint.
+    public func paymentCountsByStatus() throws(GatewayError) -> [PaymentStatus: Int] {
+        try read { try $0.paymentCountsByStatus() }
+    }
+
+    /// Whether the store answers a read.
+    public func storeIsReachable() -> Bool {
+        store.isReachable()
+    }
+}
+
+extension Webhooks {
     /// One page of the merchant's events with their delivery state, newest first, and the cursor of the next;
     /// with `objectID`, only the events about that payment or session.
     public func eventPage(
@@ -90,11 +103,6 @@ extension GatewayService {
         }
     }
 
-    /// Payments in each status, for the metrics endpoint.
-    public func paymentCountsByStatus() throws(GatewayError) -> [PaymentStatus: Int] {
-        try read { try $0.paymentCountsByStatus() }
-    }
-
     /// Events waiting for delivery (the webhook backlog).
     public func webhookBacklog() throws(GatewayError) -> Int {
         try read { try $0.pendingWebhookCount() }
@@ -103,9 +111,4 @@ extension GatewayService {
     /// The outbox the webhook dispatcher delivers from: this gateway's store, its secret rings opened with its
     /// cipher.
     public var webhookOutbox: StoreWebhookOutbox { StoreWebhookOutbox(store: store, cipher: cipher) }
-
-    /// Whether the store answers a read.
-    public func storeIsReachable() -> Bool {
-        store.isReachable()
-    }
 }

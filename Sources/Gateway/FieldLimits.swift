@@ -79,6 +79,13 @@ public enum FieldLimits {
                     : "one line of text, without control characters or bidi overrides"))
     }
 
+    /// `400 parameter_invalid` for `param` when `text` is longer than `limit` characters ("at most `limit`
+    /// characters") or holds a character ``checkCharacters(_:param:layout:)`` refuses; nil passes.
+    public static func checkText(_ text: String?, atMost limit: Int, param: String) throws(GatewayError) {
+        if let text, !fits(text, limit) { throw .invalid(param, "at most \(limit) characters") }
+        try checkCharacters(text, param: param)
+    }
+
     /// Whether `text` has only printable ASCII characters and no space (`!` to `~`): merchant references and
     /// compatibility ids.
     public static func isPrintableASCII(_ text: String) -> Bool {

@@ -58,9 +58,10 @@ public struct ReconciliationReport: Sendable, Hashable {
     public var purgedConsoleSessions = 0
 }
 
-/// The payment gateway's domain: primes, order sessions, payments, captures, voids, refunds, reconciliation.
-/// It runs over a ``Store``, a ``Processor``, a ``PaymentTokenOpener`` and a ``GatewayClock``; every call is
-/// synchronous and thread-safe.
+/// The payment gateway's domain over a ``Store``, a ``Processor``, a ``PaymentTokenOpener`` and a ``GatewayClock``;
+/// every call is synchronous and thread-safe. Its operations are grouped by aggregate: ``payments``, ``refunds``,
+/// ``sessions``, ``webhooks``, ``keys`` and ``merchants``; it keeps what spans them (console sessions, processor
+/// settings and notifications, the audit log, reports, stored answers) and the machinery they share.
 public final class GatewayService: Sendable {
     public let configuration: GatewayConfiguration
     public let store: any Store
@@ -193,6 +194,14 @@ public final class GatewayService: Sendable {
         }
     }
 
+    /// Verifies and decrypts `token` with the merchant's active processing keys (`no_processing_key` without
+    /// any); the caller erases the opened token when done.
+    func openToken(_ token: Data, for merchant: Merchant, at now: Date) throws(GatewayError) -> OpenedToken {
+        let keys = try merchants.activeProcessingKeys(merchantID: merchant.id)
+        guard !keys.isEmpty else { throw GatewayError(.noProcessingKey, "the merchant has no active processing key") }
+        return try tokenOpener.open(token: token, environment: merchant.environment, keys: keys, at: now)
+    }
+
     func ownedPayment(_ merchant: Merchant, _ id: String, in tx: any StoreTransaction) throws -> Payment {
         guard let payment = try tx.payment(id: id), payment.merchantID == merchant.id,
             payment.environment == merchant.environment
@@ -201,45 +210,6 @@ public final class GatewayService: Sendable {
     }
 
     // MARK: - Primes
-
-    /// Verifies and decrypts an Apple Pay token, rejects a replayed one, stores its payment data sealed and
-    /// returns a one-time prime with the card's information. With a `paymentRequest` JSON, its rules decide
-    /// the prime's lifetime (90 s, or 30 days for a deferred payment).
-    public func tokenize(
-        merchant: Merchant, token: Data, paymentRequest: Data? = nil, idempotencyKey: String? = nil,
-        scope requestScope: RequestScope = .unattributed
-    )
-        throws(GatewayError) -> PrimeResult
-    {
-        try Self.checkTokenSize(token)
-        // A token is identified by its header's transactionId (a retried request may carry a re-serialized copy).
-        let parts = [
-            Self.transactionID(of: token) ?? Hex.encode(SHA256.hash([UInt8](token))),
-            Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data()))),
-        ]
-        return try idempotent(
-            merchant, key: idempotencyKey, operation: "tokenize", fingerprint: parts, claimInFirstWrite: true,
-            requestScope: requestScope
-        ) { scope throws(GatewayError) in
-            let now = clock.now()
-            var terms = PaymentRequestTerms.immediate
-            if let paymentRequest {
-                guard let paymentRequests else {
-                    throw GatewayError(.internalError, "no payment request evaluator configured")
-                }
-                terms = try paymentRequests.evaluate(
-                    paymentRequest: paymentRequest, merchantIdentifier: merchant.merchantIdentifiers.first ?? "",
-                    countryCode: merchant.countryCode)
-            }
-            let keys = try merchants.activeProcessingKeys(merchantID: merchant.id)
-            guard !keys.isEmpty else {
-                throw GatewayError(.noProcessingKey, "the merchant has no active processing key")
-            }
-            let opened = try tokenOpener.open(token: token, environment: merchant.environment, keys: keys, at: now)
-            defer { opened.erase() }
-            return try makePrime(merchant: merchant, opened: opened, terms: terms, now: now, scope: scope)
-        }
-    }
 
     /// `paymentData.header.transactionId` of a token, read without verifying it.
     static func transactionID(of token: Data) -> String? {
@@ -322,110 +292,6 @@ public final class GatewayService: Sendable {
             country: best?.country, countryCode: best?.countryCode, issuerZhTW: best?.issuerZhTW)
     }
 
-    /// Pays with a prime: claims it once, checks the charge against the token (not the amount when the request
-    /// confirms a deferred prime), authorizes, and captures according to the capture mode. A decline throws
-    /// `card_declined` (the failed payment keeps its id in the error); an unknown processor outcome returns the
-    /// payment in `unknown`.
-    public func payByPrime(
-        merchant: Merchant, _ request: PayByPrimeRequest, idempotencyKey: String? = nil,
-        scope requestScope: RequestScope = .unattributed
-    )
-        throws(GatewayError) -> Payment
-    {
-        try validateAmount(request.amount, currency: request.currency, merchant: merchant)
-        guard request.prime.hasPrefix("prm_"), FieldLimits.fits(request.prime, FieldLimits.prime) else {
-            throw GatewayError(.primeNotFound, "no such prime", param: "prime")
-        }
-        if let details = request.details, !FieldLimits.fits(details, FieldLimits.details) {
-            throw .invalid("details", "at most \(FieldLimits.details) characters")
-        }
-        if let number = request.orderNumber, !FieldLimits.fits(number, FieldLimits.orderNumber) {
-            throw .invalid("order_number", "\(FieldLimits.text(FieldLimits.orderNumber)) characters")
-        }
-        try FieldLimits.checkCharacters(request.orderNumber, param: "order_number")
-        try FieldLimits.checkCharacters(request.details, param: "details")
-        if let reference = request.bankTransactionID,
-            !FieldLimits.fits(reference, FieldLimits.bankTransactionID)
-                || !FieldLimits.isPrintableASCII(reference)
-        {
-            throw .invalid(
-                "bank_transaction_id",
-                "\(FieldLimits.text(FieldLimits.bankTransactionID)) printable ASCII characters without spaces")
-        }
-        try validate(cardholder: request.cardholder)
-        try validate(metadata: request.metadata)
-        if case .afterDays(let days) = request.captureMode, !(1...configuration.maxCaptureDelayDays).contains(days) {
-            throw .invalid("capture.delay_days", "1 to \(configuration.maxCaptureDelayDays)")
-        }
-        let primeHash = Identifiers.sha256Hex(request.prime)
-        let fingerprint = try gatewayThrowing {
-            // Stored fingerprint (compared with the one kept for a retry): its bytes must not change.
-            [primeHash, String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
-        }
-        return try idempotent(
-            merchant, key: idempotencyKey, operation: "pay_by_prime", fingerprint: fingerprint, claimInFirstWrite: true,
-            requestScope: requestScope
-        ) { scope throws(GatewayError) in
-            if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID, scope: scope) }
-            let now = clock.now()
-            let paymentID = try Identifiers.ordered("pay_", at: now)
-            // One transaction before the processor call: the prime claimed (its card data dropped), the payment
-            // created already marked as sent (its card data kept only in memory) and the recovery point set. A
-            // crash after it is settled by querying the processor, never by authorizing again.
-            var sending: (payment: Payment, card: SecureBytes) = try write { tx in
-                try scope.claim(in: tx)
-                if let reference = request.bankTransactionID {
-                    let query = PaymentQuery(bankTransactionID: reference, limit: 1)
-                    guard
-                        try tx.payments(
-                            merchantID: merchant.id, environment: merchant.environment, query: query, after: nil
-                        ).isEmpty
-                    else { throw StoreConflict(.paymentBankTransactionID).gatewayError }
-                }
-                guard let prime = try tx.prime(hash: primeHash), prime.merchantID == merchant.id,
-                    prime.environment == merchant.environment
-                else { throw GatewayError(.primeNotFound, "no such prime", param: "prime") }
-                if prime.claimedAt != nil {
-                    throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
-                }
-                guard now < prime.expiresAt, let primeSealed = prime.cardDataSealed else {
-                    throw GatewayError(.primeExpired, "the prime expired", param: "prime")
-                }
-                if request.deferred, !prime.isDeferred {
-                    throw GatewayError(.primeNotDeferred, "the prime is not for a deferred payment", param: "deferred")
-                }
-                guard prime.currency == request.currency else {
-                    throw GatewayError(.currencyMismatch, "the token was for \(prime.currency)", param: "currency")
-                }
-                guard request.deferred || prime.amount == request.amount else {
-                    throw GatewayError(.amountMismatch, "the token was for another amount", param: "amount")
-                }
-                // Before the prime is claimed: a merchant without a processor, or a processor that cannot take this
-                // card or amount, refuses it here.
-                let (processor, version) = try newPaymentProcessor(for: merchant)
-                var payment = Payment.created(
-                    id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: request.amount,
-                    currency: request.currency,
-                    orderNumber: request.orderNumber, details: request.details, cardholder: request.cardholder,
-                    metadata: request.metadata, cardInfo: prime.cardInfo, captureMode: request.captureMode,
-                    acquirer: processor.name, authorizationSentAt: now, bankTransactionID: request.bankTransactionID,
-                    at: now)
-                payment.processorSettingsVersion = version
-                let card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
-                let kept = try admit(payment, card: card, processor: processor)
-                guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
-                    throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
-                }
-                try apply(PaymentStateMachine.begin(payment, cause: .paidByPrime, cardData: kept), in: tx, at: now)
-                try scope.checkpoint("payment:\(paymentID)", in: tx)
-                return (payment, card)
-            }
-            scope.claimCommitted()
-            defer { sending.card.erase() }
-            return try drive(paymentID: paymentID, scope: scope, sending: sending)
-        }
-    }
-
     /// Checks that `processor` takes `payment` with `card` (``Processor/check(_:)``: `payment_data_type_unsupported`
     /// …) and returns the card data sealed for the payment when the processor resends a lost authorization (it
     /// keeps it until the outcome is recorded), else nil.
@@ -496,105 +362,6 @@ public final class GatewayService: Sendable {
 
     // MARK: - Order sessions
 
-    /// Creates an order session (server credentials). `out_trade_no` is unique per merchant.
-    public func createSession(
-        merchant: Merchant, _ request: CreateSessionRequest, idempotencyKey: String? = nil,
-        scope requestScope: RequestScope = .unattributed
-    )
-        throws(GatewayError) -> OrderSession
-    {
-        guard FieldLimits.fits(request.outTradeNo, FieldLimits.outTradeNo) else {
-            throw .invalid(
-                "out_trade_no", "\(FieldLimits.text(FieldLimits.outTradeNo)) characters")
-        }
-        try validateAmount(request.amount, currency: request.currency, merchant: merchant)
-        guard request.country.count == 2, request.country.allSatisfy({ $0.isASCII && $0.isLetter }) else {
-            throw .invalid("country", "ISO 3166 alpha-2")
-        }
-        if let subject = request.subject, !FieldLimits.fits(subject, FieldLimits.subject.upperBound) {
-            throw .invalid("subject", "at most \(FieldLimits.subject.upperBound) characters")
-        }
-        if let user = request.userID, !FieldLimits.fits(user, FieldLimits.userID.upperBound) {
-            throw .invalid("user_id", "at most \(FieldLimits.userID.upperBound) characters")
-        }
-        try FieldLimits.checkCharacters(request.outTradeNo, param: "out_trade_no")
-        try FieldLimits.checkCharacters(request.subject, param: "subject")
-        try FieldLimits.checkCharacters(request.userID, param: "user_id")
-        try FieldLimits.checkCharacters(request.notifyURL, param: "notify_url")
-        if let url = request.notifyURL {
-            guard FieldLimits.fits(url, FieldLimits.url), let parsed = URL(string: url),
-                ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host?.isEmpty == false
-            else { throw .invalid("notify_url", "an http(s) URL with a host") }
-        }
-        let fingerprint = try gatewayThrowing {
-            // Stored fingerprint (compared with the one kept for a retry): its bytes must not change.
-            [String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
-        }
-        return try idempotent(
-            merchant, key: idempotencyKey, operation: "create_session", fingerprint: fingerprint,
-            requestScope: requestScope
-        ) { _ throws(GatewayError) in
-            let now = clock.now()
-            let session = OrderSession(
-                id: try Identifiers.make("ses_", 24), orderToken: try Identifiers.make("ot_", 40),
-                merchantID: merchant.id,
-                environment: merchant.environment, outTradeNo: request.outTradeNo, amount: request.amount,
-                currency: request.currency, country: request.country.uppercased(), subject: request.subject,
-                userID: request.userID, notifyURL: request.notifyURL, status: .open, paymentID: nil,
-                merchantIdentifier: merchant.merchantIdentifiers.first ?? "",
-                supportedNetworks: merchant.allowedNetworks.isEmpty
-                    ? ["visa", "masterCard", "amex", "jcb", "chinaUnionPay"] : merchant.allowedNetworks,
-                merchantCapabilities: ["supports3DS"],
-                expiresAt: now.addingTimeInterval(request.lifetime ?? configuration.sessionLifetime),
-                createdAt: now, notifyFormat: request.notifyFormat)
-            try write { tx in
-                guard try tx.insertSession(session) else {
-                    throw GatewayError(
-                        .duplicateOutTradeNo, "another session has this out_trade_no", param: "out_trade_no")
-                }
-            }
-            return session
-        }
-    }
-
-    /// The session for `orderToken` (client or server credentials of its merchant).
-    public func session(merchant: Merchant, orderToken: String) throws(GatewayError) -> OrderSession {
-        let session = try read { try $0.session(orderToken: orderToken) }
-        guard let session, session.merchantID == merchant.id, session.environment == merchant.environment else {
-            throw GatewayError(.sessionNotFound, "no such session", param: "order_token")
-        }
-        return session
-    }
-
-    /// Pays an order session with an Apple Pay token (client credentials). Idempotent on `idempotencyKey`, or
-    /// on the token's transactionIdentifier when no key is given: a retry answers the first result.
-    public func paySession(
-        merchant: Merchant, orderToken: String, token: Data, idempotencyKey: String? = nil,
-        scope requestScope: RequestScope = .unattributed
-    )
-        throws(GatewayError) -> Payment
-    {
-        try Self.checkTokenSize(token)
-        let transactionIdentifier = (try? JSONValue.parse(token))?["transactionIdentifier"]?.string
-        let key = idempotencyKey ?? transactionIdentifier.map(Self.transactionIdempotencyKey)
-        let parts = [orderToken, transactionIdentifier ?? Hex.encode(SHA256.hash([UInt8](token)))]
-        return try idempotent(
-            merchant, key: key, operation: "pay_session", fingerprint: parts, requestScope: requestScope
-        ) { scope throws(GatewayError) in
-            if let paymentID = scope.resumed("payment") { return try drive(paymentID: paymentID, scope: scope) }
-            let now = clock.now()
-            let session = try self.session(merchant: merchant, orderToken: orderToken)
-            try checkPayable(session, now: now)
-            let keys = try merchants.activeProcessingKeys(merchantID: merchant.id)
-            guard !keys.isEmpty else {
-                throw GatewayError(.noProcessingKey, "the merchant has no active processing key")
-            }
-            let opened = try tokenOpener.open(token: token, environment: merchant.environment, keys: keys, at: now)
-            defer { opened.erase() }
-            return try paySession(merchant: merchant, session: session, opened: opened, scope: scope, now: now)
-        }
-    }
-
     func checkPayable(_ session: OrderSession, now: Date) throws(GatewayError) {
         switch session.status {
         case .completed: throw GatewayError(.sessionAlreadyPaid, "the session was paid", paymentID: session.paymentID)
@@ -650,73 +417,6 @@ public final class GatewayService: Sendable {
 
     // MARK: - Queries
 
-    /// A payment with its refunds.
-    public func payment(merchant: Merchant, id: String) throws(GatewayError) -> Payment {
-        try read { tx in
-            var payment = try ownedPayment(merchant, id, in: tx)
-            payment.refunds = try tx.refunds(paymentID: id)
-            return payment
-        }
-    }
-
-    /// The payment's recorded transitions, oldest first.
-    public func transitions(merchant: Merchant, paymentID: String) throws(GatewayError) -> [PaymentTransition] {
-        try read { tx in
-            _ = try ownedPayment(merchant, paymentID, in: tx)
-            return try tx.transitions(paymentID: paymentID)
-        }
-    }
-
-    /// The record query: filters, newest first, cursor pagination.
-    public func payments(merchant: Merchant, query: PaymentQuery) throws(GatewayError) -> PaymentPage {
-        guard FieldLimits.pageSize.contains(query.limit) else {
-            throw .invalid("limit", FieldLimits.text(FieldLimits.pageSize))
-        }
-        if let number = query.orderNumber, !FieldLimits.fits(number, FieldLimits.orderNumber.upperBound) {
-            throw .invalid("order_number", "at most \(FieldLimits.orderNumber.upperBound) characters")
-        }
-        if let number = query.outTradeNo, !FieldLimits.fits(number, FieldLimits.outTradeNo.upperBound) {
-            throw .invalid("out_trade_no", "at most \(FieldLimits.outTradeNo.upperBound) characters")
-        }
-        try FieldLimits.checkCharacters(query.orderNumber, param: "order_number")
-        try FieldLimits.checkCharacters(query.outTradeNo, param: "out_trade_no")
-        let after = try PaymentCursor.parse(query.cursor, param: "cursor", reason: "malformed cursor")
-        var limited = query
-        limited.limit = query.limit + 1
-        return try read { tx in
-            var rows = try tx.payments(
-                merchantID: merchant.id, environment: merchant.environment, query: limited, after: after)
-            let page = PaymentCursor.page(rows, limit: query.limit) { ($0.createdAt, $0.id) }
-            rows = page.rows
-            for index in rows.indices { rows[index].refunds = try tx.refunds(paymentID: rows[index].id) }
-            return PaymentPage(payments: rows, nextCursor: page.next)
-        }
-    }
-
-    /// The merchant's webhook events, newest first.
-    public func events(merchant: Merchant, limit: Int = 50) throws(GatewayError) -> [WebhookEvent] {
-        guard FieldLimits.pageSize.contains(limit) else {
-            throw .invalid("limit", FieldLimits.text(FieldLimits.pageSize))
-        }
-        return try read { try $0.events(merchantID: merchant.id, limit: limit) }
-    }
-
-    /// Schedules an event (delivered or dead) for delivery again, due now; `webhook_endpoint_not_configured`
-    /// when it has nowhere to go (no notify_url of its own, no merchant endpoint).
-    public func redeliverEvent(merchant: Merchant, eventID: String) throws(GatewayError) {
-        let now = clock.now()
-        try write { tx in
-            guard let event = try tx.event(id: eventID), event.merchantID == merchant.id else {
-                throw GatewayError(.notFound, "no such event", param: "event_id")
-            }
-            guard try tx.eventDeliveryURL(eventID: eventID) != nil else {
-                throw GatewayError(.webhookEndpointNotConfigured, "no webhook endpoint nor notify_url for this event")
-            }
-            guard try tx.rescheduleEvent(id: eventID, at: now) else {
-                throw GatewayError(.notFound, "no such event", param: "event_id")
-            }
-        }
-    }
 }
 
 // The encoder of the stored request fingerprints above; not a parser of request bodies.
@@ -783,5 +483,301 @@ struct CardSecret {
         return CardSecret(
             accountNumber: SecureBytes(pan), expirationDate: String(decoding: fields[1] ?? [], as: UTF8.self),
             cryptogram: fields[2].map { SecureBytes($0) }, eci: fields[3].map { String(decoding: $0, as: UTF8.self) })
+    }
+}
+
+extension Payments {
+    /// Verifies and decrypts an Apple Pay token, rejects a replayed one, stores its payment data sealed and
+    /// returns a one-time prime with the card's information. With a `paymentRequest` JSON, its rules decide
+    /// the prime's lifetime (90 s, or 30 days for a deferred payment).
+    public func tokenize(
+        merchant: Merchant, token: Data, paymentRequest: Data? = nil, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
+    )
+        throws(GatewayError) -> PrimeResult
+    {
+        try GatewayService.checkTokenSize(token)
+        // A token is identified by its header's transactionId (a retried request may carry a re-serialized copy).
+        let parts = [
+            GatewayService.transactionID(of: token) ?? Hex.encode(SHA256.hash([UInt8](token))),
+            Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data()))),
+        ]
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "tokenize", fingerprint: parts, claimInFirstWrite: true,
+            requestScope: requestScope
+        ) { scope throws(GatewayError) in
+            let now = clock.now()
+            var terms = PaymentRequestTerms.immediate
+            if let paymentRequest {
+                guard let paymentRequests = gateway.paymentRequests else {
+                    throw GatewayError(.internalError, "no payment request evaluator configured")
+                }
+                terms = try paymentRequests.evaluate(
+                    paymentRequest: paymentRequest, merchantIdentifier: merchant.merchantIdentifiers.first ?? "",
+                    countryCode: merchant.countryCode)
+            }
+            let opened = try gateway.openToken(token, for: merchant, at: now)
+            defer { opened.erase() }
+            return try gateway.makePrime(merchant: merchant, opened: opened, terms: terms, now: now, scope: scope)
+        }
+    }
+
+    /// Pays with a prime: claims it once, checks the charge against the token (not the amount when the request
+    /// confirms a deferred prime), authorizes, and captures according to the capture mode. A decline throws
+    /// `card_declined` (the failed payment keeps its id in the error); an unknown processor outcome returns the
+    /// payment in `unknown`.
+    public func payByPrime(
+        merchant: Merchant, _ request: PayByPrimeRequest, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
+    )
+        throws(GatewayError) -> Payment
+    {
+        try gateway.validateAmount(request.amount, currency: request.currency, merchant: merchant)
+        guard request.prime.hasPrefix("prm_"), FieldLimits.fits(request.prime, FieldLimits.prime) else {
+            throw GatewayError(.primeNotFound, "no such prime", param: "prime")
+        }
+        if let details = request.details, !FieldLimits.fits(details, FieldLimits.details) {
+            throw .invalid("details", "at most \(FieldLimits.details) characters")
+        }
+        if let number = request.orderNumber, !FieldLimits.fits(number, FieldLimits.orderNumber) {
+            throw .invalid("order_number", "\(FieldLimits.text(FieldLimits.orderNumber)) characters")
+        }
+        try FieldLimits.checkCharacters(request.orderNumber, param: "order_number")
+        try FieldLimits.checkCharacters(request.details, param: "details")
+        if let reference = request.bankTransactionID,
+            !FieldLimits.fits(reference, FieldLimits.bankTransactionID)
+                || !FieldLimits.isPrintableASCII(reference)
+        {
+            throw .invalid(
+                "bank_transaction_id",
+                "\(FieldLimits.text(FieldLimits.bankTransactionID)) printable ASCII characters without spaces")
+        }
+        try gateway.validate(cardholder: request.cardholder)
+        try gateway.validate(metadata: request.metadata)
+        if case .afterDays(let days) = request.captureMode, !(1...configuration.maxCaptureDelayDays).contains(days) {
+            throw .invalid("capture.delay_days", "1 to \(configuration.maxCaptureDelayDays)")
+        }
+        let primeHash = Identifiers.sha256Hex(request.prime)
+        let fingerprint = try gatewayThrowing {
+            // Stored fingerprint (compared with the one kept for a retry): its bytes must not change.
+            [primeHash, String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
+        }
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "pay_by_prime", fingerprint: fingerprint, claimInFirstWrite: true,
+            requestScope: requestScope
+        ) { scope throws(GatewayError) in
+            if let paymentID = scope.resumed("payment") { return try gateway.drive(paymentID: paymentID, scope: scope) }
+            let now = clock.now()
+            let paymentID = try Identifiers.ordered("pay_", at: now)
+            // One transaction before the processor call: the prime claimed (its card data dropped), the payment
+            // created already marked as sent (its card data kept only in memory) and the recovery point set. A
+            // crash after it is settled by querying the processor, never by authorizing again.
+            var sending: (payment: Payment, card: SecureBytes) = try write { tx in
+                try scope.claim(in: tx)
+                if let reference = request.bankTransactionID {
+                    let query = PaymentQuery(bankTransactionID: reference, limit: 1)
+                    guard
+                        try tx.payments(
+                            merchantID: merchant.id, environment: merchant.environment, query: query, after: nil
+                        ).isEmpty
+                    else { throw StoreConflict(.paymentBankTransactionID).gatewayError }
+                }
+                guard let prime = try tx.prime(hash: primeHash), prime.merchantID == merchant.id,
+                    prime.environment == merchant.environment
+                else { throw GatewayError(.primeNotFound, "no such prime", param: "prime") }
+                if prime.claimedAt != nil {
+                    throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
+                }
+                guard now < prime.expiresAt, let primeSealed = prime.cardDataSealed else {
+                    throw GatewayError(.primeExpired, "the prime expired", param: "prime")
+                }
+                if request.deferred, !prime.isDeferred {
+                    throw GatewayError(.primeNotDeferred, "the prime is not for a deferred payment", param: "deferred")
+                }
+                guard prime.currency == request.currency else {
+                    throw GatewayError(.currencyMismatch, "the token was for \(prime.currency)", param: "currency")
+                }
+                guard request.deferred || prime.amount == request.amount else {
+                    throw GatewayError(.amountMismatch, "the token was for another amount", param: "amount")
+                }
+                // Before the prime is claimed: a merchant without a processor, or a processor that cannot take this
+                // card or amount, refuses it here.
+                let (processor, version) = try gateway.newPaymentProcessor(for: merchant)
+                var payment = Payment.created(
+                    id: paymentID, merchantID: merchant.id, environment: merchant.environment, amount: request.amount,
+                    currency: request.currency,
+                    orderNumber: request.orderNumber, details: request.details, cardholder: request.cardholder,
+                    metadata: request.metadata, cardInfo: prime.cardInfo, captureMode: request.captureMode,
+                    acquirer: processor.name, authorizationSentAt: now, bankTransactionID: request.bankTransactionID,
+                    at: now)
+                payment.processorSettingsVersion = version
+                let card = try cipher.open(primeSealed, context: SealingContext.primeCardData(primeHash: primeHash))
+                let kept = try gateway.admit(payment, card: card, processor: processor)
+                guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
+                    throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
+                }
+                try gateway.apply(PaymentStateMachine.begin(payment, cause: .paidByPrime, cardData: kept), in: tx, at: now)
+                try scope.checkpoint("payment:\(paymentID)", in: tx)
+                return (payment, card)
+            }
+            scope.claimCommitted()
+            defer { sending.card.erase() }
+            return try gateway.drive(paymentID: paymentID, scope: scope, sending: sending)
+        }
+    }
+
+    /// A payment with its refunds.
+    public func payment(merchant: Merchant, id: String) throws(GatewayError) -> Payment {
+        try read { tx in
+            var payment = try gateway.ownedPayment(merchant, id, in: tx)
+            payment.refunds = try tx.refunds(paymentID: id)
+            return payment
+        }
+    }
+
+    /// The payment's recorded transitions, oldest first.
+    public func transitions(merchant: Merchant, paymentID: String) throws(GatewayError) -> [PaymentTransition] {
+        try read { tx in
+            _ = try gateway.ownedPayment(merchant, paymentID, in: tx)
+            return try tx.transitions(paymentID: paymentID)
+        }
+    }
+
+    /// The record query: filters, newest first, cursor pagination.
+    public func list(merchant: Merchant, query: PaymentQuery) throws(GatewayError) -> PaymentPage {
+        guard FieldLimits.pageSize.contains(query.limit) else {
+            throw .invalid("limit", FieldLimits.text(FieldLimits.pageSize))
+        }
+        try FieldLimits.checkText(query.orderNumber, atMost: FieldLimits.orderNumber.upperBound, param: "order_number")
+        try FieldLimits.checkText(query.outTradeNo, atMost: FieldLimits.outTradeNo.upperBound, param: "out_trade_no")
+        let after = try PaymentCursor.parse(query.cursor, param: "cursor", reason: "malformed cursor")
+        var limited = query
+        limited.limit = query.limit + 1
+        return try read { tx in
+            var rows = try tx.payments(
+                merchantID: merchant.id, environment: merchant.environment, query: limited, after: after)
+            let page = PaymentCursor.page(rows, limit: query.limit) { ($0.createdAt, $0.id) }
+            rows = page.rows
+            for index in rows.indices { rows[index].refunds = try tx.refunds(paymentID: rows[index].id) }
+            return PaymentPage(payments: rows, nextCursor: page.next)
+        }
+    }
+}
+
+extension OrderSessions {
+    /// Creates an order session (server credentials). `out_trade_no` is unique per merchant.
+    public func create(
+        merchant: Merchant, _ request: CreateSessionRequest, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
+    )
+        throws(GatewayError) -> OrderSession
+    {
+        guard FieldLimits.fits(request.outTradeNo, FieldLimits.outTradeNo) else {
+            throw .invalid(
+                "out_trade_no", "\(FieldLimits.text(FieldLimits.outTradeNo)) characters")
+        }
+        try gateway.validateAmount(request.amount, currency: request.currency, merchant: merchant)
+        guard request.country.count == 2, request.country.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+            throw .invalid("country", "ISO 3166 alpha-2")
+        }
+        try FieldLimits.checkCharacters(request.outTradeNo, param: "out_trade_no")
+        try FieldLimits.checkText(request.subject, atMost: FieldLimits.subject.upperBound, param: "subject")
+        try FieldLimits.checkText(request.userID, atMost: FieldLimits.userID.upperBound, param: "user_id")
+        try FieldLimits.checkCharacters(request.notifyURL, param: "notify_url")
+        if let url = request.notifyURL {
+            guard FieldLimits.fits(url, FieldLimits.url), let parsed = URL(string: url),
+                ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host?.isEmpty == false
+            else { throw .invalid("notify_url", "an http(s) URL with a host") }
+        }
+        let fingerprint = try gatewayThrowing {
+            // Stored fingerprint (compared with the one kept for a retry): its bytes must not change.
+            [String(decoding: try JSONEncoder.sorted.encode(request), as: UTF8.self)]
+        }
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "create_session", fingerprint: fingerprint,
+            requestScope: requestScope
+        ) { _ throws(GatewayError) in
+            let now = clock.now()
+            let session = OrderSession(
+                id: try Identifiers.make("ses_", 24), orderToken: try Identifiers.make("ot_", 40),
+                merchantID: merchant.id,
+                environment: merchant.environment, outTradeNo: request.outTradeNo, amount: request.amount,
+                currency: request.currency, country: request.country.uppercased(), subject: request.subject,
+                userID: request.userID, notifyURL: request.notifyURL, status: .open, paymentID: nil,
+                merchantIdentifier: merchant.merchantIdentifiers.first ?? "",
+                supportedNetworks: merchant.allowedNetworks.isEmpty
+                    ? ["visa", "masterCard", "amex", "jcb", "chinaUnionPay"] : merchant.allowedNetworks,
+                merchantCapabilities: ["supports3DS"],
+                expiresAt: now.addingTimeInterval(request.lifetime ?? configuration.sessionLifetime),
+                createdAt: now, notifyFormat: request.notifyFormat)
+            try write { tx in
+                guard try tx.insertSession(session) else {
+                    throw GatewayError(
+                        .duplicateOutTradeNo, "another session has this out_trade_no", param: "out_trade_no")
+                }
+            }
+            return session
+        }
+    }
+
+    /// The session for `orderToken` (client or server credentials of its merchant).
+    public func session(merchant: Merchant, orderToken: String) throws(GatewayError) -> OrderSession {
+        let session = try read { try $0.session(orderToken: orderToken) }
+        guard let session, session.merchantID == merchant.id, session.environment == merchant.environment else {
+            throw GatewayError(.sessionNotFound, "no such session", param: "order_token")
+        }
+        return session
+    }
+
+    /// Pays an order session with an Apple Pay token (client credentials). Idempotent on `idempotencyKey`, or
+    /// on the token's transactionIdentifier when no key is given: a retry answers the first result.
+    public func pay(
+        merchant: Merchant, orderToken: String, token: Data, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
+    )
+        throws(GatewayError) -> Payment
+    {
+        try GatewayService.checkTokenSize(token)
+        let transactionIdentifier = (try? JSONValue.parse(token))?["transactionIdentifier"]?.string
+        let key = idempotencyKey ?? transactionIdentifier.map(GatewayService.transactionIdempotencyKey)
+        let parts = [orderToken, transactionIdentifier ?? Hex.encode(SHA256.hash([UInt8](token)))]
+        return try idempotent(
+            merchant, key: key, operation: "pay_session", fingerprint: parts, requestScope: requestScope
+        ) { scope throws(GatewayError) in
+            if let paymentID = scope.resumed("payment") { return try gateway.drive(paymentID: paymentID, scope: scope) }
+            let now = clock.now()
+            let session = try self.session(merchant: merchant, orderToken: orderToken)
+            try gateway.checkPayable(session, now: now)
+            let opened = try gateway.openToken(token, for: merchant, at: now)
+            defer { opened.erase() }
+            return try gateway.paySession(merchant: merchant, session: session, opened: opened, scope: scope, now: now)
+        }
+    }
+}
+
+extension Webhooks {
+    /// The merchant's webhook events, newest first.
+    public func events(merchant: Merchant, limit: Int = 50) throws(GatewayError) -> [WebhookEvent] {
+        guard FieldLimits.pageSize.contains(limit) else {
+            throw .invalid("limit", FieldLimits.text(FieldLimits.pageSize))
+        }
+        return try read { try $0.events(merchantID: merchant.id, limit: limit) }
+    }
+
+    /// Schedules an event (delivered or dead) for delivery again, due now; `webhook_endpoint_not_configured`
+    /// when it has nowhere to go (no notify_url of its own, no merchant endpoint).
+    public func redeliverEvent(merchant: Merchant, eventID: String) throws(GatewayError) {
+        let now = clock.now()
+        try write { tx in
+            guard let event = try tx.event(id: eventID), event.merchantID == merchant.id else {
+                throw GatewayError(.notFound, "no such event", param: "event_id")
+            }
+            guard try tx.eventDeliveryURL(eventID: eventID) != nil else {
+                throw GatewayError(.webhookEndpointNotConfigured, "no webhook endpoint nor notify_url for this event")
+            }
+            guard try tx.rescheduleEvent(id: eventID, at: now) else {
+                throw GatewayError(.notFound, "no such event", param: "event_id")
+            }
+        }
     }
 }

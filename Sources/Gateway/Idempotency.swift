@@ -157,7 +157,8 @@ extension GatewayService {
     /// answer recorder's answer is stored with the result.
     package func idempotent<T: Codable>(
         _ merchant: Merchant, key: String?, operation: String, fingerprint parts: [String],
-        claimInFirstWrite: Bool = false, requestScope: RequestScope, _ body: (IdempotencyScope) throws(GatewayError) -> T
+        claimInFirstWrite: Bool = false, requestScope: RequestScope,
+        _ body: (IdempotencyScope) throws(GatewayError) -> T
     ) throws(GatewayError) -> T {
         guard let key else { return try body(IdempotencyScope(merchant: merchant, key: nil, resumePoint: nil)) }
         guard Self.isValidIdempotencyKey(key) else {

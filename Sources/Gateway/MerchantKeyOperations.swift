@@ -72,18 +72,12 @@ extension GatewayError.Code {
 }
 
 extension MerchantRegistry {
-    private static func settingName(_ id: String) -> String { "merchant_key:\(id)" }
+    static func settingName(_ id: String) -> String { "merchant_key:\(id)" }
 
     /// Generates a private key (sealed under the master key) and its CSR: a processing key (`ec` P-256 or `rsa`
-    /// 2048) or an identity key (`rsa` only). The key is not used until its certificate is uploaded.
-    public func createKeyCSR(
-        merchant: Merchant, type: String, purpose: String, scope requestScope: RequestScope = .unattributed
-    ) throws(GatewayError) -> MerchantKeyCSR {
-        try createKeyCSR(merchant: merchant, type: type, purpose: purpose, requestScope: requestScope, idempotency: nil)
-    }
-
-    /// ``createKeyCSR(merchant:type:purpose:scope:)`` whose result is stored for `idempotency`'s key in the
-    /// transaction that keeps the key, so a retry never makes a second key.
+    /// 2048) or an identity key (`rsa` only). The key is not used until its certificate is uploaded. With
+    /// `idempotency`, the result is stored for its key in the transaction that keeps the key, so a retry never
+    /// makes a second key (``MerchantKeys/createKeyCSR(merchant:type:purpose:idempotencyKey:scope:)``).
     package func createKeyCSR(
         merchant: Merchant, type: String, purpose: String, requestScope: RequestScope, idempotency: IdempotencyScope?
     ) throws(GatewayError) -> MerchantKeyCSR {
@@ -124,7 +118,7 @@ extension MerchantRegistry {
 
     /// Attaches the certificate issued for a generated key: a processing key joins the key ring (a renewed
     /// certificate replaces the previous one), an identity key becomes the merchant's identity.
-    public func attachCertificate(
+    package func attachCertificate(
         merchant: Merchant, keyID: String, certificatePEM: String, scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError)
         -> MerchantKeyStatus
@@ -216,11 +210,13 @@ extension MerchantRegistry {
     }
 }
 
-extension GatewayService {
-    /// ``MerchantRegistry/createKeyCSR(merchant:type:purpose:scope:)`` under an idempotency key: a retry gets
-    /// the same key and CSR, a request holding the key makes the same key answer `idempotency_in_flight`.
+extension MerchantKeys {
+    /// Generates a private key (sealed under the master key) and its CSR: a processing key (`ec` P-256 or `rsa`
+    /// 2048) or an identity key (`rsa` only). The key is not used until its certificate is uploaded. Under an
+    /// idempotency key, a retry gets the same key and CSR, a request holding the key makes the same key answer
+    /// `idempotency_in_flight`.
     public func createKeyCSR(
-        merchant: Merchant, type: String, purpose: String, idempotencyKey: String?,
+        merchant: Merchant, type: String, purpose: String, idempotencyKey: String? = nil,
         scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> MerchantKeyCSR {
         try idempotent(
@@ -232,10 +228,11 @@ extension GatewayService {
         }
     }
 
-    /// ``MerchantRegistry/attachCertificate(merchant:keyID:certificatePEM:scope:)`` under an idempotency key
-    /// (attaching is repeatable, so a request resumed after a crash simply attaches again).
+    /// Attaches the certificate issued for a generated key: a processing key joins the key ring (a renewed
+    /// certificate replaces the previous one), an identity key becomes the merchant's identity. Under an
+    /// idempotency key (attaching is repeatable, so a request resumed after a crash simply attaches again).
     public func attachCertificate(
-        merchant: Merchant, keyID: String, certificatePEM: String, idempotencyKey: String?,
+        merchant: Merchant, keyID: String, certificatePEM: String, idempotencyKey: String? = nil,
         scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> MerchantKeyStatus {
         try idempotent(
@@ -255,7 +252,7 @@ public struct MerchantKeyEntry: Sendable, Hashable {
         /// Its certificate is attached and it is in use (a processing key opens tokens; the identity is the one
         /// merchant validation presents).
         case active
-        /// A processing key taken out of the ring (``MerchantRegistry/retireProcessingKey(merchantID:keyID:scope:)``).
+        /// A processing key taken out of the ring (``MerchantKeys/retireProcessingKey(merchantID:keyID:scope:)``).
         case retired
         /// A CSR was made; its certificate has not been uploaded yet.
         case pending
@@ -312,19 +309,19 @@ extension GatewayError.Code {
     public static let lastActiveKey = GatewayError.Code(rawValue: "last_active_key")
 }
 
-extension MerchantRegistry {
+extension MerchantKeys {
     /// The merchant's keys, their states and certificate validity, and warnings for certificates expiring within
     /// 30 days of the clock's time. No private key leaves its seal except to be matched against a certificate.
     public func keyInventory(merchantID: String) throws(GatewayError) -> MerchantKeyInventory {
-        let record = try record(merchantID)
+        let record = try merchants.record(merchantID)
         let (ring, pendingSealed, identityKeyID) = try gatewayThrowing {
             try store.read { tx in
-                let names = try tx.settingNames(prefix: Self.settingName(""))
+                let names = try tx.settingNames(prefix: MerchantRegistry.settingName(""))
                 var sealed: [(String, Data)] = []
                 for name in names { if let value = try tx.setting(name) { sealed.append((name, value)) } }
                 return (
                     try tx.processingKeys(merchantID: merchantID), sealed,
-                    try tx.setting(Self.identityKeySetting(merchantID)).map { String(decoding: $0, as: UTF8.self) }
+                    try tx.setting(MerchantRegistry.identityKeySetting(merchantID)).map { String(decoding: $0, as: UTF8.self) }
                 )
             }
         }
@@ -412,6 +409,40 @@ extension MerchantRegistry {
                 try AuditLog.record(
                     in: tx, merchantID: merchantID, action: AuditLog.Action.processingKeyRetire, target: keyID,
                     at: clock.now(), actor: requestScope.actor)
+            }
+        }
+    }
+}
+
+extension MerchantKeys {
+    /// Adds a processing key to the ring (active); returns its id.
+    @discardableResult
+    public func addProcessingKey(
+        merchantID: String, privateKeyPEM: SecureBytes, certificatePEM: String, id: String? = nil,
+        scope requestScope: RequestScope = .unattributed
+    )
+        throws(GatewayError) -> String
+    {
+        _ = try merchants.record(merchantID)
+        var keyID = id ?? ""
+        if id == nil { keyID = try Identifiers.make("pk_", 16) }
+        let key = try merchants.processingKey(
+            merchantID: merchantID, privateKeyPEM: privateKeyPEM, certificatePEM: certificatePEM, id: keyID)
+        try merchants.auditedWrite(merchantID, AuditLog.Action.processingKeyCertificate, target: key.id, by: requestScope) {
+            try $0.insertProcessingKey(key)
+        }
+        return key.id
+    }
+
+    /// Activates or retires a processing key (rotation: add the new key, then retire the old one).
+    public func setProcessingKey(merchantID: String, keyID: String, active: Bool) throws(GatewayError) {
+        try gatewayThrowing {
+            try store.write { tx in
+                guard var key = try tx.processingKeys(merchantID: merchantID).first(where: { $0.id == keyID }) else {
+                    throw GatewayError.invalid("key_id", "no such processing key")
+                }
+                key.active = active
+                try tx.updateProcessingKey(key)
             }
         }
     }

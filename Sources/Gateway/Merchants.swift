@@ -319,25 +319,6 @@ public final class MerchantRegistry: Sendable {
         return try gatewayThrowing { try JSONDecoder().decode(MerchantCredentials.self, from: Data(bytes.copyBytes())) }
     }
 
-    /// Adds a processing key to the ring (active); returns its id.
-    @discardableResult
-    public func addProcessingKey(
-        merchantID: String, privateKeyPEM: SecureBytes, certificatePEM: String, id: String? = nil,
-        scope requestScope: RequestScope = .unattributed
-    )
-        throws(GatewayError) -> String
-    {
-        _ = try record(merchantID)
-        var keyID = id ?? ""
-        if id == nil { keyID = try Identifiers.make("pk_", 16) }
-        let key = try processingKey(
-            merchantID: merchantID, privateKeyPEM: privateKeyPEM, certificatePEM: certificatePEM, id: keyID)
-        try auditedWrite(merchantID, AuditLog.Action.processingKeyCertificate, target: key.id, by: requestScope) {
-            try $0.insertProcessingKey(key)
-        }
-        return key.id
-    }
-
     /// An active processing key's record, its private key sealed; nothing is stored yet.
     func processingKey(
         merchantID: String, privateKeyPEM: SecureBytes, certificatePEM: String, id: String
@@ -348,23 +329,10 @@ public final class MerchantRegistry: Sendable {
             certificatePEM: certificatePEM, active: true, createdAt: clock.now())
     }
 
-    /// Activates or retires a processing key (rotation: add the new key, then retire the old one).
-    public func setProcessingKey(merchantID: String, keyID: String, active: Bool) throws(GatewayError) {
-        try gatewayThrowing {
-            try store.write { tx in
-                guard var key = try tx.processingKeys(merchantID: merchantID).first(where: { $0.id == keyID }) else {
-                    throw GatewayError.invalid("key_id", "no such processing key")
-                }
-                key.active = active
-                try tx.updateProcessingKey(key)
-            }
-        }
-    }
-
     /// The active processing keys, newest first. Each private key stays sealed until its
     /// ``ProcessingKeyMaterial/privateKeyPEM()`` is asked for (a token opener asks only for a key it has not
     /// loaded yet), so a tokenize does not unseal the key ring every time.
-    public func activeProcessingKeys(merchantID: String) throws(GatewayError) -> [ProcessingKeyMaterial] {
+    package func activeProcessingKeys(merchantID: String) throws(GatewayError) -> [ProcessingKeyMaterial] {
         let keys = try gatewayThrowing { try store.read { try $0.processingKeys(merchantID: merchantID) } }
         let cipher = self.cipher
         return keys.reversed().filter(\.active).map { key in
@@ -376,7 +344,7 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// The certificates of the key ring (id, PEM, active), oldest first.
-    public func processingCertificates(
+    package func processingCertificates(
         merchantID: String
     ) throws(GatewayError) -> [(
         id: String, certificatePEM: String, active: Bool
@@ -437,7 +405,7 @@ public final class MerchantRegistry: Sendable {
 
     /// Stores the Merchant Identity certificate and its private key (sealed), for Apple Pay on the Web, recording
     /// the generated key's id (`mk_…`) as the audit entry's target when there is one.
-    public func setIdentity(
+    package func setIdentity(
         merchantID: String, certificatePEM: String, privateKeyPEM: SecureBytes, keyID: String? = nil,
         scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) {
@@ -451,7 +419,7 @@ public final class MerchantRegistry: Sendable {
     }
 
     /// The Merchant Identity certificate and key, when set.
-    public func identity(merchantID: String) throws(GatewayError) -> MerchantIdentityMaterial? {
+    package func identity(merchantID: String) throws(GatewayError) -> MerchantIdentityMaterial? {
         let record = try record(merchantID)
         guard let certificate = record.identityCertificatePEM, let sealed = record.identityKeySealed else { return nil }
         return MerchantIdentityMaterial(

@@ -344,60 +344,6 @@ extension GatewayService {
 
     // MARK: - Capture and void
 
-    /// Captures an authorized payment, fully or partially (`amount` minor units), once.
-    public func capture(
-        merchant: Merchant, paymentID: String, amount: Int64? = nil, idempotencyKey: String? = nil,
-        scope requestScope: RequestScope = .unattributed
-    )
-        throws(GatewayError) -> Payment
-    {
-        if let amount, amount <= 0 { throw .invalid("amount", "a positive number of minor units") }
-        _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
-        return try idempotent(
-            merchant, key: idempotencyKey, operation: "capture",
-            fingerprint: [paymentID, amount.map(String.init) ?? "full"], requestScope: requestScope
-        ) { scope throws(GatewayError) in
-            var payment = try operate(
-                .capture, paymentID: paymentID, amount: amount, resume: scope.resumePoint != nil,
-                auditedAs: requestScope.actor)
-            payment.refunds = try read { try $0.refunds(paymentID: paymentID) }
-            return payment
-        }
-    }
-
-    /// Voids an authorized, uncaptured payment.
-    public func void(
-        merchant: Merchant, paymentID: String, idempotencyKey: String? = nil,
-        scope requestScope: RequestScope = .unattributed
-    ) throws(GatewayError) -> Payment {
-        _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
-        return try idempotent(
-            merchant, key: idempotencyKey, operation: "void", fingerprint: [paymentID], requestScope: requestScope
-        ) { scope throws(GatewayError) in
-            try operate(
-                .void, paymentID: paymentID, amount: nil, resume: scope.resumePoint != nil,
-                auditedAs: requestScope.actor)
-        }
-    }
-
-    /// Cancels the capture scheduled for an authorized payment (TapPay's Cap Cancel): it stays authorized until
-    /// captured or voided by hand. Refused (`invalid_state_transition`) once captured, while a capture or void is
-    /// in progress, or when no capture is scheduled.
-    public func cancelScheduledCapture(
-        merchant: Merchant, paymentID: String, scope requestScope: RequestScope = .unattributed
-    ) throws(GatewayError) -> Payment {
-        let now = clock.now()
-        return try write { tx in
-            let payment = try ownedPayment(merchant, paymentID, in: tx)
-            let unscheduled = try apply(
-                PaymentStateMachine.apply(.captureUnscheduled, to: payment, at: now), in: tx, at: now)
-            try AuditLog.record(
-                in: tx, merchantID: payment.merchantID, action: AuditLog.Action.paymentCaptureCancel,
-                target: paymentID, at: now, actor: requestScope.actor)
-            return unscheduled
-        }
-    }
-
     /// A capture or void in three phases: record the pending operation, call the processor with its stable
     /// id, record the outcome and its event. A pending operation found later is finished with the same id, unless
     /// the processor accepted it already (`capture_pending`, `void_pending`): that one is never sent again, and
@@ -506,52 +452,6 @@ extension GatewayService {
 
     // MARK: - Refunds
 
-    /// Refunds part (`amount`) or the rest of a captured payment. Several refunds may be made; their total
-    /// never exceeds the captured amount. A refund the processor did not answer stays `pending` and is
-    /// finished by reconciliation.
-    public func refund(
-        merchant: Merchant, paymentID: String, amount: Int64? = nil, reason: String? = nil,
-        idempotencyKey: String? = nil, scope requestScope: RequestScope = .unattributed
-    ) throws(GatewayError) -> RefundResult {
-        if let amount, amount <= 0 { throw .invalid("amount", "a positive number of minor units") }
-        if let reason, !FieldLimits.fits(reason, FieldLimits.refundReason) {
-            throw .invalid("reason", "at most \(FieldLimits.refundReason) characters")
-        }
-        try FieldLimits.checkCharacters(reason, param: "reason")
-        _ = try read { try ownedPayment(merchant, paymentID, in: $0) }
-        return try idempotent(
-            merchant, key: idempotencyKey, operation: "refund",
-            fingerprint: [paymentID, amount.map(String.init) ?? "rest", reason ?? ""], requestScope: requestScope
-        ) { scope throws(GatewayError) in
-            let refundID: String
-            if let resumed = scope.resumed("refund") {
-                refundID = resumed
-            } else {
-                let now = clock.now()
-                refundID = try Identifiers.ordered("re_", at: now)
-                try write { tx in
-                    guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
-                    payment.refunds = try tx.refunds(paymentID: paymentID)
-                    let event = PaymentEvent.refundRequested(id: refundID, amount: amount, reason: reason)
-                    let step = try PaymentStateMachine.apply(event, to: payment, at: now)
-                    try apply(step, in: tx, at: now)
-                    guard let value = step.effects.newRefunds.first?.amount else {
-                        throw GatewayError(.internalError, "no refund to record", paymentID: paymentID)
-                    }
-                    try AuditLog.record(
-                        in: tx, merchantID: payment.merchantID, action: AuditLog.Action.paymentRefund,
-                        target: paymentID,
-                        detail: [
-                            "amount": WireFormat.amount(value, payment.currency), "currency": payment.currency,
-                            "refund_id": refundID,
-                        ], at: now, actor: requestScope.actor)
-                    try scope.checkpoint("refund:\(refundID)", in: tx)
-                }
-            }
-            return try finishRefund(paymentID: paymentID, refundID: refundID)
-        }
-    }
-
     /// Sends a pending refund to the processor (its id is the operation id) and records the outcome. A refund the
     /// processor accepted already is never sent again: with `querying` (reconciliation) the processor is asked what
     /// became of it (``Processor/operationStatus(_:reference:operationID:amount:)``), otherwise it is answered as it
@@ -614,6 +514,63 @@ extension GatewayService {
 
     // MARK: - Reconciliation
 
+}
+
+extension Payments {
+    /// Captures an authorized payment, fully or partially (`amount` minor units), once.
+    public func capture(
+        merchant: Merchant, paymentID: String, amount: Int64? = nil, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
+    )
+        throws(GatewayError) -> Payment
+    {
+        if let amount, amount <= 0 { throw .invalid("amount", "a positive number of minor units") }
+        _ = try read { try gateway.ownedPayment(merchant, paymentID, in: $0) }
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "capture",
+            fingerprint: [paymentID, amount.map(String.init) ?? "full"], requestScope: requestScope
+        ) { scope throws(GatewayError) in
+            var payment = try gateway.operate(
+                .capture, paymentID: paymentID, amount: amount, resume: scope.resumePoint != nil,
+                auditedAs: requestScope.actor)
+            payment.refunds = try read { try $0.refunds(paymentID: paymentID) }
+            return payment
+        }
+    }
+
+    /// Voids an authorized, uncaptured payment.
+    public func void(
+        merchant: Merchant, paymentID: String, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> Payment {
+        _ = try read { try gateway.ownedPayment(merchant, paymentID, in: $0) }
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "void", fingerprint: [paymentID], requestScope: requestScope
+        ) { scope throws(GatewayError) in
+            try gateway.operate(
+                .void, paymentID: paymentID, amount: nil, resume: scope.resumePoint != nil,
+                auditedAs: requestScope.actor)
+        }
+    }
+
+    /// Cancels the capture scheduled for an authorized payment (TapPay's Cap Cancel): it stays authorized until
+    /// captured or voided by hand. Refused (`invalid_state_transition`) once captured, while a capture or void is
+    /// in progress, or when no capture is scheduled.
+    public func cancelScheduledCapture(
+        merchant: Merchant, paymentID: String, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> Payment {
+        let now = clock.now()
+        return try write { tx in
+            let payment = try gateway.ownedPayment(merchant, paymentID, in: tx)
+            let unscheduled = try gateway.apply(
+                PaymentStateMachine.apply(.captureUnscheduled, to: payment, at: now), in: tx, at: now)
+            try AuditLog.record(
+                in: tx, merchantID: payment.merchantID, action: AuditLog.Action.paymentCaptureCancel,
+                target: paymentID, at: now, actor: requestScope.actor)
+            return unscheduled
+        }
+    }
+
     /// The background job: settles `processing`/`unknown` payments older than the reconciliation delay by
     /// querying the processor (never authorizing again; a payment whose authorization was never sent fails),
     /// finishes pending captures, voids and refunds with their original ids, runs due automatic captures,
@@ -635,11 +592,11 @@ extension GatewayService {
                     guard var current = try tx.payment(id: id), current.status == .processing,
                         current.authorizationSentAt == nil
                     else { return try tx.payment(id: id) ?? payment }
-                    try fail(&current, code: "interrupted", cause: .interruptedBeforeSending, at: now, in: tx)
+                    try gateway.fail(&current, code: "interrupted", cause: .interruptedBeforeSending, at: now, in: tx)
                     return current
                 }
             } else {
-                settled = try settleFromQuery(paymentID: id)
+                settled = try gateway.settleFromQuery(paymentID: id)
             }
             if settled.status == .unknown { report.stillUnknown.append(id) } else { report.settledPayments.append(id) }
         }
@@ -651,13 +608,13 @@ extension GatewayService {
             }
             if payment.status == .capturePending || payment.status == .voidPending {
                 // Accepted by the processor: asked about, never sent again.
-                let result = try? settleAcceptedOperation(paymentID: id)
+                let result = try? gateway.settleAcceptedOperation(paymentID: id)
                 if result?.status == .captured { report.capturedPayments.append(id) }
                 continue
             }
             let kind = payment.pendingOperation?.kind ?? .capture
             do {
-                let result = try operate(kind, paymentID: id, amount: payment.pendingOperation?.amount, resume: true)
+                let result = try gateway.operate(kind, paymentID: id, amount: payment.pendingOperation?.amount, resume: true)
                 if result.status == .captured { report.capturedPayments.append(id) }
             } catch {
                 continue
@@ -669,7 +626,7 @@ extension GatewayService {
                 $0.status == .pending && $0.updatedAt <= cutoff
             }
             for refund in pending {
-                let result = try finishRefund(paymentID: id, refundID: refund.id, querying: true)
+                let result = try gateway.finishRefund(paymentID: id, refundID: refund.id, querying: true)
                 if result.refund.status != .pending { report.finishedRefunds.append(refund.id) }
             }
         }
@@ -682,5 +639,53 @@ extension GatewayService {
         let idleSince = now.addingTimeInterval(-ConsoleSessionRules.idleTimeout - ConsoleSessionRules.retention)
         report.purgedConsoleSessions = try write { try $0.purgeConsoleSessions(lastSeenBefore: idleSince) }
         return report
+    }
+}
+
+extension Refunds {
+    /// Refunds part (`amount`) or the rest of a captured payment. Several refunds may be made; their total
+    /// never exceeds the captured amount. A refund the processor did not answer stays `pending` and is
+    /// finished by reconciliation.
+    public func refund(
+        merchant: Merchant, paymentID: String, amount: Int64? = nil, reason: String? = nil,
+        idempotencyKey: String? = nil, scope requestScope: RequestScope = .unattributed
+    ) throws(GatewayError) -> RefundResult {
+        if let amount, amount <= 0 { throw .invalid("amount", "a positive number of minor units") }
+        if let reason, !FieldLimits.fits(reason, FieldLimits.refundReason) {
+            throw .invalid("reason", "at most \(FieldLimits.refundReason) characters")
+        }
+        try FieldLimits.checkCharacters(reason, param: "reason")
+        _ = try read { try gateway.ownedPayment(merchant, paymentID, in: $0) }
+        return try idempotent(
+            merchant, key: idempotencyKey, operation: "refund",
+            fingerprint: [paymentID, amount.map(String.init) ?? "rest", reason ?? ""], requestScope: requestScope
+        ) { scope throws(GatewayError) in
+            let refundID: String
+            if let resumed = scope.resumed("refund") {
+                refundID = resumed
+            } else {
+                let now = clock.now()
+                refundID = try Identifiers.ordered("re_", at: now)
+                try write { tx in
+                    guard var payment = try tx.payment(id: paymentID) else { throw GatewayError(.notFound) }
+                    payment.refunds = try tx.refunds(paymentID: paymentID)
+                    let event = PaymentEvent.refundRequested(id: refundID, amount: amount, reason: reason)
+                    let step = try PaymentStateMachine.apply(event, to: payment, at: now)
+                    try gateway.apply(step, in: tx, at: now)
+                    guard let value = step.effects.newRefunds.first?.amount else {
+                        throw GatewayError(.internalError, "no refund to record", paymentID: paymentID)
+                    }
+                    try AuditLog.record(
+                        in: tx, merchantID: payment.merchantID, action: AuditLog.Action.paymentRefund,
+                        target: paymentID,
+                        detail: [
+                            "amount": WireFormat.amount(value, payment.currency), "currency": payment.currency,
+                            "refund_id": refundID,
+                        ], at: now, actor: requestScope.actor)
+                    try scope.checkpoint("refund:\(refundID)", in: tx)
+                }
+            }
+            return try gateway.finishRefund(paymentID: paymentID, refundID: refundID)
+        }
     }
 }

@@ -92,7 +92,7 @@ extension GatewayAPI {
         let body = try RequestBody(call, required: true)
         guard let token = try body.json("token", required: true) else { throw body.missing("token") }
         let paymentRequest = try body.json("payment_request")
-        let prime = try gateway.tokenize(
+        let prime = try gateway.payments.tokenize(
             merchant: call.merchant, token: token, paymentRequest: paymentRequest, idempotencyKey: call.idempotencyKey,
             scope: call.scope)
         return Self.recordedResponse(call) ?? Self.primeResponse(prime)
@@ -178,7 +178,7 @@ extension GatewayAPI {
                 metadata[key] = text
             }
         }
-        let payment = try gateway.payByPrime(
+        let payment = try gateway.payments.payByPrime(
             merchant: call.merchant,
             PayByPrimeRequest(
                 prime: prime, amount: amount, currency: currency.code,
@@ -192,7 +192,7 @@ extension GatewayAPI {
     }
 
     func paymentResponse(_ merchant: Merchant, _ payment: Payment) throws -> HTTPResponse {
-        let transitions = try gateway.transitions(merchant: merchant, paymentID: payment.id)
+        let transitions = try gateway.payments.transitions(merchant: merchant, paymentID: payment.id)
         return Wire.response(Wire.payment(payment, transitions: transitions))
     }
 
@@ -226,7 +226,7 @@ extension GatewayAPI {
                 "expires_in_seconds",
                 "\(FieldLimits.text(FieldLimits.sessionLifetimeSeconds))")
         }
-        let session = try gateway.createSession(
+        let session = try gateway.sessions.create(
             merchant: call.merchant,
             CreateSessionRequest(
                 outTradeNo: outTradeNo, amount: amount, currency: currency.code, country: country, subject: subject,
@@ -241,7 +241,7 @@ extension GatewayAPI {
     }
 
     func getSession(_ call: Call) throws -> HTTPResponse {
-        let session = try gateway.session(
+        let session = try gateway.sessions.session(
             merchant: call.merchant, orderToken: try call.context.parameter("order_token"))
         return Wire.response(Wire.session(session, merchantName: call.merchant.name, now: gateway.now))
     }
@@ -250,7 +250,7 @@ extension GatewayAPI {
         let body = try RequestBody(call, required: true)
         guard let token = try body.json("token", required: true) else { throw body.missing("token") }
         let orderToken = try call.context.parameter("order_token")
-        let payment = try gateway.paySession(
+        let payment = try gateway.sessions.pay(
             merchant: call.merchant, orderToken: orderToken, token: token, idempotencyKey: call.idempotencyKey,
             scope: call.scope)
         return Wire.response([
@@ -265,7 +265,7 @@ extension GatewayAPI {
 
     func getPayment(_ call: Call) throws -> HTTPResponse {
         try paymentResponse(
-            call.merchant, try gateway.payment(merchant: call.merchant, id: try call.context.parameter("id")))
+            call.merchant, try gateway.payments.payment(merchant: call.merchant, id: try call.context.parameter("id")))
     }
 
     static func queryTime(_ request: HTTPRequest, _ name: String) throws(GatewayAPIError) -> Date? {
@@ -331,10 +331,10 @@ extension GatewayAPI {
             minAmount: try amount("amount_min"), maxAmount: try amount("amount_max"), statuses: statuses,
             orderNumber: request.query("order_number"), outTradeNo: request.query("out_trade_no"),
             lastFour: lastFour, limit: try Self.limit(request), cursor: request.query("cursor"))
-        let page = try gateway.payments(merchant: call.merchant, query: query)
+        let page = try gateway.payments.list(merchant: call.merchant, query: query)
         var data: [[String: Any]] = []
         for payment in page.payments {
-            let transitions = try gateway.transitions(merchant: call.merchant, paymentID: payment.id)
+            let transitions = try gateway.payments.transitions(merchant: call.merchant, paymentID: payment.id)
             data.append(Wire.payment(payment, transitions: transitions))
         }
         return Wire.response(["data": data, "next_cursor": Wire.value(page.nextCursor)])
@@ -344,7 +344,7 @@ extension GatewayAPI {
         let body = try RequestBody(call, required: false)
         let id = try call.context.parameter("id")
         let amount = try optionalAmount(body, call, paymentID: id)
-        let payment = try gateway.capture(
+        let payment = try gateway.payments.capture(
             merchant: call.merchant, paymentID: id, amount: amount, idempotencyKey: call.idempotencyKey,
             scope: call.scope)
         return try paymentResponse(call.merchant, payment)
@@ -353,12 +353,12 @@ extension GatewayAPI {
     /// The body's `amount` in the currency of payment `paymentID`, or nil when the body has none (or null).
     private func optionalAmount(_ body: RequestBody, _ call: Call, paymentID: String) throws -> Int64? {
         guard let amount = body.raw("amount"), amount != .null else { return nil }
-        let payment = try gateway.payment(merchant: call.merchant, id: paymentID)
+        let payment = try gateway.payments.payment(merchant: call.merchant, id: paymentID)
         return try body.amount("amount", currency: try Currency(code: payment.currency))
     }
 
     func void(_ call: Call) throws -> HTTPResponse {
-        let payment = try gateway.void(
+        let payment = try gateway.payments.void(
             merchant: call.merchant, paymentID: try call.context.parameter("id"), idempotencyKey: call.idempotencyKey,
             scope: call.scope)
         return try paymentResponse(call.merchant, payment)
@@ -368,7 +368,7 @@ extension GatewayAPI {
         let body = try RequestBody(call, required: false)
         let id = try call.context.parameter("id")
         let amount = try optionalAmount(body, call, paymentID: id)
-        let result = try gateway.refund(
+        let result = try gateway.refunds.refund(
             merchant: call.merchant, paymentID: id, amount: amount,
             reason: try body.string("reason", max: FieldLimits.refundReason, nullable: true),
             idempotencyKey: call.idempotencyKey, scope: call.scope)
@@ -390,7 +390,7 @@ extension GatewayAPI {
                 "object_id is an id of \(FieldLimits.text(FieldLimits.identifier)) letters, digits or _",
                 param: "object_id")
         }
-        let page = try gateway.eventPage(
+        let page = try gateway.webhooks.eventPage(
             merchant: call.merchant, type: type, objectID: objectID, limit: try Self.limit(call.request),
             cursor: call.request.query("cursor"))
         return Wire.response([
@@ -401,7 +401,7 @@ extension GatewayAPI {
 
     /// `GET /v1/events/{id}/attempts`: every delivery attempt of the event, oldest first.
     func listEventAttempts(_ call: Call) throws -> HTTPResponse {
-        let attempts = try gateway.webhookAttempts(merchant: call.merchant, eventID: try call.context.parameter("id"))
+        let attempts = try gateway.webhooks.webhookAttempts(merchant: call.merchant, eventID: try call.context.parameter("id"))
         return Wire.response([
             "data": attempts.map { attempt -> [String: Any] in
                 [
@@ -415,7 +415,7 @@ extension GatewayAPI {
     }
 
     func redeliver(_ call: Call) throws -> HTTPResponse {
-        let record = try gateway.redeliver(
+        let record = try gateway.webhooks.redeliver(
             merchant: call.merchant, eventID: try call.context.parameter("id"), idempotencyKey: call.idempotencyKey,
             scope: call.scope)
         return Wire.response(Wire.event(record))
@@ -458,7 +458,7 @@ extension GatewayAPI {
         let body = try RequestBody(call, required: true)
         let type = try body.requiredString("type", max: 10)
         let purpose = try body.requiredString("purpose", max: 20)
-        let csr = try gateway.createKeyCSR(
+        let csr = try gateway.keys.createKeyCSR(
             merchant: call.merchant, type: type, purpose: purpose, idempotencyKey: call.idempotencyKey,
             scope: call.scope)
         return Wire.response(Self.csrObject(csr))
@@ -467,7 +467,7 @@ extension GatewayAPI {
     func uploadCertificate(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call, required: true)
         let pem = try body.requiredString("certificate_pem", max: FieldLimits.certificatePEM.upperBound)
-        let key = try gateway.attachCertificate(
+        let key = try gateway.keys.attachCertificate(
             merchant: call.merchant, keyID: try call.context.parameter("id"), certificatePEM: pem,
             idempotencyKey: call.idempotencyKey, scope: call.scope)
         return Wire.response(Self.keyStatusObject(key))

@@ -66,7 +66,7 @@ extension GatewayAPI {
 
     func createIdentityCSR(_ call: Call) throws -> HTTPResponse {
         _ = try RequestBody(call, required: false)
-        let csr = try gateway.createIdentityCSR(
+        let csr = try gateway.keys.createIdentityCSR(
             merchant: call.merchant, idempotencyKey: call.idempotencyKey, scope: call.scope)
         return Wire.response(Self.csrObject(csr))
     }
@@ -87,7 +87,7 @@ extension GatewayAPI {
         } else if certificate.isEmpty {
             throw GatewayError(.certificateInvalid, "the body is Apple's certificate", param: "certificate")
         }
-        let key = try gateway.attachIdentityCertificate(
+        let key = try gateway.keys.attachIdentityCertificate(
             merchant: call.merchant, certificate: certificate, idempotencyKey: call.idempotencyKey, scope: call.scope)
         return Wire.response(Self.keyStatusObject(key))
     }

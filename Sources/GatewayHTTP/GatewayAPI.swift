@@ -63,7 +63,7 @@ public final class GatewayAPI: Sendable {
             return PaymentStatus.allCases.map { ([$0.rawValue], Double(counts[$0] ?? 0)) }
         }
         metrics.gauge("orchard_webhook_backlog", help: "Events waiting for delivery.") { [gateway] in
-            Double((try? gateway.webhookBacklog()) ?? 0)
+            Double((try? gateway.webhooks.webhookBacklog()) ?? 0)
         }
     }
 

@@ -6,7 +6,7 @@ import Gateway
 /// "Apple Pay on the Web"): the keys with their certificates' expiry, the last step of a rotation, the domains.
 extension GatewayAPI {
     func listMerchantKeys(_ call: Call) throws -> HTTPResponse {
-        let inventory = try gateway.merchants.keyInventory(merchantID: call.merchant.id)
+        let inventory = try gateway.keys.keyInventory(merchantID: call.merchant.id)
         return Wire.response([
             "data": inventory.keys.map(Self.keyEntryObject),
             "warnings": inventory.warnings.map { warning -> [String: Any] in
@@ -23,8 +23,8 @@ extension GatewayAPI {
 
     func retireMerchantKey(_ call: Call) throws -> HTTPResponse {
         let id = try call.context.parameter("id")
-        try gateway.merchants.retireProcessingKey(merchantID: call.merchant.id, keyID: id, scope: call.scope)
-        let inventory = try gateway.merchants.keyInventory(merchantID: call.merchant.id)
+        try gateway.keys.retireProcessingKey(merchantID: call.merchant.id, keyID: id, scope: call.scope)
+        let inventory = try gateway.keys.keyInventory(merchantID: call.merchant.id)
         guard let key = inventory.keys.first(where: { $0.id == id && $0.purpose == "processing" }) else {
             throw GatewayError(.notFound, "no such processing key", param: "id")
         }

@@ -180,7 +180,7 @@ extension GatewayAPI {
             }
             lifetime = TimeInterval(seconds)
         }
-        let session = try gateway.createSession(
+        let session = try gateway.sessions.create(
             merchant: call.merchant,
             CreateSessionRequest(
                 outTradeNo: outTradeNo, amount: amount, currency: currency.code, country: country,
@@ -208,7 +208,7 @@ extension GatewayAPI {
                 .paramsInvalid, "paymentToken (the Apple Pay token as a JSON object) is required",
                 orchardCode: "parameter_missing")
         }
-        let session = try gateway.session(merchant: call.merchant, orderToken: orderToken)
+        let session = try gateway.sessions.session(merchant: call.merchant, orderToken: orderToken)
         if let outTradeNo = try Self.payerMaxString(data, "outTradeNo", required: false),
             outTradeNo != session.outTradeNo
         {
@@ -219,7 +219,7 @@ extension GatewayAPI {
         let tokenBytes = try JSONWriter.json(token)
         let payment: Payment
         do throws(GatewayError) {
-            payment = try gateway.paySession(
+            payment = try gateway.sessions.pay(
                 merchant: call.merchant, orderToken: orderToken, token: tokenBytes,
                 idempotencyKey: key)
         } catch {

@@ -100,7 +100,7 @@ extension GatewayAPI {
         let payment = (try? JSONValue.parse(paid.body)).flatMap { $0.members == nil ? nil : $0 } ?? .object([])
         let paymentID = payment["id"]?.string
         // The subscripts answer nil for anything but an object: a payload without `data.id` is not about it.
-        let events = try gateway.events(merchant: merchant, limit: 100).reversed().compactMap { event -> Any? in
+        let events = try gateway.webhooks.events(merchant: merchant, limit: 100).reversed().compactMap { event -> Any? in
             guard let paymentID, let body = try? JSONValue.parse(event.payload),
                 body["data"]?["id"]?.string == paymentID
             else { return nil }

@@ -147,7 +147,7 @@ extension GatewayAPI {
         guard let recTradeID = call.body["rec_trade_id"]?.string, !recTradeID.isEmpty else {
             throw TapPayRefusal(.missingRecTradeID)
         }
-        do throws(GatewayError) { return try gateway.payment(merchant: call.merchant, id: recTradeID) } catch {
+        do throws(GatewayError) { return try gateway.payments.payment(merchant: call.merchant, id: recTradeID) } catch {
             if error.code == .notFound { throw TapPayRefusal(.invalidRecTradeID, orchardCode: "not_found") }
             throw error
         }
@@ -192,9 +192,9 @@ extension GatewayAPI {
             details: try Self.tappayString(body, "details", .detailsOutOfRange), cardholder: cardholder,
             captureMode: mode, bankTransactionID: try Self.tappayString(body, "bank_transaction_id", .bankTransactionIDOutOfRange))
         let payment: Payment
-        do throws(GatewayError) { payment = try gateway.payByPrime(merchant: call.merchant, request, scope: call.scope) } catch {
+        do throws(GatewayError) { payment = try gateway.payments.payByPrime(merchant: call.merchant, request, scope: call.scope) } catch {
             guard error.code == .cardDeclined, let paymentID = error.paymentID,
-                let failed = try? gateway.payment(merchant: call.merchant, id: paymentID)
+                let failed = try? gateway.payments.payment(merchant: call.merchant, id: paymentID)
             else { throw error }
             var answer = TapPayRefusal(error).body
             answer.merge(tappayPayAnswer(failed, merchant: call.merchant)) { current, _ in current }
@@ -268,7 +268,7 @@ extension GatewayAPI {
             // TapPay refunds an authorization that is not captured yet by cancelling it, in full only.
             if let amount, amount != payment.amount { throw TapPayRefusal(.authorizedPartialRefund) }
             let voided = try TapPayRefusal.mapping(.invalidStateTransition, to: .refundPendingCapture) {
-                try gateway.void(merchant: call.merchant, paymentID: payment.id, idempotencyKey: key, scope: call.scope)
+                try gateway.payments.void(merchant: call.merchant, paymentID: payment.id, idempotencyKey: key, scope: call.scope)
             }
             return [
                 "refund_id": "", "bank_refund_order_number": "",
@@ -277,7 +277,7 @@ extension GatewayAPI {
             ]
         }
         let result = try TapPayRefusal.mapping(.invalidStateTransition, to: .refundPendingCapture) {
-            try gateway.refund(
+            try gateway.refunds.refund(
                 merchant: call.merchant, paymentID: payment.id, amount: amount, idempotencyKey: key, scope: call.scope)
         }
         var answer: [String: Any] = [
@@ -305,7 +305,7 @@ extension GatewayAPI {
     func tappayCap(_ call: TapPayCall) throws -> [String: Any] {
         let payment = try tappayPayment(call)
         let captured = try TapPayRefusal.mapping(.invalidStateTransition, to: .repeatedRequest) {
-            try gateway.capture(merchant: call.merchant, paymentID: payment.id, scope: call.scope)
+            try gateway.payments.capture(merchant: call.merchant, paymentID: payment.id, scope: call.scope)
         }
         return [
             "cap_millis": (captured.capturedAt ?? gateway.now).unixMilliseconds, "currency": captured.currency,
@@ -319,7 +319,7 @@ extension GatewayAPI {
             ? .capCancelCapturing
             : payment.status == .authorized ? .capCancelNotArranged : .capCancelCaptured
         let unscheduled = try TapPayRefusal.mapping(.invalidStateTransition, to: status) {
-            try gateway.cancelScheduledCapture(merchant: call.merchant, paymentID: payment.id, scope: call.scope)
+            try gateway.payments.cancelScheduledCapture(merchant: call.merchant, paymentID: payment.id, scope: call.scope)
         }
         return ["currency": unscheduled.currency, "rec_trade_id": unscheduled.id]
     }
@@ -376,12 +376,12 @@ extension GatewayAPI {
             payments = []
         } else if let recTradeID = filters.recTradeID {
             // `rec_trade_id` names one record; the other filters do not narrow it further.
-            if let payment = try? gateway.payment(merchant: call.merchant, id: recTradeID) { payments = [payment] }
+            if let payment = try? gateway.payments.payment(merchant: call.merchant, id: recTradeID) { payments = [payment] }
         } else {
             var query = filters.query
             query.limit = FieldLimits.pageSize.upperBound
             repeat {
-                let result = try gateway.payments(merchant: call.merchant, query: query)
+                let result = try gateway.payments.list(merchant: call.merchant, query: query)
                 payments += result.payments
                 query.cursor = result.nextCursor
             } while query.cursor != nil

@@ -97,7 +97,7 @@ package final class ProcessorHarness: @unchecked Sendable {
 
     /// The event types the gateway emitted about payment `id`, oldest first.
     package func events(_ id: String) throws -> [String] {
-        try h.runtime.gateway.events(merchant: h.merchant, limit: 100).reversed().filter { event in
+        try h.runtime.gateway.webhooks.events(merchant: h.merchant, limit: 100).reversed().filter { event in
             (try? JSONSerialization.jsonObject(with: event.payload) as? [String: Any])
                 .flatMap { $0["data"] as? [String: Any] }?["id"] as? String == id
         }.map(\.type)
@@ -112,6 +112,6 @@ package final class ProcessorHarness: @unchecked Sendable {
     /// Runs the gateway's reconciliation as if `minutes` had passed.
     package func reconcile(after minutes: Double = 10) throws -> ReconciliationReport {
         h.clock.advance(by: minutes * 60)
-        return try h.runtime.gateway.reconcile()
+        return try h.runtime.gateway.payments.reconcile()
     }
 }

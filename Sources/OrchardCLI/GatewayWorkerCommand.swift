@@ -88,16 +88,16 @@ enum GatewayWorkerCommand {
                     mint.amount = amount
                     mint.currencyCode = "901"
                     mint.transactionIdentifier = Hex.encode(SHA256.hash(Array("harness-\(index)".utf8)))
-                    let prime = try gateway.tokenize(
+                    let prime = try gateway.payments.tokenize(
                         merchant: merchant, token: try minter.mint(mint), idempotencyKey: "tok-\(index)")
-                    let payment = try gateway.payByPrime(
+                    let payment = try gateway.payments.payByPrime(
                         merchant: merchant,
                         PayByPrimeRequest(
                             prime: prime.prime, amount: amount, currency: "TWD", orderNumber: "h-\(index)"),
                         idempotencyKey: "pay-\(index)")
                     io.out("ACK \(index) \(payment.id) \(payment.status.rawValue)")
                     if index % 4 == 3, payment.status == .captured {
-                        let refund = try gateway.refund(
+                        let refund = try gateway.refunds.refund(
                             merchant: merchant, paymentID: payment.id, amount: 1_000, idempotencyKey: "refund-\(index)",
                             scope: scope)
                         io.out("REFUND \(index) \(refund.refund.id) \(refund.refund.status.rawValue)")
@@ -110,7 +110,7 @@ enum GatewayWorkerCommand {
                     io.out("ERR \(index) \(error.code.rawValue)")
                 }
             }
-            let report = try gateway.reconcile(delay: 0)
+            let report = try gateway.payments.reconcile(delay: 0)
             io.out("RECONCILED settled=\(report.settledPayments.count) unknown=\(report.stillUnknown.count)")
             io.out("DONE")
             return 0

@@ -214,7 +214,7 @@ public enum ServeCommand {
         let deliveries = metrics.counter(
             "orchard_webhook_deliveries_total", help: "Webhook delivery attempts by outcome.", labels: ["outcome"])
         let dispatcher = WebhookDispatcher(
-            outbox: runtime.gateway.webhookOutbox, sender: CurlWebhookSender(), configuration: dispatcherConfiguration
+            outbox: runtime.gateway.webhooks.webhookOutbox, sender: CurlWebhookSender(), configuration: dispatcherConfiguration
         ) { record in
             let outcome =
                 switch record.state {
@@ -262,9 +262,9 @@ public enum ServeCommand {
             reconciler = PeriodicTask(interval: TimeInterval(interval)) {
                 // On a shared database, one instance at a time reconciles (an advisory lock); the others skip.
                 if let shared {
-                    _ = try? shared.runExclusively("reconcile") { try gateway.reconcile() }
+                    _ = try? shared.runExclusively("reconcile") { try gateway.payments.reconcile() }
                 } else {
-                    _ = try? gateway.reconcile()
+                    _ = try? gateway.payments.reconcile()
                 }
             }
         }

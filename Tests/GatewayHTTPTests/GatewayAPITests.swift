@@ -504,7 +504,7 @@ struct GatewayAPITests {
         // Wait until the handler is inside the (slow) authorization: its payment exists in `processing`.
         var waited = 0
         func authorizing() -> Bool {
-            let page = try? h.runtime.gateway.payments(
+            let page = try? h.runtime.gateway.payments.list(
                 merchant: h.merchant, query: PaymentQuery(statuses: [.processing]))
             return page?.payments.isEmpty == false
         }

@@ -136,7 +136,7 @@ struct OpenAPIConformanceTests {
         #expect(checked >= exchanges.count - 2, "JSON answers checked: \(checked) of \(exchanges.count)")
         // The webhook bodies as the outbox stores (and delivers) them: the spec's WebhookPayload.
         let payload = try #require(checker.resolve("#/components/schemas/WebhookPayload"))
-        let stored = try h.runtime.gateway.events(merchant: h.merchant, limit: 100)
+        let stored = try h.runtime.gateway.webhooks.events(merchant: h.merchant, limit: 100)
         #expect(
             Set(stored.map(\.type)).isSuperset(of: [
                 "payment.succeeded", "payment.failed", "payment.captured",

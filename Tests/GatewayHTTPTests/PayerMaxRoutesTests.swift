@@ -230,7 +230,7 @@ struct PayerMaxRoutesTests {
         #expect(unknown["code"] as? String == "ORDER_NOT_EXIST")
 
         // Delivered by the gateway's dispatcher, in PayerMax's form, signed with the published key.
-        let dispatcher = WebhookDispatcher(outbox: h.runtime.gateway.webhookOutbox, sender: CurlWebhookSender())
+        let dispatcher = WebhookDispatcher(outbox: h.runtime.gateway.webhooks.webhookOutbox, sender: CurlWebhookSender())
         let summary = try dispatcher.runOnce(now: h.clock.now())
         #expect(summary.delivered == 1)
         let notification = try #require(receiver.requests.first)
@@ -267,7 +267,7 @@ struct PayerMaxRoutesTests {
             h, "orderAndPay", try envelope(h, ["orderToken": orderToken, "paymentToken": try h.token("5.00")]),
             key: key)
         #expect((paid["data"] as? [String: Any])?["status"] as? String == "SUCCESS")
-        let dispatcher = WebhookDispatcher(outbox: h.runtime.gateway.webhookOutbox, sender: CurlWebhookSender())
+        let dispatcher = WebhookDispatcher(outbox: h.runtime.gateway.webhooks.webhookOutbox, sender: CurlWebhookSender())
         let summary = try dispatcher.runOnce(now: h.clock.now())
         #expect(summary.attempted == 1 && summary.delivered == 0 && summary.retrying == 1)
         #expect(receiver.requests.count == 1)

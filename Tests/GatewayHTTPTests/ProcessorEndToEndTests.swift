@@ -215,7 +215,7 @@ struct ProcessorEndToEndTests {
         #expect(answers.count == 2 && answers.allSatisfy { $0.status == 200 }, "\(answers)")
         let recorded = try p.h.runtime.gateway.processorNotifications(merchantID: p.h.merchant.id)
         #expect(Set(recorded.map(\.outcome)) == ["unknown_payment", "recorded"])
-        #expect(try p.h.runtime.gateway.events(merchant: p.h.merchant, limit: 10).isEmpty)
+        #expect(try p.h.runtime.gateway.webhooks.events(merchant: p.h.merchant, limit: 10).isEmpty)
     }
 
     @Test("the routes: an unknown merchant is 404; a merchant without that processor is 409")

@@ -80,7 +80,7 @@ struct SandboxAppleRootTests {
                 options.processors.baseURLs = ["adyen": standIn.baseURL]
             })
         h.clock.set(vector.verifyAt)
-        try h.runtime.gateway.merchants.addProcessingKey(
+        try h.runtime.gateway.keys.addProcessingKey(
             merchantID: h.merchant.id,
             privateKeyPEM: try SecureBytes(contentsOf: vector.directory.appendingPathComponent(vector.privateKey)),
             certificatePEM: try Self.certificate(vector, authority: authority))
@@ -131,7 +131,7 @@ struct SandboxAppleRootTests {
         let vector = try #require(Self.all.first { $0.certificate != nil })
         let h = try APIHarness()
         h.clock.set(vector.verifyAt)
-        try h.runtime.gateway.merchants.addProcessingKey(
+        try h.runtime.gateway.keys.addProcessingKey(
             merchantID: h.merchant.id,
             privateKeyPEM: try SecureBytes(contentsOf: vector.directory.appendingPathComponent(vector.privateKey)),
             certificatePEM: try String(
@@ -156,7 +156,7 @@ struct SandboxAppleRootTests {
             context: context)
         let key = try SandboxPKIIssuer().issueProcessingKey(
             pki: serialized, merchantIdentifier: "merchant.com.live", id: "pk_live", now: trusting.clock.now())
-        try trusting.runtime.gateway.merchants.addProcessingKey(
+        try trusting.runtime.gateway.keys.addProcessingKey(
             merchantID: live.id, privateKeyPEM: try key.privateKeyPEM(), certificatePEM: key.certificatePEM, id: key.id)
         var request = MintRequest(merchantCertificatePEM: key.certificatePEM, signingTime: trusting.clock.now())
         request.amount = 1_000

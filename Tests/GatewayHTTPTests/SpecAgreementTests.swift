@@ -190,7 +190,7 @@ struct SpecAgreementTests {
         #expect(GatewayAPI.bodyLimit(.put, "/v1/payments") == nil && GatewayAPI.bodyLimit(.get, "/v1/bin-table") == nil)
         let h = try APIHarness()
         let oversized = Data(repeating: 0x20, count: FieldLimits.tokenBytes.upperBound + 1)
-        #expect(throws: GatewayError.self) { try h.runtime.gateway.tokenize(merchant: h.merchant, token: oversized) }
+        #expect(throws: GatewayError.self) { try h.runtime.gateway.payments.tokenize(merchant: h.merchant, token: oversized) }
     }
 
     @Test("every bound openapi.yaml states on a request is a FieldLimits constant, and no bound is unowned")

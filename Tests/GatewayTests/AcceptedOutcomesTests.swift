@@ -120,18 +120,18 @@ struct AcceptedOutcomesTests {
         #expect(payment.status == .capturePending && payment.capturedAmount == 0)
         #expect(processor.count("capture") == 1)
         h.clock.advance(by: 600)
-        try h.gateway.reconcile()
+        try h.gateway.payments.reconcile()
         #expect(processor.count("capture") == 1 && processor.count("status") == 1)
-        #expect(try h.gateway.payment(merchant: h.merchant, id: payment.id).status == .capturePending)
+        #expect(try h.gateway.payments.payment(merchant: h.merchant, id: payment.id).status == .capturePending)
         processor.statuses[GatewayService.captureOperationID(payment.id)] = .succeeded
         h.clock.advance(by: 600)
-        let report = try h.gateway.reconcile()
+        let report = try h.gateway.payments.reconcile()
         #expect(report.capturedPayments == [payment.id])
-        let captured = try h.gateway.payment(merchant: h.merchant, id: payment.id)
+        let captured = try h.gateway.payments.payment(merchant: h.merchant, id: payment.id)
         #expect(captured.status == .captured && captured.capturedAmount == payment.amount)
         #expect(processor.count("capture") == 1)
         #expect(try h.eventTypes() == ["payment.succeeded", "payment.captured"])
-        let transitions = try h.gateway.transitions(merchant: h.merchant, paymentID: payment.id).map(\.to)
+        let transitions = try h.gateway.payments.transitions(merchant: h.merchant, paymentID: payment.id).map(\.to)
         #expect(transitions == [.processing, .authorized, .capturePending, .captured])
     }
 
@@ -141,20 +141,20 @@ struct AcceptedOutcomesTests {
     func acceptedVoid(_ backend: StoreBackend) throws {
         let (h, processor) = try Self.harness(backend)
         let payment = try h.pay(captureMode: .manual)
-        let pending = try h.gateway.void(merchant: h.merchant, paymentID: payment.id, idempotencyKey: "void-1")
+        let pending = try h.gateway.payments.void(merchant: h.merchant, paymentID: payment.id, idempotencyKey: "void-1")
         #expect(pending.status == .voidPending)
         // The merchant's retry is answered from the stored result; nothing is sent again.
         #expect(
-            try h.gateway.void(merchant: h.merchant, paymentID: payment.id, idempotencyKey: "void-1").status
+            try h.gateway.payments.void(merchant: h.merchant, paymentID: payment.id, idempotencyKey: "void-1").status
                 == .voidPending)
         expectGatewayError(.invalidStateTransition) {
-            try h.gateway.capture(merchant: h.merchant, paymentID: payment.id)
+            try h.gateway.payments.capture(merchant: h.merchant, paymentID: payment.id)
         }
         #expect(processor.count("void") == 1)
         processor.statuses["void"] = .declined(code: "void_refused")
         h.clock.advance(by: 600)
-        try h.gateway.reconcile()
-        #expect(try h.gateway.payment(merchant: h.merchant, id: payment.id).status == .authorized)
+        try h.gateway.payments.reconcile()
+        #expect(try h.gateway.payments.payment(merchant: h.merchant, id: payment.id).status == .authorized)
         #expect(try h.eventTypes() == ["payment.succeeded", "payment.void_failed"])
     }
 
@@ -163,26 +163,26 @@ struct AcceptedOutcomesTests {
         let (h, processor) = try Self.harness(backend)
         var payment = try h.pay(captureMode: .manual)
         processor.statuses["capture"] = .succeeded
-        payment = try h.gateway.capture(merchant: h.merchant, paymentID: payment.id)
+        payment = try h.gateway.payments.capture(merchant: h.merchant, paymentID: payment.id)
         #expect(payment.status == .capturePending)
         h.clock.advance(by: 600)
-        try h.gateway.reconcile()
-        let first = try h.gateway.refund(merchant: h.merchant, paymentID: payment.id, amount: 3_000)
+        try h.gateway.payments.reconcile()
+        let first = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: payment.id, amount: 3_000)
         #expect(first.refund.status == .pending && first.payment.status == .refundPending)
-        let second = try h.gateway.refund(
+        let second = try h.gateway.refunds.refund(
             merchant: h.merchant, paymentID: payment.id, amount: 2_000, idempotencyKey: "r2")
         #expect(second.payment.status == .refundPending)
-        _ = try h.gateway.refund(merchant: h.merchant, paymentID: payment.id, amount: 2_000, idempotencyKey: "r2")
+        _ = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: payment.id, amount: 2_000, idempotencyKey: "r2")
         #expect(processor.count("refund") == 2)
         processor.statuses[first.refund.id] = .succeeded
         h.clock.advance(by: 600)
-        try h.gateway.reconcile()
-        var now = try h.gateway.payment(merchant: h.merchant, id: payment.id)
+        try h.gateway.payments.reconcile()
+        var now = try h.gateway.payments.payment(merchant: h.merchant, id: payment.id)
         #expect(now.status == .refundPending && now.refundedAmount == 3_000)
         processor.statuses[second.refund.id] = .declined(code: "refund_declined")
         h.clock.advance(by: 600)
-        try h.gateway.reconcile()
-        now = try h.gateway.payment(merchant: h.merchant, id: payment.id)
+        try h.gateway.payments.reconcile()
+        now = try h.gateway.payments.payment(merchant: h.merchant, id: payment.id)
         #expect(now.status == .partiallyRefunded && now.refundedAmount == 3_000)
         #expect(now.refunds.map(\.status) == [.succeeded, .failed])
         #expect(processor.count("refund") == 2)
@@ -199,9 +199,9 @@ struct AcceptedOutcomesTests {
         #expect(payment.status == .unknown)
         #expect(try h.store.read { try $0.cardData(paymentID: payment.id) } != nil, "kept sealed for the resend")
         h.clock.advance(by: 600)
-        let report = try h.gateway.reconcile()
+        let report = try h.gateway.payments.reconcile()
         #expect(report.settledPayments == [payment.id])
-        let settled = try h.gateway.payment(merchant: h.merchant, id: payment.id)
+        let settled = try h.gateway.payments.payment(merchant: h.merchant, id: payment.id)
         #expect(settled.status == .authorized)
         #expect(processor.authorizations[payment.id] == 1)
         let key = GatewayService.authorizationOperationID(payment.id)
@@ -213,7 +213,7 @@ struct AcceptedOutcomesTests {
     @Test("a processor that refuses the card refuses it before the prime is claimed", arguments: StoreBackend.all)
     func refusedBeforeClaim(_ backend: StoreBackend) throws {
         let (h, processor) = try Self.harness(backend)
-        let emv = try h.gateway.tokenize(merchant: h.merchant, token: h.token(emvData: "9F2608AABBCCDDEEFF0011"))
+        let emv = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(emvData: "9F2608AABBCCDDEEFF0011"))
         let error = expectGatewayError(GatewayError.Code(rawValue: "payment_data_type_unsupported")) {
             try h.payByPrime(emv.prime, amount: 10_000, currency: "TWD")
         }
@@ -237,17 +237,17 @@ struct AcceptedOutcomesTests {
         processor.captureAnswer = .declined(code: "capture_refused")
         let payment = try h.pay(captureMode: .manual)
         let error = expectGatewayError(.processorDeclined) {
-            try h.gateway.capture(merchant: h.merchant, paymentID: payment.id)
+            try h.gateway.payments.capture(merchant: h.merchant, paymentID: payment.id)
         }
         #expect(error?.declineCode == "capture_refused")
-        let after = try h.gateway.payment(merchant: h.merchant, id: payment.id)
+        let after = try h.gateway.payments.payment(merchant: h.merchant, id: payment.id)
         #expect(after.status == .authorized && after.pendingOperation == nil)
         h.clock.advance(by: 600)
-        try h.gateway.reconcile()
+        try h.gateway.payments.reconcile()
         #expect(processor.count("capture") == 1, "a refused capture is not sent again")
         // The merchant asks again: a new request, a new operation id (the refused one's would be answered refused).
         processor.captureAnswer = nil
-        #expect(try h.gateway.capture(merchant: h.merchant, paymentID: payment.id).status == .capturePending)
+        #expect(try h.gateway.payments.capture(merchant: h.merchant, paymentID: payment.id).status == .capturePending)
         let ids = processor.calls.filter { $0.kind == "capture" }.map(\.operationID)
         #expect(ids.count == 2 && Set(ids).count == 2 && ids.allSatisfy { $0.hasPrefix("capture_\(payment.id)_") })
     }

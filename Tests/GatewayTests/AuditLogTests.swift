@@ -156,7 +156,7 @@ struct AuditLogTests {
         try registry.releaseApplePayDomain("scope.example", scope: scope)
         try registry.endConsoleSessions(merchantID: id, reason: .signOutEverywhere, scope: scope)
         let authorized = try h.pay(captureMode: .afterDays(2))
-        _ = try h.gateway.cancelScheduledCapture(merchant: h.merchant, paymentID: authorized.id, scope: scope)
+        _ = try h.gateway.payments.cancelScheduledCapture(merchant: h.merchant, paymentID: authorized.id, scope: scope)
         let actions = try h.gateway.auditLog(merchant: h.merchant, limit: 50, startingAfter: nil).entries
             .filter { $0.actor == scope.actor }.map(\.action)
         #expect(

@@ -27,11 +27,11 @@ struct CommitCountTests {
     func primeFlow(_ c: Case) throws {
         let h = try Harness()
         let start = h.store.durableCommitCount
-        let prime = try h.gateway.tokenize(
+        let prime = try h.gateway.payments.tokenize(
             merchant: h.merchant, token: h.token(amount: 12_300), idempotencyKey: c.key.map { "tok-" + $0 })
         let tokenized = h.store.durableCommitCount
         #expect(tokenized - start == c.tokenize)
-        let payment = try h.gateway.payByPrime(
+        let payment = try h.gateway.payments.payByPrime(
             merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 12_300, currency: "TWD"),
             idempotencyKey: c.key.map { "pay-" + $0 })
         #expect(payment.status == .captured)
@@ -40,7 +40,7 @@ struct CommitCountTests {
         // A retry replays the stored result without writing.
         let replayed = h.store.durableCommitCount
         if let key = c.key {
-            let again = try h.gateway.payByPrime(
+            let again = try h.gateway.payments.payByPrime(
                 merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 12_300, currency: "TWD"),
                 idempotencyKey: "pay-" + key)
             #expect(again == payment)
@@ -54,23 +54,23 @@ struct CommitCountTests {
         let request = PayByPrimeRequest(prime: "prm_" + String(repeating: "0", count: 48), amount: 100, currency: "TWD")
         let start = h.store.durableCommitCount
         expectGatewayError(.primeNotFound) {
-            try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "k")
+            try h.gateway.payments.payByPrime(merchant: h.merchant, request, idempotencyKey: "k")
         }
         #expect(h.store.durableCommitCount - start == 1)
         // A retry replays the stored error without writing.
         expectGatewayError(.primeNotFound) {
-            try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "k")
+            try h.gateway.payments.payByPrime(merchant: h.merchant, request, idempotencyKey: "k")
         }
         #expect(h.store.durableCommitCount - start == 1)
         var other = request
         other.amount = 200
         expectGatewayError(.idempotencyConflict) {
-            try h.gateway.payByPrime(merchant: h.merchant, other, idempotencyKey: "k")
+            try h.gateway.payments.payByPrime(merchant: h.merchant, other, idempotencyKey: "k")
         }
         // Another key pays as usual.
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 12_300))
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 12_300))
         let unlisted = PayByPrimeRequest(prime: prime.prime, amount: 12_300, currency: "TWD")
-        let payment = try h.gateway.payByPrime(merchant: h.merchant, unlisted, idempotencyKey: "k2")
+        let payment = try h.gateway.payments.payByPrime(merchant: h.merchant, unlisted, idempotencyKey: "k2")
         #expect(payment.status == .captured)
     }
 }

@@ -11,28 +11,28 @@ struct CompatDomainTests {
     func bankTransactionID(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         func pay(_ reference: String) throws -> (String, Payment) {
-            let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token()).prime
-            let payment = try h.gateway.payByPrime(
+            let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token()).prime
+            let payment = try h.gateway.payments.payByPrime(
                 merchant: h.merchant,
                 PayByPrimeRequest(prime: prime, amount: 10_000, currency: "TWD", bankTransactionID: reference))
             return (prime, payment)
         }
         let (_, first) = try pay("BT-1")
         #expect(first.bankTransactionID == "BT-1")
-        #expect(try h.gateway.payment(merchant: h.merchant, id: first.id).bankTransactionID == "BT-1")
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token()).prime
+        #expect(try h.gateway.payments.payment(merchant: h.merchant, id: first.id).bankTransactionID == "BT-1")
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token()).prime
         let repeated = PayByPrimeRequest(prime: prime, amount: 10_000, currency: "TWD", bankTransactionID: "BT-1")
-        expectGatewayError(.duplicateBankTransactionID) { try h.gateway.payByPrime(merchant: h.merchant, repeated) }
+        expectGatewayError(.duplicateBankTransactionID) { try h.gateway.payments.payByPrime(merchant: h.merchant, repeated) }
         // The refused call left its prime unclaimed: it pays under another reference.
         var other = repeated
         other.bankTransactionID = "BT-2"
-        #expect(try h.gateway.payByPrime(merchant: h.merchant, other).status == .captured)
-        let found = try h.gateway.payments(merchant: h.merchant, query: PaymentQuery(bankTransactionID: "BT-1"))
+        #expect(try h.gateway.payments.payByPrime(merchant: h.merchant, other).status == .captured)
+        let found = try h.gateway.payments.list(merchant: h.merchant, query: PaymentQuery(bankTransactionID: "BT-1"))
         #expect(found.payments.map(\.id) == [first.id])
         #expect(try h.authorizations(first.id) == 1)
         var spaced = other
         spaced.bankTransactionID = "has space"
-        expectGatewayError(.parameterInvalid) { try h.gateway.payByPrime(merchant: h.merchant, spaced) }
+        expectGatewayError(.parameterInvalid) { try h.gateway.payments.payByPrime(merchant: h.merchant, spaced) }
     }
 
     @Test(
@@ -40,8 +40,8 @@ struct CompatDomainTests {
         arguments: StoreBackend.all)
     func bankTransactionIDConflict(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token()).prime
-        let first = try h.gateway.payByPrime(
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token()).prime
+        let first = try h.gateway.payments.payByPrime(
             merchant: h.merchant,
             PayByPrimeRequest(prime: prime, amount: 10_000, currency: "TWD", bankTransactionID: "BT-index"))
         var copy = first
@@ -65,27 +65,27 @@ struct CompatDomainTests {
         arguments: StoreBackend.all)
     func cancelScheduledCapture(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token()).prime
-        let payment = try h.gateway.payByPrime(
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token()).prime
+        let payment = try h.gateway.payments.payByPrime(
             merchant: h.merchant,
             PayByPrimeRequest(prime: prime, amount: 10_000, currency: "TWD", captureMode: .afterDays(2)))
         #expect(payment.status == .authorized)
         #expect(payment.captureAt != nil)
-        let unscheduled = try h.gateway.cancelScheduledCapture(merchant: h.merchant, paymentID: payment.id)
+        let unscheduled = try h.gateway.payments.cancelScheduledCapture(merchant: h.merchant, paymentID: payment.id)
         #expect(unscheduled.status == .authorized)
         #expect(unscheduled.captureAt == nil)
-        #expect(try h.gateway.payment(merchant: h.merchant, id: payment.id).captureAt == nil)
+        #expect(try h.gateway.payments.payment(merchant: h.merchant, id: payment.id).captureAt == nil)
         expectGatewayError(.invalidStateTransition) {
-            try h.gateway.cancelScheduledCapture(merchant: h.merchant, paymentID: payment.id)
+            try h.gateway.payments.cancelScheduledCapture(merchant: h.merchant, paymentID: payment.id)
         }
         // Reconciliation after the original date captures nothing.
         h.clock.advance(by: 3 * 86_400)
-        _ = try h.gateway.reconcile()
-        #expect(try h.gateway.payment(merchant: h.merchant, id: payment.id).status == .authorized)
-        let captured = try h.gateway.capture(merchant: h.merchant, paymentID: payment.id)
+        _ = try h.gateway.payments.reconcile()
+        #expect(try h.gateway.payments.payment(merchant: h.merchant, id: payment.id).status == .authorized)
+        let captured = try h.gateway.payments.capture(merchant: h.merchant, paymentID: payment.id)
         #expect(captured.status == .captured)
         expectGatewayError(.invalidStateTransition) {
-            try h.gateway.cancelScheduledCapture(merchant: h.merchant, paymentID: payment.id)
+            try h.gateway.payments.cancelScheduledCapture(merchant: h.merchant, paymentID: payment.id)
         }
     }
 

@@ -49,11 +49,11 @@ struct ConcurrencyTests {
             let payment = try h.pay(amount: 10_000)
             #expect(payment.status == .captured)
             let outcomes = Self.race(6, gateways) { gateway, _ in
-                _ = try gateway.refund(merchant: merchant, paymentID: payment.id, amount: 3_000)
+                _ = try gateway.refunds.refund(merchant: merchant, paymentID: payment.id, amount: 3_000)
             }
             #expect(outcomes.filter { $0 == nil }.count == 3, "\(outcomes)")
             #expect(outcomes.filter { $0 == GatewayError.Code.refundExceedsCapture.rawValue }.count == 3, "\(outcomes)")
-            let stored = try h.gateway.payment(merchant: merchant, id: payment.id)
+            let stored = try h.gateway.payments.payment(merchant: merchant, id: payment.id)
             #expect(stored.refunds.count == 3)
             #expect(stored.refunds.reduce(0) { $0 + $1.amount } == 9_000)
             #expect(stored.refundedAmount == 9_000)
@@ -69,10 +69,10 @@ struct ConcurrencyTests {
         let merchant = h.merchant
         let payment = try h.pay(amount: 10_000)
         let outcomes = Self.race(4, gateways) { gateway, _ in
-            _ = try gateway.refund(merchant: merchant, paymentID: payment.id)
+            _ = try gateway.refunds.refund(merchant: merchant, paymentID: payment.id)
         }
         #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
-        let stored = try h.gateway.payment(merchant: merchant, id: payment.id)
+        let stored = try h.gateway.payments.payment(merchant: merchant, id: payment.id)
         #expect(stored.refunds.map(\.amount) == [10_000])
         #expect(stored.status == .refunded)
     }
@@ -87,10 +87,10 @@ struct ConcurrencyTests {
         let payment = try h.pay(amount: 10_000, captureMode: .manual)
         #expect(payment.status == .authorized)
         let outcomes = Self.race(4, gateways) { gateway, index in
-            _ = try gateway.capture(merchant: merchant, paymentID: payment.id, amount: Int64(6_000 + index))
+            _ = try gateway.payments.capture(merchant: merchant, paymentID: payment.id, amount: Int64(6_000 + index))
         }
         #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
-        let stored = try h.gateway.payment(merchant: merchant, id: payment.id)
+        let stored = try h.gateway.payments.payment(merchant: merchant, id: payment.id)
         #expect(stored.status == .captured)
         #expect((6_000..<6_004).contains(stored.capturedAmount))
         #expect(try h.eventTypes().filter { $0 == "payment.captured" }.count == 1)
@@ -105,7 +105,7 @@ struct ConcurrencyTests {
         #expect(outcomes.filter { $0 == GatewayError.Code.primeAlreadyUsed.rawValue }.count == 5, "\(outcomes)")
         let id = try #require(payments.first)
         #expect(try h.authorizations(id) == 1)
-        #expect(try h.gateway.payments(merchant: merchant, query: PaymentQuery()).payments.count == 1)
+        #expect(try h.gateway.payments.list(merchant: merchant, query: PaymentQuery()).payments.count == 1)
     }
 
     /// Pays one new prime of 10,000 TWD from 6 threads at once over the harness's gateway and a second one,
@@ -116,11 +116,11 @@ struct ConcurrencyTests {
     ) throws -> (request: PayByPrimeRequest, outcomes: [String?], payments: [String]) {
         let gateways = [h.gateway, try secondGateway(h)]
         let merchant = h.merchant
-        let prime = try h.gateway.tokenize(merchant: merchant, token: h.token())
+        let prime = try h.gateway.payments.tokenize(merchant: merchant, token: h.token())
         let request = PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
         let payments = Mutex([String]())
         let outcomes = race(6, gateways) { gateway, _ in
-            let payment = try gateway.payByPrime(merchant: merchant, request, idempotencyKey: idempotencyKey)
+            let payment = try gateway.payments.payByPrime(merchant: merchant, request, idempotencyKey: idempotencyKey)
             payments.withLock { $0.append(payment.id) }
         }
         return (request, outcomes, payments.withLock { $0 })
@@ -138,10 +138,10 @@ struct ConcurrencyTests {
         let allowed: Set<String?> = [nil, GatewayError.Code.idempotencyInFlight.rawValue]
         #expect(outcomes.allSatisfy { allowed.contains($0) }, "\(outcomes)")
         #expect(Set(payments).count == 1, "\(outcomes)")
-        #expect(try h.gateway.payments(merchant: merchant, query: PaymentQuery()).payments.count == 1)
+        #expect(try h.gateway.payments.list(merchant: merchant, query: PaymentQuery()).payments.count == 1)
         let id = try #require(payments.first)
         #expect(try h.authorizations(id) == 1)
-        let again = try h.gateway.payByPrime(merchant: merchant, request, idempotencyKey: "same-key")
+        let again = try h.gateway.payments.payByPrime(merchant: merchant, request, idempotencyKey: "same-key")
         #expect(again.id == id)
     }
 
@@ -154,10 +154,10 @@ struct ConcurrencyTests {
         let merchant = h.merchant
         for round in 0..<3 {
             let reference = "BT-race-\(round)"
-            let primes = try (0..<6).map { _ in try h.gateway.tokenize(merchant: merchant, token: h.token()).prime }
+            let primes = try (0..<6).map { _ in try h.gateway.payments.tokenize(merchant: merchant, token: h.token()).prime }
             let payments = Mutex([Int: String]())
             let outcomes = Self.race(6, gateways) { gateway, index in
-                let payment = try gateway.payByPrime(
+                let payment = try gateway.payments.payByPrime(
                     merchant: merchant,
                     PayByPrimeRequest(prime: primes[index], amount: 10_000, currency: "TWD", bankTransactionID: reference))
                 payments.withLock { $0[index] = payment.id }
@@ -167,11 +167,11 @@ struct ConcurrencyTests {
                 outcomes.filter { $0 == GatewayError.Code.duplicateBankTransactionID.rawValue }.count == 5, "\(outcomes)")
             let (winner, id) = try #require(payments.withLock { $0 }.first)
             #expect(try h.authorizations(id) == 1)
-            let found = try h.gateway.payments(merchant: merchant, query: PaymentQuery(bankTransactionID: reference))
+            let found = try h.gateway.payments.list(merchant: merchant, query: PaymentQuery(bankTransactionID: reference))
             #expect(found.payments.map(\.id) == [id])
             // The refusal came before the prime was claimed: each loser's prime still pays under its own reference.
             for index in primes.indices where index != winner {
-                let paid = try h.gateway.payByPrime(
+                let paid = try h.gateway.payments.payByPrime(
                     merchant: merchant,
                     PayByPrimeRequest(
                         prime: primes[index], amount: 10_000, currency: "TWD",
@@ -190,7 +190,7 @@ struct ConcurrencyTests {
         let merchant = h.merchant
         let token = h.token()
         let outcomes = Self.race(6, gateways) { gateway, _ in
-            _ = try gateway.tokenize(merchant: merchant, token: token)
+            _ = try gateway.payments.tokenize(merchant: merchant, token: token)
         }
         #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
         #expect(outcomes.filter { $0 == GatewayError.Code.tokenReplayed.rawValue }.count == 5, "\(outcomes)")
@@ -201,14 +201,14 @@ struct ConcurrencyTests {
         let h = try Harness(backend)
         let gateways = [h.gateway, try Self.secondGateway(h)]
         let merchant = h.merchant
-        let session = try h.gateway.createSession(
+        let session = try h.gateway.sessions.create(
             merchant: merchant,
             CreateSessionRequest(outTradeNo: "race-1", amount: 10_000, currency: "TWD", country: "TW"))
         let tokens = (0..<4).map { _ in h.token() }
         let outcomes = Self.race(4, gateways) { gateway, index in
-            _ = try gateway.paySession(merchant: merchant, orderToken: session.orderToken, token: tokens[index])
+            _ = try gateway.sessions.pay(merchant: merchant, orderToken: session.orderToken, token: tokens[index])
         }
         #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
-        #expect(try h.gateway.payments(merchant: merchant, query: PaymentQuery()).payments.count == 1)
+        #expect(try h.gateway.payments.list(merchant: merchant, query: PaymentQuery()).payments.count == 1)
     }
 }

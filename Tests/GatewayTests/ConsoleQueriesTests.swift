@@ -12,13 +12,13 @@ struct ConsoleQueriesTests {
         let first = try h.pay(orderNumber: "A-1")
         let second = try h.pay(amount: 20_000, orderNumber: "A-2")
         #expect(first.cardInfo.lastFour == String(Harness.pan.suffix(4)))
-        let matching = try h.gateway.payments(
+        let matching = try h.gateway.payments.list(
             merchant: h.merchant, query: PaymentQuery(lastFour: first.cardInfo.lastFour))
         #expect(Set(matching.payments.map(\.id)) == [second.id, first.id])
-        let combined = try h.gateway.payments(
+        let combined = try h.gateway.payments.list(
             merchant: h.merchant, query: PaymentQuery(orderNumber: "A-2", lastFour: first.cardInfo.lastFour))
         #expect(combined.payments.map(\.id) == [second.id])
-        #expect(try h.gateway.payments(merchant: h.merchant, query: PaymentQuery(lastFour: "0000")).payments.isEmpty)
+        #expect(try h.gateway.payments.list(merchant: h.merchant, query: PaymentQuery(lastFour: "0000")).payments.isEmpty)
     }
 
     @Test("events filter by the object they are about; attempts keep their latency", arguments: StoreBackend.all)
@@ -26,12 +26,12 @@ struct ConsoleQueriesTests {
         let h = try Harness(backend)
         let first = try h.pay()
         let second = try h.pay()
-        _ = try h.gateway.refund(merchant: h.merchant, paymentID: second.id, amount: 1_000)
-        let about = try h.gateway.eventPage(
+        _ = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: second.id, amount: 1_000)
+        let about = try h.gateway.webhooks.eventPage(
             merchant: h.merchant, type: nil, objectID: second.id, limit: 100, cursor: nil)
         #expect(
             about.events.map(\.event.type).sorted() == ["payment.captured", "payment.refunded", "payment.succeeded"])
-        let refunded = try h.gateway.eventPage(
+        let refunded = try h.gateway.webhooks.eventPage(
             merchant: h.merchant, type: "payment.refunded", objectID: first.id, limit: 100, cursor: nil)
         #expect(refunded.events.isEmpty)
         let event = try #require(about.events.first?.event)
@@ -44,12 +44,12 @@ struct ConsoleQueriesTests {
             WebhookAttempt(
                 eventID: event.id, attemptedAt: h.clock.now() + 60, httpStatus: nil, error: "connection refused",
                 state: .pending, nextAttemptAt: h.clock.now() + 300, latencyMilliseconds: 3), lease: lease)
-        let attempts = try h.gateway.webhookAttempts(merchant: h.merchant, eventID: event.id)
+        let attempts = try h.gateway.webhooks.webhookAttempts(merchant: h.merchant, eventID: event.id)
         #expect(attempts.map(\.httpStatus) == [503, nil])
         #expect(attempts.map(\.latencyMilliseconds) == [42, 3])
         #expect(attempts.map(\.error) == [nil, "connection refused"])
         #expect(throws: GatewayError(.notFound)) {
-            _ = try h.gateway.webhookAttempts(merchant: h.merchant, eventID: "evt_none")
+            _ = try h.gateway.webhooks.webhookAttempts(merchant: h.merchant, eventID: "evt_none")
         }
     }
 }

@@ -74,7 +74,7 @@ struct ConsoleSessionStoreTests {
         let ended = try #require(try h.store.read { try $0.consoleSession(tokenHash: Self.hash(token)) })
         #expect(ended.endedAt == h.clock.now())
         h.clock.advance(by: 8 * 3600 + 24 * 3600 + 1)
-        let report = try h.gateway.reconcile()
+        let report = try h.gateway.payments.reconcile()
         #expect(report.purgedConsoleSessions == 2)
         #expect(try h.store.read { try $0.consoleSession(tokenHash: Self.hash(other)) } == nil)
     }

@@ -17,7 +17,7 @@ struct IdempotencyRetentionTests {
         try h.gateway.storeResponse(answer, merchant: h.merchant, key: "order-1")
 
         h.clock.advance(by: 23 * 3600)
-        var report = try h.gateway.reconcile()
+        var report = try h.gateway.payments.reconcile()
         #expect(report.purgedIdempotencyRecords == 0)
         #expect(report.purgedStoredResponses == 0)
         #expect(try h.gateway.storedResponse(merchant: h.merchant, key: "order-1") == answer)
@@ -27,7 +27,7 @@ struct IdempotencyRetentionTests {
             } != nil)
 
         h.clock.advance(by: 3600 + 1)
-        report = try h.gateway.reconcile()
+        report = try h.gateway.payments.reconcile()
         #expect(report.purgedIdempotencyRecords == 1)
         #expect(report.purgedStoredResponses == 1)
         #expect(

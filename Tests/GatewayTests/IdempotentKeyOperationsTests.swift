@@ -17,19 +17,19 @@ struct IdempotentKeyOperationsTests {
             h.merchant, key: "csr-1", operation: "merchant_key_csr", fingerprint: ["ec", "processing"], requestScope: .unattributed
         ) { _ throws(GatewayError) in
             expectGatewayError(.idempotencyInFlight) {
-                try h.gateway.createKeyCSR(
+                try h.gateway.keys.createKeyCSR(
                     merchant: h.merchant, type: "ec", purpose: "processing", idempotencyKey: "csr-1")
             }
             return true
         }
         #expect(held)
-        let first = try h.gateway.createKeyCSR(
+        let first = try h.gateway.keys.createKeyCSR(
             merchant: h.merchant, type: "ec", purpose: "processing", idempotencyKey: "csr-2")
-        let again = try h.gateway.createKeyCSR(
+        let again = try h.gateway.keys.createKeyCSR(
             merchant: h.merchant, type: "ec", purpose: "processing", idempotencyKey: "csr-2")
         #expect(again == first)
         expectGatewayError(.idempotencyConflict) {
-            try h.gateway.createKeyCSR(
+            try h.gateway.keys.createKeyCSR(
                 merchant: h.merchant, type: "rsa", purpose: "processing", idempotencyKey: "csr-2")
         }
     }
@@ -45,17 +45,17 @@ struct IdempotentKeyOperationsTests {
             fingerprint: ["mk_nope", Identifiers.sha256Hex(pem)], requestScope: .unattributed
         ) { _ throws(GatewayError) in
             expectGatewayError(.idempotencyInFlight) {
-                try h.gateway.attachCertificate(
+                try h.gateway.keys.attachCertificate(
                     merchant: h.merchant, keyID: "mk_nope", certificatePEM: pem, idempotencyKey: "cert-1")
             }
             return true
         }
         expectGatewayError(.notFound) {
-            try h.gateway.attachCertificate(
+            try h.gateway.keys.attachCertificate(
                 merchant: h.merchant, keyID: "mk_nope", certificatePEM: pem, idempotencyKey: "cert-2")
         }
         expectGatewayError(.notFound) {
-            try h.gateway.attachCertificate(
+            try h.gateway.keys.attachCertificate(
                 merchant: h.merchant, keyID: "mk_nope", certificatePEM: pem, idempotencyKey: "cert-2")
         }
     }
@@ -67,19 +67,19 @@ struct IdempotentKeyOperationsTests {
         let h = try Harness(backend)
         _ = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: "https://shop.example/hook")
         _ = try h.pay()
-        let event = try #require(try h.gateway.events(merchant: h.merchant, limit: 10).first)
+        let event = try #require(try h.gateway.webhooks.events(merchant: h.merchant, limit: 10).first)
         let _: Bool = try h.gateway.idempotent(
             h.merchant, key: "re-1", operation: "redeliver_event", fingerprint: [event.id], requestScope: .unattributed
         ) { _ throws(GatewayError) in
             expectGatewayError(.idempotencyInFlight) {
-                try h.gateway.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-1")
+                try h.gateway.webhooks.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-1")
             }
             return true
         }
-        let record = try h.gateway.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-2")
+        let record = try h.gateway.webhooks.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-2")
         #expect(record.delivery.state == .pending)
         #expect(
-            try h.gateway.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-2").event.id
+            try h.gateway.webhooks.redeliver(merchant: h.merchant, eventID: event.id, idempotencyKey: "re-2").event.id
                 == event.id)
     }
 }

@@ -78,7 +78,7 @@ struct MerchantAdministrationTests {
         expectGatewayError(.invalidCredentials) {
             try registry.authenticateClient(appID: h.credentials.appID, appKey: "ak_wrong")
         }
-        #expect(try h.gateway.payment(merchant: h.merchant, id: payment.id).status == .captured)
+        #expect(try h.gateway.payments.payment(merchant: h.merchant, id: payment.id).status == .captured)
         let before = try h.gateway.auditLog(merchant: h.merchant, limit: 100, startingAfter: nil).entries.count
         #expect(try registry.setDisabled(merchantID: h.merchant.id, true).isDisabled)
         #expect(
@@ -130,21 +130,21 @@ struct MerchantAdministrationTests {
             secrets += [endpoint.secret, "token=own"]
             expected += [(AuditLog.Action.webhookEndpointUpdate, nil), (AuditLog.Action.webhookSecretRotate, nil)]
             h.clock.advance(by: 1)
-            let csr = try registry.createKeyCSR(merchant: h.merchant, type: "ec", purpose: "processing", scope: scope)
+            let csr = try h.gateway.keys.createKeyCSR(merchant: h.merchant, type: "ec", purpose: "processing", scope: scope)
             expected.append((AuditLog.Action.processingKeyCSR, csr.id))
             try step(AuditLog.Action.processingKeyCertificate, csr.id) {
                 let hash = Hex.encode(SHA256.hash(Array(h.merchant.merchantIdentifiers[0].utf8))).uppercased()
-                _ = try registry.attachCertificate(
+                _ = try h.gateway.keys.attachCertificate(
                     merchant: h.merchant, keyID: csr.id,
                     certificatePEM: try authority.signProcessing(csrPEM: csr.csrPEM, merchantIdentifierHash: hash),
                     scope: scope)
             }
             h.clock.advance(by: 1)
-            let identity = try registry.createKeyCSR(
+            let identity = try h.gateway.keys.createKeyCSR(
                 merchant: h.merchant, type: "rsa", purpose: "identity", scope: scope)
             expected.append((AuditLog.Action.identityCSR, identity.id))
             try step(AuditLog.Action.identityCertificate, identity.id) {
-                _ = try registry.attachCertificate(
+                _ = try h.gateway.keys.attachCertificate(
                     merchant: h.merchant, keyID: identity.id,
                     certificatePEM: try authority.sign(csrPEM: identity.csrPEM), scope: scope)
             }
@@ -162,15 +162,15 @@ struct MerchantAdministrationTests {
             h.clock.advance(by: 1)
             let authorized = try h.pay(captureMode: .manual)
             try step(AuditLog.Action.paymentCapture, authorized.id) {
-                _ = try h.gateway.capture(merchant: h.merchant, paymentID: authorized.id, amount: 4_000, scope: scope)
+                _ = try h.gateway.payments.capture(merchant: h.merchant, paymentID: authorized.id, amount: 4_000, scope: scope)
             }
             try step(AuditLog.Action.paymentRefund, authorized.id) {
-                _ = try h.gateway.refund(merchant: h.merchant, paymentID: authorized.id, amount: 1_000, scope: scope)
+                _ = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: authorized.id, amount: 1_000, scope: scope)
             }
             h.clock.advance(by: 1)
             let voidable = try h.pay(captureMode: .manual)
             try step(AuditLog.Action.paymentVoid, voidable.id) {
-                _ = try h.gateway.void(merchant: h.merchant, paymentID: voidable.id, scope: scope)
+                _ = try h.gateway.payments.void(merchant: h.merchant, paymentID: voidable.id, scope: scope)
             }
         }
         let entries = try h.gateway.auditLog(merchant: h.merchant, limit: 100, startingAfter: nil).entries

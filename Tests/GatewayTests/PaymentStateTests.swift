@@ -30,15 +30,15 @@ struct PaymentStateTests {
         #expect(payment.status == .authorized)
         #expect(payment.captureAt == nil)
         expectGatewayError(.captureExceedsAuthorization) {
-            try h.gateway.capture(merchant: h.merchant, paymentID: payment.id, amount: 20_001)
+            try h.gateway.payments.capture(merchant: h.merchant, paymentID: payment.id, amount: 20_001)
         }
-        let captured = try h.gateway.capture(merchant: h.merchant, paymentID: payment.id, amount: 15_000)
+        let captured = try h.gateway.payments.capture(merchant: h.merchant, paymentID: payment.id, amount: 15_000)
         #expect(captured.status == .captured)
         #expect(captured.capturedAmount == 15_000)
         expectGatewayError(.invalidStateTransition) {
-            try h.gateway.capture(merchant: h.merchant, paymentID: payment.id)
+            try h.gateway.payments.capture(merchant: h.merchant, paymentID: payment.id)
         }
-        expectGatewayError(.invalidStateTransition) { try h.gateway.void(merchant: h.merchant, paymentID: payment.id) }
+        expectGatewayError(.invalidStateTransition) { try h.gateway.payments.void(merchant: h.merchant, paymentID: payment.id) }
         #expect(try h.eventTypes() == ["payment.succeeded", "payment.captured"])
     }
 
@@ -46,18 +46,18 @@ struct PaymentStateTests {
     func void(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay(captureMode: .manual)
-        let voided = try h.gateway.void(merchant: h.merchant, paymentID: payment.id)
+        let voided = try h.gateway.payments.void(merchant: h.merchant, paymentID: payment.id)
         #expect(voided.status == .voided)
         #expect(voided.voidedAt != nil)
         expectGatewayError(.invalidStateTransition) {
-            try h.gateway.capture(merchant: h.merchant, paymentID: payment.id)
+            try h.gateway.payments.capture(merchant: h.merchant, paymentID: payment.id)
         }
         expectGatewayError(.invalidStateTransition) {
-            try h.gateway.refund(merchant: h.merchant, paymentID: payment.id)
+            try h.gateway.refunds.refund(merchant: h.merchant, paymentID: payment.id)
         }
-        expectGatewayError(.invalidStateTransition) { try h.gateway.void(merchant: h.merchant, paymentID: payment.id) }
+        expectGatewayError(.invalidStateTransition) { try h.gateway.payments.void(merchant: h.merchant, paymentID: payment.id) }
         #expect(try h.eventTypes() == ["payment.succeeded", "payment.voided"])
-        let transitions = try h.gateway.transitions(merchant: h.merchant, paymentID: payment.id)
+        let transitions = try h.gateway.payments.transitions(merchant: h.merchant, paymentID: payment.id)
         #expect(transitions.map(\.to) == [.processing, .authorized, .voided])
         #expect(transitions.allSatisfy { !$0.cause.isEmpty })
     }
@@ -69,32 +69,32 @@ struct PaymentStateTests {
         let h = try Harness(backend)
         let authorized = try h.pay(amount: 10_000, captureMode: .manual)
         expectGatewayError(.invalidStateTransition) {
-            try h.gateway.refund(merchant: h.merchant, paymentID: authorized.id, amount: 100)
+            try h.gateway.refunds.refund(merchant: h.merchant, paymentID: authorized.id, amount: 100)
         }
-        _ = try h.gateway.capture(merchant: h.merchant, paymentID: authorized.id, amount: 8_000)
-        let first = try h.gateway.refund(
+        _ = try h.gateway.payments.capture(merchant: h.merchant, paymentID: authorized.id, amount: 8_000)
+        let first = try h.gateway.refunds.refund(
             merchant: h.merchant, paymentID: authorized.id, amount: 3_000, reason: "damaged")
         #expect(first.refund.status == .succeeded)
         #expect(first.payment.status == .partiallyRefunded)
         #expect(first.payment.refundedAmount == 3_000)
         expectGatewayError(.refundExceedsCapture) {
-            try h.gateway.refund(merchant: h.merchant, paymentID: authorized.id, amount: 5_001)
+            try h.gateway.refunds.refund(merchant: h.merchant, paymentID: authorized.id, amount: 5_001)
         }
-        let second = try h.gateway.refund(merchant: h.merchant, paymentID: authorized.id, amount: 4_000)
+        let second = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: authorized.id, amount: 4_000)
         #expect(second.payment.status == .partiallyRefunded)
-        let rest = try h.gateway.refund(merchant: h.merchant, paymentID: authorized.id)
+        let rest = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: authorized.id)
         #expect(rest.refund.amount == 1_000)
         #expect(rest.payment.status == .refunded)
         #expect(rest.payment.refunds.map(\.amount) == [3_000, 4_000, 1_000])
         #expect(Set(rest.payment.refunds.map(\.id)).count == 3)
         expectGatewayError(.invalidStateTransition) {
-            try h.gateway.refund(merchant: h.merchant, paymentID: authorized.id, amount: 1)
+            try h.gateway.refunds.refund(merchant: h.merchant, paymentID: authorized.id, amount: 1)
         }
         #expect(
             try h.eventTypes() == [
                 "payment.succeeded", "payment.captured", "payment.refunded", "payment.refunded", "payment.refunded",
             ])
-        let transitions = try h.gateway.transitions(merchant: h.merchant, paymentID: authorized.id).map(\.to)
+        let transitions = try h.gateway.payments.transitions(merchant: h.merchant, paymentID: authorized.id).map(\.to)
         #expect(
             transitions == [.processing, .authorized, .captured, .partiallyRefunded, .partiallyRefunded, .refunded])
     }
@@ -108,13 +108,13 @@ struct PaymentStateTests {
         ])
     func declines(amount: Int64, pan: String, code: String) throws {
         let h = try Harness()
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: amount, pan: pan))
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: amount, pan: pan))
         let error = expectGatewayError(.cardDeclined) {
             try h.payByPrime(prime.prime, amount: amount, currency: "TWD")
         }
         #expect(error?.declineCode == code)
         let paymentID = try #require(error?.paymentID)
-        let payment = try h.gateway.payment(merchant: h.merchant, id: paymentID)
+        let payment = try h.gateway.payments.payment(merchant: h.merchant, id: paymentID)
         #expect(payment.status == .failed)
         #expect(payment.failureCode == code)
         #expect(try h.eventTypes() == ["payment.failed"])
@@ -127,10 +127,10 @@ struct PaymentStateTests {
         #expect(payment.status == .authorized)
         #expect(payment.captureAt == h.clock.now().addingTimeInterval(3 * 86_400))
         h.clock.advance(by: 2 * 86_400)
-        #expect(try h.gateway.reconcile().capturedPayments.isEmpty)
+        #expect(try h.gateway.payments.reconcile().capturedPayments.isEmpty)
         h.clock.advance(by: 86_400)
-        #expect(try h.gateway.reconcile().capturedPayments == [payment.id])
-        #expect(try h.gateway.payment(merchant: h.merchant, id: payment.id).status == .captured)
+        #expect(try h.gateway.payments.reconcile().capturedPayments == [payment.id])
+        #expect(try h.gateway.payments.payment(merchant: h.merchant, id: payment.id).status == .captured)
     }
 
     @Test("record query: filters and cursor pagination", arguments: StoreBackend.all)
@@ -144,22 +144,22 @@ struct PaymentStateTests {
         var seen: [String] = []
         var cursor: String?
         repeat {
-            let page = try h.gateway.payments(merchant: h.merchant, query: PaymentQuery(limit: 3, cursor: cursor))
+            let page = try h.gateway.payments.list(merchant: h.merchant, query: PaymentQuery(limit: 3, cursor: cursor))
             seen += page.payments.map(\.id)
             cursor = page.nextCursor
         } while cursor != nil
         #expect(seen == ids.reversed())
-        let ranged = try h.gateway.payments(
+        let ranged = try h.gateway.payments.list(
             merchant: h.merchant, query: PaymentQuery(minAmount: 2_000, maxAmount: 4_000, statuses: [.captured]))
         #expect(ranged.payments.map(\.amount) == [4_000, 3_000, 2_000])
-        let byOrder = try h.gateway.payments(merchant: h.merchant, query: PaymentQuery(orderNumber: "order-5"))
+        let byOrder = try h.gateway.payments.list(merchant: h.merchant, query: PaymentQuery(orderNumber: "order-5"))
         #expect(byOrder.payments.map(\.id) == [ids[5]])
         let start = Date(timeIntervalSince1970: 1_800_000_002)
-        let timed = try h.gateway.payments(
+        let timed = try h.gateway.payments.list(
             merchant: h.merchant, query: PaymentQuery(createdFrom: start, createdTo: start.addingTimeInterval(2)))
         #expect(timed.payments.map(\.id) == [ids[3], ids[2]])
         expectGatewayError(.invalidCursor) {
-            try h.gateway.payments(merchant: h.merchant, query: PaymentQuery(cursor: "%%%"))
+            try h.gateway.payments.list(merchant: h.merchant, query: PaymentQuery(cursor: "%%%"))
         }
     }
 }

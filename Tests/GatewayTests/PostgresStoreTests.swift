@@ -230,7 +230,7 @@ struct PostgresStoreTests {
         // Reconciliation settles every unknown one by the acquirer's books: charged once, or failed uncharged.
         let configuration = h.gateway.configuration
         h.clock.advance(by: configuration.authorizationTimeout + configuration.reconciliationDelay + 1)
-        try h.gateway.reconcile()
+        try h.gateway.payments.reconcile()
         for id in kept.keys {
             let settled = try #require(try store.read { try $0.payment(id: id) })
             let authorizations = try h.authorizations(id)

@@ -14,16 +14,16 @@ struct PreparedOutcomeTests {
         let h = try Harness(backend)
         // Not a whole millisecond: the store keeps milliseconds, the result prepared ahead must too.
         h.clock.advance(by: 0.123_456_7)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         let request = PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD", captureMode: .now)
-        let paid = try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "prepared-1")
+        let paid = try h.gateway.payments.payByPrime(merchant: h.merchant, request, idempotencyKey: "prepared-1")
         #expect(paid.status == .captured)
-        let stored = try h.gateway.payment(merchant: h.merchant, id: paid.id)
-        let replayed = try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "prepared-1")
+        let stored = try h.gateway.payments.payment(merchant: h.merchant, id: paid.id)
+        let replayed = try h.gateway.payments.payByPrime(merchant: h.merchant, request, idempotencyKey: "prepared-1")
         #expect(replayed == stored)
         let transitions = try h.store.read { try $0.transitions(paymentID: paid.id) }
         #expect(transitions.map(\.to) == [.processing, .authorized, .captured])
-        let events = try h.gateway.events(merchant: h.merchant).filter { $0.type.hasPrefix("payment.") }
+        let events = try h.gateway.webhooks.events(merchant: h.merchant).filter { $0.type.hasPrefix("payment.") }
         #expect(events.map(\.type).sorted() == ["payment.captured", "payment.succeeded"])
         let captured = try #require(events.first { $0.type == "payment.captured" })
         let capturedBody = try #require(WebhookEventEnvelope(payload: captured.payload))

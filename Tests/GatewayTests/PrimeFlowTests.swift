@@ -11,7 +11,7 @@ struct PrimeFlowTests {
         arguments: StoreBackend.all)
     func endToEnd(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 12_300))
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 12_300))
         #expect(prime.prime.hasPrefix("prm_"))
         #expect(prime.totalAmount == 12_300)
         #expect(prime.currency == "TWD")
@@ -21,7 +21,7 @@ struct PrimeFlowTests {
         #expect(prime.cardInfo.funding == 0)
         #expect(prime.expiresAt == h.clock.now().addingTimeInterval(90))
         #expect(prime.primeExpiryMillis == Int64(h.clock.now().timeIntervalSince1970 * 1000) + 90_000)
-        let payment = try h.gateway.payByPrime(
+        let payment = try h.gateway.payments.payByPrime(
             merchant: h.merchant,
             PayByPrimeRequest(
                 prime: prime.prime, amount: 12_300, currency: "TWD", orderNumber: "order-1", details: "Tea",
@@ -32,10 +32,10 @@ struct PrimeFlowTests {
         #expect(payment.acquirer == "sandbox")
         #expect(payment.cardInfo.lastFour == "1111")
         #expect(try h.authorizations(payment.id) == 1)
-        let transitions = try h.gateway.transitions(merchant: h.merchant, paymentID: payment.id)
+        let transitions = try h.gateway.payments.transitions(merchant: h.merchant, paymentID: payment.id)
         #expect(transitions.map(\.to) == [.processing, .authorized, .captured])
         #expect(try h.eventTypes() == ["payment.succeeded", "payment.captured"])
-        let stored = try h.gateway.payment(merchant: h.merchant, id: payment.id)
+        let stored = try h.gateway.payments.payment(merchant: h.merchant, id: payment.id)
         #expect(stored == payment)
     }
 
@@ -45,7 +45,7 @@ struct PrimeFlowTests {
     func chainValidatedOnce(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         for amount in [Int64(1_000), 2_000, 3_000] {
-            _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: amount))
+            _ = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: amount))
         }
         #expect(h.tokenOpener.cachedCertificateSets == 1)
     }
@@ -53,10 +53,10 @@ struct PrimeFlowTests {
     @Test("a prime is used once", arguments: StoreBackend.all)
     func primeReuse(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         let request = PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
-        _ = try h.gateway.payByPrime(merchant: h.merchant, request)
-        expectGatewayError(.primeAlreadyUsed) { try h.gateway.payByPrime(merchant: h.merchant, request) }
+        _ = try h.gateway.payments.payByPrime(merchant: h.merchant, request)
+        expectGatewayError(.primeAlreadyUsed) { try h.gateway.payments.payByPrime(merchant: h.merchant, request) }
     }
 
     @Test("an unknown prime, or another merchant's prime, is not found", arguments: StoreBackend.all)
@@ -65,11 +65,11 @@ struct PrimeFlowTests {
         expectGatewayError(.primeNotFound) {
             try h.payByPrime("prm_0000", amount: 100, currency: "TWD")
         }
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         let (other, _) = try h.gateway.merchants.create(
             MerchantSpec(name: "Other", environment: .sandbox, merchantIdentifiers: ["merchant.other"]))
         expectGatewayError(.primeNotFound) {
-            try h.gateway.payByPrime(
+            try h.gateway.payments.payByPrime(
                 merchant: other, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
         }
     }
@@ -77,12 +77,12 @@ struct PrimeFlowTests {
     @Test("an immediate prime expires after 90 seconds", arguments: StoreBackend.all)
     func immediateExpiry(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         h.clock.advance(by: 90)
         expectGatewayError(.primeExpired) {
             try h.payByPrime(prime.prime, amount: 10_000, currency: "TWD")
         }
-        let fresh = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let fresh = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         h.clock.advance(by: 89)
         #expect(try h.payByPrime(fresh.prime, amount: 10_000, currency: "TWD").status == .captured)
     }
@@ -93,7 +93,7 @@ struct PrimeFlowTests {
     func deferredPrime(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let taxi = h.paymentRequest(PaymentRequestExamples.deferredTaxiFare)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
         #expect(prime.isDeferred)
         #expect(prime.expiresAt == h.clock.now().addingTimeInterval(30 * 86_400))
         h.clock.advance(by: 29 * 86_400)
@@ -102,7 +102,7 @@ struct PrimeFlowTests {
         }
         let payment = try h.payByPrime(prime.prime, amount: 45_600, currency: "TWD", deferred: true)
         #expect(payment.amount == 45_600)
-        let late = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
+        let late = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
         h.clock.advance(by: 30 * 86_400)
         expectGatewayError(.primeExpired) {
             try h.payByPrime(late.prime, amount: 100, currency: "TWD")
@@ -115,7 +115,7 @@ struct PrimeFlowTests {
     func deferredWithoutConfirmation(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let taxi = h.paymentRequest(PaymentRequestExamples.deferredTaxiFare)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 100), paymentRequest: taxi)
         #expect(prime.isDeferred)
         let mismatch = expectGatewayError(.amountMismatch) {
             try h.payByPrime(prime.prime, amount: 45_600, currency: "TWD")
@@ -130,7 +130,7 @@ struct PrimeFlowTests {
         arguments: StoreBackend.all)
     func deferredOnImmediatePrime(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
         #expect(!prime.isDeferred)
         for amount: Int64 in [10_000, 45_600] {
             let refused = expectGatewayError(.primeNotDeferred) {
@@ -145,18 +145,18 @@ struct PrimeFlowTests {
     func immediateRequest(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let cart = h.paymentRequest(PaymentRequestExamples.twdCartWithDebitDiscount)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 40_050), paymentRequest: cart)
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 40_050), paymentRequest: cart)
         #expect(!prime.isDeferred)
         #expect(prime.expiresAt == h.clock.now().addingTimeInterval(90))
         expectGatewayError(.amountMismatch) {
-            try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 40_000), paymentRequest: cart)
+            try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 40_000), paymentRequest: cart)
         }
         expectGatewayError(.currencyMismatch) {
-            try h.gateway.tokenize(
+            try h.gateway.payments.tokenize(
                 merchant: h.merchant, token: h.token(amount: 40_050, currency: "840"), paymentRequest: cart)
         }
         expectGatewayError(.paymentRequestInvalid) {
-            try h.gateway.tokenize(merchant: h.merchant, token: h.token(), paymentRequest: Data("[1]".utf8))
+            try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(), paymentRequest: Data("[1]".utf8))
         }
     }
 
@@ -165,7 +165,7 @@ struct PrimeFlowTests {
         arguments: StoreBackend.all)
     func mismatches(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 10_000))
         let mismatch = expectGatewayError(.amountMismatch) {
             try h.payByPrime(prime.prime, amount: 10_001, currency: "TWD")
         }
@@ -180,22 +180,22 @@ struct PrimeFlowTests {
     func tokenReplay(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let token = h.token()
-        _ = try h.gateway.tokenize(merchant: h.merchant, token: token)
-        expectGatewayError(.tokenReplayed) { try h.gateway.tokenize(merchant: h.merchant, token: token) }
+        _ = try h.gateway.payments.tokenize(merchant: h.merchant, token: token)
+        expectGatewayError(.tokenReplayed) { try h.gateway.payments.tokenize(merchant: h.merchant, token: token) }
     }
 
     @Test("token library errors carry the library's code", arguments: StoreBackend.all)
     func tokenErrors(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let error = expectGatewayError(GatewayError.Code(rawValue: "signature_invalid")) {
-            try h.gateway.tokenize(merchant: h.merchant, token: h.token(tamper: .flipCiphertextAfterSigning))
+            try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(tamper: .flipCiphertextAfterSigning))
         }
         #expect(error?.tokenErrorCode == "signature_invalid")
         h.clock.advance(by: 3600)
         let stale = h.token()
         h.clock.advance(by: 3600)
         expectGatewayError(GatewayError.Code(rawValue: "signing_time_out_of_window")) {
-            try h.gateway.tokenize(merchant: h.merchant, token: stale)
+            try h.gateway.payments.tokenize(merchant: h.merchant, token: stale)
         }
     }
 
@@ -207,7 +207,7 @@ struct PrimeFlowTests {
         ])
     func cardTypes(network: String, type: String, number: Int, funding: Int) throws {
         let h = try Harness()
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(network: network, type: type))
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(network: network, type: type))
         #expect(prime.cardInfo.type == number)
         #expect(prime.cardInfo.funding == funding)
     }
@@ -217,7 +217,7 @@ struct PrimeFlowTests {
         arguments: StoreBackend.all)
     func binTableAndCoBrand(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let empty = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let empty = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         #expect(empty.cardInfo.issuer == nil)
         #expect(empty.affiliateCodes.isEmpty)
         let csv = """
@@ -233,7 +233,7 @@ struct PrimeFlowTests {
                 CoBrandRange(low: 41_110_000, high: 41_119_999, code: "TEA01"),
                 CoBrandRange(low: 52_000_000, high: 52_999_999, code: "OTHER"),
             ])
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         #expect(prime.cardInfo.issuer == "Sandbox Bank, Ltd.")
         #expect(prime.cardInfo.bankID == "999")
         #expect(prime.cardInfo.level == "PLATINUM")
@@ -257,9 +257,9 @@ struct PrimeFlowTests {
         ])
     func validation(amount: Int64, currency: String, details: String?, param: String) throws {
         let h = try Harness()
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100))
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 100))
         do {
-            _ = try h.gateway.payByPrime(
+            _ = try h.gateway.payments.payByPrime(
                 merchant: h.merchant,
                 PayByPrimeRequest(prime: prime.prime, amount: amount, currency: currency, details: details))
             Issue.record("accepted")

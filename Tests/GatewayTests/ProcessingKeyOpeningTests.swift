@@ -38,7 +38,7 @@ struct ProcessingKeyOpeningTests {
     @Test("a loaded key id is not unsealed again; a new one is unsealed once", arguments: StoreBackend.all)
     func openedOnMiss(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        _ = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         let keys = try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id)
         #expect(keys.map(\.id) == [h.keyID])
         let opened = Locked([String: Int]())

@@ -173,15 +173,15 @@ struct ProcessorSettingsTests {
         let (production, certificate) = try h.productionMerchant()
         #expect(try h.gateway.processorSettings(merchantID: production.id).type == nil)
         expectGatewayError(.processorNotConfigured) { try h.gateway.testProcessorConnection(merchantID: production.id) }
-        let prime = try h.gateway.tokenize(merchant: production, token: h.token(certificatePEM: certificate))
+        let prime = try h.gateway.payments.tokenize(merchant: production, token: h.token(certificatePEM: certificate))
         let request = PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD")
-        expectGatewayError(.processorNotConfigured) { try h.gateway.payByPrime(merchant: production, request) }
+        expectGatewayError(.processorNotConfigured) { try h.gateway.payments.payByPrime(merchant: production, request) }
         let stored = try h.store.read { try $0.prime(hash: Identifiers.sha256Hex(prime.prime)) }
         #expect(stored?.claimedAt == nil, "the prime is still unclaimed")
         try h.gateway.setProcessorSettings(
             merchantID: production.id,
             body: ["type": "testpsp", "environment": "live", "merchant_account": "Live", "api_key": "live-key"])
-        let paid = try h.gateway.payByPrime(merchant: production, request)
+        let paid = try h.gateway.payments.payByPrime(merchant: production, request)
         #expect(paid.status == .captured && paid.acquirer == "testpsp")
         #expect(connector.calls.map(\.version) == [1, 1])
     }
@@ -200,10 +200,10 @@ struct ProcessorSettingsTests {
         changed["api_key"] = "second-key"
         try h.gateway.setProcessorSettings(merchantID: h.merchant.id, body: changed)
         let third = try h.pay(captureMode: .manual)
-        _ = try h.gateway.capture(merchant: h.merchant, paymentID: first.id)
-        _ = try h.gateway.refund(merchant: h.merchant, paymentID: first.id, amount: 1_000)
-        _ = try h.gateway.void(merchant: h.merchant, paymentID: second.id)
-        _ = try h.gateway.capture(merchant: h.merchant, paymentID: third.id)
+        _ = try h.gateway.payments.capture(merchant: h.merchant, paymentID: first.id)
+        _ = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: first.id, amount: 1_000)
+        _ = try h.gateway.payments.void(merchant: h.merchant, paymentID: second.id)
+        _ = try h.gateway.payments.capture(merchant: h.merchant, paymentID: third.id)
         #expect(
             connector.calls.map(\.kind) == [
                 "authorize", "authorize", "authorize", "capture", "refund", "void", "capture",
@@ -214,7 +214,7 @@ struct ProcessorSettingsTests {
         try h.gateway.setProcessorSettings(merchantID: h.merchant.id, body: ["type": "sandbox"])
         let fourth = try h.pay(captureMode: .manual)
         #expect(fourth.acquirer == "sandbox")
-        _ = try h.gateway.refund(merchant: h.merchant, paymentID: first.id, amount: 1_000)
+        _ = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: first.id, amount: 1_000)
         #expect(connector.calls.last?.kind == "refund" && connector.calls.last?.version == 1)
         #expect(try h.gateway.testProcessorConnection(merchantID: h.merchant.id).outcome == .ok)
     }

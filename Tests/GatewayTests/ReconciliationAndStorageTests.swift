@@ -16,16 +16,16 @@ struct ReconciliationTests {
         #expect(payment.status == .unknown)
         #expect(try h.eventTypes().isEmpty)
         h.clock.advance(by: 30)
-        #expect(try h.gateway.reconcile(delay: 0).stillUnknown == [payment.id])
+        #expect(try h.gateway.payments.reconcile(delay: 0).stillUnknown == [payment.id])
         h.clock.advance(by: 31)
-        let report = try h.gateway.reconcile(delay: 0)
+        let report = try h.gateway.payments.reconcile(delay: 0)
         #expect(report.settledPayments == [payment.id])
         #expect(report.capturedPayments == [payment.id])
-        let settled = try h.gateway.payment(merchant: h.merchant, id: payment.id)
+        let settled = try h.gateway.payments.payment(merchant: h.merchant, id: payment.id)
         #expect(settled.status == .captured)
         #expect(try h.authorizations(payment.id) == 1)
         #expect(try h.eventTypes() == ["payment.unknown_resolved", "payment.captured"])
-        let transitions = try h.gateway.transitions(merchant: h.merchant, paymentID: payment.id).map(\.to)
+        let transitions = try h.gateway.payments.transitions(merchant: h.merchant, paymentID: payment.id).map(\.to)
         #expect(transitions == [.processing, .unknown, .authorized, .captured])
         #expect(try LedgerAudit.run(store: h.store).holds)
     }
@@ -35,18 +35,18 @@ struct ReconciliationTests {
         let h = try Harness(backend)
         let payment = try h.pay(amount: 10_091)
         h.clock.advance(by: 120)
-        #expect(try h.gateway.reconcile().stillUnknown.isEmpty)
-        #expect(try h.gateway.payment(merchant: h.merchant, id: payment.id).status == .unknown)
+        #expect(try h.gateway.payments.reconcile().stillUnknown.isEmpty)
+        #expect(try h.gateway.payments.payment(merchant: h.merchant, id: payment.id).status == .unknown)
         h.clock.advance(by: 300)
-        #expect(try h.gateway.reconcile().settledPayments == [payment.id])
+        #expect(try h.gateway.payments.reconcile().settledPayments == [payment.id])
     }
 
     @Test("reconciliation drops the card data of expired primes", arguments: StoreBackend.all)
     func purgesPrimes(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        _ = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         h.clock.advance(by: 91)
-        #expect(try h.gateway.reconcile().purgedPrimes == 1)
+        #expect(try h.gateway.payments.reconcile().purgedPrimes == 1)
     }
 }
 
@@ -56,7 +56,7 @@ struct StorageTests {
         "card data is dropped once the authorization is sent and when a prime is claimed", arguments: StoreBackend.all)
     func cardDataLifetime(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         let hash = Identifiers.sha256Hex(prime.prime)
         #expect(try h.store.read { try $0.prime(hash: hash) }?.cardDataSealed != nil)
         let payment = try h.payByPrime(prime.prime, amount: 10_000, currency: "TWD")
@@ -71,10 +71,10 @@ struct StorageTests {
         let h = try Harness(backend)
         _ = try h.pay()
         _ = try h.pay(captureMode: .manual, key: "abc")
-        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
-        let session = try h.gateway.createSession(
+        _ = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
+        let session = try h.gateway.sessions.create(
             merchant: h.merchant, CreateSessionRequest(outTradeNo: "S", amount: 10_000, currency: "TWD", country: "TW"))
-        _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
+        _ = try h.gateway.sessions.pay(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
         let cryptogram = Data(base64Encoded: Harness.cryptogram)!
         let needles = [
             Data(Harness.pan.utf8), Data(Harness.cryptogram.utf8), cryptogram, Data(h.credentials.appKey.utf8),
@@ -105,26 +105,26 @@ struct StorageTests {
     func notifyURL(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let plain = try h.pay()
-        let session = try h.gateway.createSession(
+        let session = try h.gateway.sessions.create(
             merchant: h.merchant,
             CreateSessionRequest(
                 outTradeNo: "N-1", amount: 10_000, currency: "TWD", country: "TW",
                 notifyURL: "https://shop.example/notify"))
-        _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
-        let due = try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10)
+        _ = try h.gateway.sessions.pay(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
+        let due = try h.gateway.webhooks.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10)
         #expect(due.map(\.event.type) == ["payment.succeeded", "session.completed", "payment.captured"])
         #expect(due.allSatisfy { $0.url == "https://shop.example/notify" && $0.secrets.count == 1 })
         #expect(due.first?.secrets == (try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id)))
         let unroutable = try #require(
-            try h.gateway.events(merchant: h.merchant, limit: 100).first {
+            try h.gateway.webhooks.events(merchant: h.merchant, limit: 100).first {
                 (try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any])
                     .flatMap { $0["data"] as? [String: Any] }?["id"] as? String
                     == plain.id
             })
         expectGatewayError(.webhookEndpointNotConfigured) {
-            try h.gateway.redeliverEvent(merchant: h.merchant, eventID: unroutable.id)
+            try h.gateway.webhooks.redeliverEvent(merchant: h.merchant, eventID: unroutable.id)
         }
-        expectGatewayError(.notFound) { try h.gateway.redeliverEvent(merchant: h.merchant, eventID: "evt_nope") }
+        expectGatewayError(.notFound) { try h.gateway.webhooks.redeliverEvent(merchant: h.merchant, eventID: "evt_nope") }
     }
 
     @Test(
@@ -133,11 +133,11 @@ struct StorageTests {
     func outbox(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         _ = try h.pay()
-        #expect(try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).isEmpty)
+        #expect(try h.gateway.webhooks.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).isEmpty)
         let (url, secret) = try h.gateway.merchants.setWebhookEndpoint(
             merchantID: h.merchant.id, url: "https://shop.example/hook")
         #expect(url == "https://shop.example/hook")
-        let outbox = h.gateway.webhookOutbox
+        let outbox = h.gateway.webhooks.webhookOutbox
         let due = try outbox.dueWebhooks(now: h.clock.now(), limit: 10)
         #expect(due.map(\.event.type) == ["payment.succeeded", "payment.captured"])
         #expect(due.allSatisfy { $0.secrets.first == secret && $0.url == url && $0.attempts == 0 })
@@ -165,9 +165,9 @@ struct StorageTests {
         #expect(try outbox.beginWebhookAttempt(eventID: event.id, now: h.clock.now()) == nil)
         #expect(try h.store.read { try $0.webhookState(eventID: event.id) }?.state == .delivered)
         #expect(try h.store.read { try $0.webhookAttempts(eventID: event.id) }.map(\.httpStatus) == [500, 200])
-        try h.gateway.redeliverEvent(merchant: h.merchant, eventID: event.id)
+        try h.gateway.webhooks.redeliverEvent(merchant: h.merchant, eventID: event.id)
         #expect(
-            try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).map(\.event.id).contains(event.id))
+            try h.gateway.webhooks.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).map(\.event.id).contains(event.id))
         let (_, rotated) = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: url)
         #expect(try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id) == [rotated, secret])
     }
@@ -201,15 +201,15 @@ struct MerchantTests {
     @Test("sandbox and production never mix", arguments: StoreBackend.all)
     func environments(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         var production = h.merchant
         production.environment = .production
         expectGatewayError(.primeNotFound) {
-            try h.gateway.payByPrime(
+            try h.gateway.payments.payByPrime(
                 merchant: production, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"))
         }
         let payment = try h.pay()
-        expectGatewayError(.notFound) { try h.gateway.payment(merchant: production, id: payment.id) }
+        expectGatewayError(.notFound) { try h.gateway.payments.payment(merchant: production, id: payment.id) }
     }
 
     @Test("key ring: rotation keeps several keys active; a retired key opens nothing", arguments: StoreBackend.all)
@@ -220,19 +220,19 @@ struct MerchantTests {
         let material = try issuer.issueProcessingKey(
             pki: try h.cipher.open(pki, context: SealingContext.setting(MerchantRegistry.sandboxPKISetting)),
             merchantIdentifier: h.merchant.merchantIdentifiers[0], id: "pk_second", now: h.clock.now())
-        try h.gateway.merchants.addProcessingKey(
+        try h.gateway.keys.addProcessingKey(
             merchantID: h.merchant.id, privateKeyPEM: try material.privateKeyPEM(),
             certificatePEM: material.certificatePEM,
             id: "pk_second")
         #expect(
             try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).map(\.id) == ["pk_second", h.keyID])
-        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
-        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(certificatePEM: material.certificatePEM))
-        try h.gateway.merchants.setProcessingKey(merchantID: h.merchant.id, keyID: h.keyID, active: false)
+        _ = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
+        _ = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(certificatePEM: material.certificatePEM))
+        try h.gateway.keys.setProcessingKey(merchantID: h.merchant.id, keyID: h.keyID, active: false)
         expectGatewayError(GatewayError.Code(rawValue: "unknown_merchant_key")) {
-            try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+            try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         }
-        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(certificatePEM: material.certificatePEM))
+        _ = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(certificatePEM: material.certificatePEM))
     }
 
     @Test(
@@ -296,15 +296,15 @@ struct LedgerAuditTests {
     func acquirerBooks(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay(amount: 10_000)
-        _ = try h.gateway.refund(merchant: h.merchant, paymentID: payment.id, amount: 3_000)
+        _ = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: payment.id, amount: 3_000)
         let manual = try h.pay(amount: 5_000, captureMode: .manual)
         let clean = try LedgerAudit.run(store: h.store)
         #expect(clean.holds, "\(clean.findings)")
         // A refund the acquirer booked that the gateway does not know of (as a lost update would leave them apart).
-        let reference = try #require(try h.gateway.payment(merchant: h.merchant, id: payment.id).acquirerReference)
+        let reference = try #require(try h.gateway.payments.payment(merchant: h.merchant, id: payment.id).acquirerReference)
         #expect(h.acquirer.refund(reference: reference, amount: 1_000, currency: "TWD", operationID: "op_outside") == .succeeded)
         // And a capture the gateway does not know of.
-        let manualReference = try #require(try h.gateway.payment(merchant: h.merchant, id: manual.id).acquirerReference)
+        let manualReference = try #require(try h.gateway.payments.payment(merchant: h.merchant, id: manual.id).acquirerReference)
         #expect(
             h.acquirer.capture(reference: manualReference, amount: 5_000, currency: "TWD", operationID: "op_capture")
                 == .succeeded)

@@ -12,9 +12,9 @@ struct ReportTests {
     static func pay(_ h: Harness, _ amount: Int64, _ currency: String = "TWD", at offset: TimeInterval) throws {
         h.clock.set(start.addingTimeInterval(offset))
         let numeric = currency == "USD" ? "840" : "901"
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: amount, currency: numeric))
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: amount, currency: numeric))
         do {
-            _ = try h.gateway.payByPrime(
+            _ = try h.gateway.payments.payByPrime(
                 merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: amount, currency: currency),
                 idempotencyKey: nil)
         } catch  where error.code == .cardDeclined {}
@@ -32,8 +32,8 @@ struct ReportTests {
         try Self.pay(h, 20_051, at: 3 * day + 3600)  // hour 23: declined insufficient_funds
         try Self.pay(h, 5_000, at: 3 * day + 4800)  // hour 23: TWD 50.00 approved, then refunded
         let refunded = try #require(
-            try h.gateway.payments(merchant: h.merchant, query: PaymentQuery(limit: 1)).payments.first)
-        _ = try h.gateway.refund(merchant: h.merchant, paymentID: refunded.id, amount: nil, idempotencyKey: nil)
+            try h.gateway.payments.list(merchant: h.merchant, query: PaymentQuery(limit: 1)).payments.first)
+        _ = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: refunded.id, amount: nil, idempotencyKey: nil)
         h.clock.set(Self.start.addingTimeInterval(3 * day + 5400))  // 09:30 on the fourth day
 
         let report = try h.gateway.overview(merchant: h.merchant)
@@ -105,7 +105,7 @@ struct ReportTests {
                 CoBrandRange(low: 35_600_000, high: 35_609_999, code: "JCB2026"),
                 CoBrandRange(low: 41_111_111, high: 41_111_199, code: "TEA01"),
             ])
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 100))
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 100))
         #expect(prime.affiliateCodes == ["TEA01"])
 
         let error = expectGatewayError(.coBrandTableInvalid) {

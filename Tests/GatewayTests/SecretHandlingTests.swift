@@ -81,12 +81,12 @@ struct SecretHandlingTests {
         let h = try Harness(backend)
         let endpoint = try h.gateway.merchants.setWebhookEndpoint(
             merchantID: h.merchant.id, url: "https://hooks.example.com/orchard")
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(), idempotencyKey: "tok-1")
-        let unused = try h.gateway.tokenize(merchant: h.merchant, token: h.token(), idempotencyKey: "tok-2")
-        _ = try h.gateway.payByPrime(
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(), idempotencyKey: "tok-1")
+        let unused = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(), idempotencyKey: "tok-2")
+        _ = try h.gateway.payments.payByPrime(
             merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 10_000, currency: "TWD"),
             idempotencyKey: "pay-1")
-        _ = try h.gateway.reconcile(delay: 0)
+        _ = try h.gateway.payments.reconcile(delay: 0)
         let needles =
             [
                 endpoint.secret, prime.prime, unused.prime, Harness.pan, Harness.cryptogram, h.credentials.appKey,
@@ -111,13 +111,13 @@ struct SecretHandlingTests {
     func notifyURLNeedsHost(url: String) throws {
         let h = try Harness()
         let error = expectGatewayError(.parameterInvalid) {
-            try h.gateway.createSession(
+            try h.gateway.sessions.create(
                 merchant: h.merchant,
                 CreateSessionRequest(
                     outTradeNo: "n-1", amount: 10_000, currency: "TWD", country: "TW", notifyURL: url))
         }
         #expect(error?.param == "notify_url")
-        let accepted = try h.gateway.createSession(
+        let accepted = try h.gateway.sessions.create(
             merchant: h.merchant,
             CreateSessionRequest(
                 outTradeNo: "n-2", amount: 10_000, currency: "TWD", country: "TW",
@@ -138,7 +138,7 @@ struct SecretHandlingTests {
         expectGatewayError(.binTableInvalid) {
             try h.gateway.merchants.loadBINTable(merchantID: h.merchant.id, csv: oversized)
         }
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token())
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token())
         #expect(prime.cardInfo.issuer == "Kept")
     }
 
@@ -152,23 +152,23 @@ struct SecretHandlingTests {
                 name: "Visa only", environment: .sandbox, merchantIdentifiers: h.merchant.merchantIdentifiers,
                 allowedNetworks: ["Visa"]))
         let key = try #require(try h.gateway.merchants.activeProcessingKeys(merchantID: h.merchant.id).first)
-        try h.gateway.merchants.addProcessingKey(
+        try h.gateway.keys.addProcessingKey(
             merchantID: visaOnly.id, privateKeyPEM: try key.privateKeyPEM(), certificatePEM: key.certificatePEM)
         let token = h.token(network: network)
         let refused = expectGatewayError(.networkNotAllowed) {
-            try h.gateway.tokenize(merchant: visaOnly, token: token)
+            try h.gateway.payments.tokenize(merchant: visaOnly, token: token)
         }
         #expect(refused?.reason.contains(network) == named)
         #expect((refused?.reason.utf8.count ?? 0) < 100)
-        let session = try h.gateway.createSession(
+        let session = try h.gateway.sessions.create(
             merchant: visaOnly,
             CreateSessionRequest(outTradeNo: "net-1", amount: 10_000, currency: "TWD", country: "TW"))
         let unpaid = expectGatewayError(.networkNotAllowed) {
-            try h.gateway.paySession(
+            try h.gateway.sessions.pay(
                 merchant: visaOnly, orderToken: session.orderToken, token: h.token(network: network))
         }
         #expect(unpaid?.reason.contains(network) == named)
-        #expect(try h.gateway.tokenize(merchant: visaOnly, token: h.token()).cardInfo.lastFour == "1111")
+        #expect(try h.gateway.payments.tokenize(merchant: visaOnly, token: h.token()).cardInfo.lastFour == "1111")
     }
 
     @Test(

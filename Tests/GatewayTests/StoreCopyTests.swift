@@ -20,17 +20,17 @@ struct StoreCopyTests {
         _ = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: "https://shop.example/hook")
         _ = try h.pay()
         let refunded = try h.pay(amount: 20_000)
-        _ = try h.gateway.refund(merchant: h.merchant, paymentID: refunded.id, amount: 5_000)
-        let prime = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 12_000))
+        _ = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: refunded.id, amount: 5_000)
+        let prime = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 12_000))
         let request = PayByPrimeRequest(prime: prime.prime, amount: 12_000, currency: "TWD", captureMode: .manual)
-        let answer = try h.gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "order-1")
-        _ = try h.gateway.capture(merchant: h.merchant, paymentID: answer.id, amount: 6_000)
-        let session = try h.gateway.createSession(
+        let answer = try h.gateway.payments.payByPrime(merchant: h.merchant, request, idempotencyKey: "order-1")
+        _ = try h.gateway.payments.capture(merchant: h.merchant, paymentID: answer.id, amount: 6_000)
+        let session = try h.gateway.sessions.create(
             merchant: h.merchant,
             CreateSessionRequest(outTradeNo: "S-1", amount: 10_000, currency: "TWD", country: "TW"))
-        _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
-        _ = try h.gateway.tokenize(merchant: h.merchant, token: h.token(amount: 500))
-        let outbox = h.gateway.webhookOutbox
+        _ = try h.gateway.sessions.pay(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
+        _ = try h.gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 500))
+        let outbox = h.gateway.webhooks.webhookOutbox
         let due = try outbox.dueWebhooks(now: h.clock.now(), limit: 2)
         try #require(due.count == 2)
         for item in due { #expect(try outbox.beginWebhookAttempt(eventID: item.event.id, now: h.clock.now()) == 1) }
@@ -82,7 +82,7 @@ struct StoreCopyTests {
         #expect(try LedgerAudit.run(store: target).holds)
 
         // The rows read back as they were.
-        let payments = try h.gateway.payments(merchant: h.merchant, query: PaymentQuery()).payments
+        let payments = try h.gateway.payments.list(merchant: h.merchant, query: PaymentQuery()).payments
         try #require(payments.count == 4)
         for payment in payments {
             #expect(
@@ -138,11 +138,11 @@ struct StoreCopyTests {
             connectors: [RecordingConnector(acquirer)], tokenOpener: h.tokenOpener,
             currencies: ISO4217Currencies(), paymentRequests: ApplePayRequestEvaluator(), cipher: h.cipher,
             clock: h.clock)
-        #expect(try gateway.payByPrime(merchant: h.merchant, request, idempotencyKey: "order-1") == answer)
-        let prime = try gateway.tokenize(merchant: h.merchant, token: h.token(amount: 700))
+        #expect(try gateway.payments.payByPrime(merchant: h.merchant, request, idempotencyKey: "order-1") == answer)
+        let prime = try gateway.payments.tokenize(merchant: h.merchant, token: h.token(amount: 700))
         #expect(prime.cardInfo.issuer == "Orchard Bank")
         #expect(prime.affiliateCodes == ["ORCHARD"])
-        let paid = try gateway.payByPrime(
+        let paid = try gateway.payments.payByPrime(
             merchant: h.merchant, PayByPrimeRequest(prime: prime.prime, amount: 700, currency: "TWD"),
             idempotencyKey: nil)
         #expect(paid.status == .captured)

@@ -171,7 +171,7 @@ final class Harness: @unchecked Sendable {
             try #require(try store.read { try $0.setting(MerchantRegistry.sandboxPKISetting) }), context: context)
         let key = try SandboxPKIIssuer().issueProcessingKey(
             pki: pki, merchantIdentifier: "merchant.com.live", id: "pk_live_test", now: clock.now())
-        try gateway.merchants.addProcessingKey(
+        try gateway.keys.addProcessingKey(
             merchantID: merchant.id, privateKeyPEM: try key.privateKeyPEM(), certificatePEM: key.certificatePEM,
             id: key.id)
         return (merchant, key.certificatePEM)
@@ -189,8 +189,8 @@ final class Harness: @unchecked Sendable {
         amount: Int64 = 10_000, currency: String = "TWD", captureMode: CaptureMode = .now, orderNumber: String? = nil,
         key: String? = nil
     ) throws -> Payment {
-        let prime = try gateway.tokenize(merchant: merchant, token: token(amount: amount))
-        return try gateway.payByPrime(
+        let prime = try gateway.payments.tokenize(merchant: merchant, token: token(amount: amount))
+        return try gateway.payments.payByPrime(
             merchant: merchant,
             PayByPrimeRequest(
                 prime: prime.prime, amount: amount, currency: currency, orderNumber: orderNumber,
@@ -199,7 +199,7 @@ final class Harness: @unchecked Sendable {
 
     /// Pays `prime` for the harness's merchant.
     func payByPrime(_ prime: String, amount: Int64, currency: String, deferred: Bool = false) throws -> Payment {
-        try gateway.payByPrime(
+        try gateway.payments.payByPrime(
             merchant: merchant, PayByPrimeRequest(prime: prime, amount: amount, currency: currency, deferred: deferred))
     }
 
@@ -210,7 +210,7 @@ final class Harness: @unchecked Sendable {
 
     /// The event types recorded for the merchant, oldest first.
     func eventTypes() throws -> [String] {
-        try gateway.events(merchant: merchant, limit: 100).reversed().map(\.type)
+        try gateway.webhooks.events(merchant: merchant, limit: 100).reversed().map(\.type)
     }
 }
 

@@ -19,13 +19,13 @@ struct WebhookEndpointTests {
             merchantID: h.merchant.id, url: "https://shop.example/hook")
         #expect(second != first)
         #expect(try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id) == [second, first])
-        let dueDuringOverlap = try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10)
+        let dueDuringOverlap = try h.gateway.webhooks.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10)
         #expect(!dueDuringOverlap.isEmpty && dueDuringOverlap.allSatisfy { $0.secrets == [second, first] })
         h.clock.advance(by: 24 * 3600 - 1)
         #expect(try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id) == [second, first])
         h.clock.advance(by: 1)
         #expect(try h.gateway.merchants.webhookSecrets(merchantID: h.merchant.id) == [second])
-        let dueAfterOverlap = try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10)
+        let dueAfterOverlap = try h.gateway.webhooks.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10)
         #expect(!dueAfterOverlap.isEmpty && dueAfterOverlap.allSatisfy { $0.secrets == [second] })
         // A third rotation keeps only the secret that was in force.
         let (_, third) = try h.gateway.merchants.setWebhookEndpoint(
@@ -44,11 +44,11 @@ struct WebhookEndpointTests {
         let merchant = try h.gateway.merchants.merchant(id: h.merchant.id)
         #expect(merchant.webhookURL == "https://shop.example/hook")
         #expect(merchant.webhookEnabled == false)
-        #expect(try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).isEmpty)
+        #expect(try h.gateway.webhooks.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).isEmpty)
         #expect(try h.store.read { try $0.pendingWebhookCount() } == 2)
         _ = try h.gateway.merchants.setWebhookEndpoint(merchantID: h.merchant.id, url: "https://shop.example/hook")
         #expect(try h.gateway.merchants.merchant(id: h.merchant.id).webhookEnabled)
-        #expect(try h.gateway.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).count == 2)
+        #expect(try h.gateway.webhooks.webhookOutbox.dueWebhooks(now: h.clock.now(), limit: 10).count == 2)
     }
 
     @Test("a ring sealed as a plain array (older records) reads as secrets in force")

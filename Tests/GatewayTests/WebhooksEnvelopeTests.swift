@@ -36,8 +36,8 @@ struct WebhooksEnvelopeTests {
     func outboxBodiesAreWireShaped(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
         let payment = try h.pay(amount: 12_345, orderNumber: "ORD-1")
-        _ = try h.gateway.refund(merchant: h.merchant, paymentID: payment.id, amount: 2_345)
-        let events = try h.gateway.events(merchant: h.merchant, limit: 100).reversed()
+        _ = try h.gateway.refunds.refund(merchant: h.merchant, paymentID: payment.id, amount: 2_345)
+        let events = try h.gateway.webhooks.events(merchant: h.merchant, limit: 100).reversed()
         #expect(events.map(\.type) == ["payment.succeeded", "payment.captured", "payment.refunded"])
         for event in events {
             let body = try #require(try JSONSerialization.jsonObject(with: event.payload) as? [String: Any])
@@ -54,9 +54,9 @@ struct WebhooksEnvelopeTests {
         }
         // The last event shows the payment as GET /v1/payments/{id} does now.
         let last = try #require(events.last)
-        let now = try h.gateway.payment(merchant: h.merchant, id: payment.id)
+        let now = try h.gateway.payments.payment(merchant: h.merchant, id: payment.id)
         let wire = WireFormat.payment(
-            now, transitions: try h.gateway.transitions(merchant: h.merchant, paymentID: now.id))
+            now, transitions: try h.gateway.payments.transitions(merchant: h.merchant, paymentID: now.id))
         let body = try #require(try JSONSerialization.jsonObject(with: last.payload) as? [String: Any])
         #expect(try Self.canonical(body["data"] as Any) == Self.canonical(wire))
         #expect((body["data"] as? [String: Any])?["refunded_amount"] as? String == "23.45")
@@ -65,12 +65,12 @@ struct WebhooksEnvelopeTests {
     @Test("session.completed carries the session in its wire shape", arguments: StoreBackend.all)
     func sessionEvent(_ backend: StoreBackend) throws {
         let h = try Harness(backend)
-        let session = try h.gateway.createSession(
+        let session = try h.gateway.sessions.create(
             merchant: h.merchant,
             CreateSessionRequest(outTradeNo: "S-1", amount: 10_000, currency: "TWD", country: "TW"))
-        _ = try h.gateway.paySession(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
+        _ = try h.gateway.sessions.pay(merchant: h.merchant, orderToken: session.orderToken, token: h.token())
         let event = try #require(
-            try h.gateway.events(merchant: h.merchant, limit: 100).first { $0.type == "session.completed" })
+            try h.gateway.webhooks.events(merchant: h.merchant, limit: 100).first { $0.type == "session.completed" })
         let body = try #require(try JSONSerialization.jsonObject(with: event.payload) as? [String: Any])
         let data = try #require(body["data"] as? [String: Any])
         #expect(data["order_token"] as? String == session.orderToken)

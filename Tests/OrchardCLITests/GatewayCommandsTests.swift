@@ -206,7 +206,7 @@ struct AuditCommandBooksTests {
         #expect(CLI.run(["audit", "--database", database], output: clean.output) == 0, "\(clean.stdout)")
         #expect(clean.stdout.contains("ok   the gateway's captures and refunds match the sandbox acquirer's books"))
         // The acquirer books a refund of 10.00 the gateway never made.
-        let reference = try #require(try h.runtime.gateway.payment(merchant: h.merchant, id: id).acquirerReference)
+        let reference = try #require(try h.runtime.gateway.payments.payment(merchant: h.merchant, id: id).acquirerReference)
         let acquirer = SandboxAcquirer(ledger: h.runtime.store, clock: h.clock)
         #expect(acquirer.refund(reference: reference, amount: 1_000, currency: "TWD", operationID: "op_x") == .succeeded)
         let differs = CapturedOutput()
