@@ -313,11 +313,7 @@ public final class GatewayService: Sendable {
             ("zip_code", cardholder.zipCode), ("address", cardholder.address), ("national_id", cardholder.nationalID),
         ]
         for (name, value) in fields {
-            let limit = FieldLimits.cardholder[name] ?? 0
-            if let value, value.unicodeScalars.count > limit {
-                throw .invalid("cardholder." + name, "at most \(limit) characters")
-            }
-            try FieldLimits.checkCharacters(value, param: "cardholder." + name)
+            try FieldLimits.checkText(value, atMost: FieldLimits.cardholder[name] ?? 0, param: "cardholder." + name)
         }
         if let email = cardholder.email, !Self.isEmailAddress(email) {
             throw .invalid("cardholder.email", "an email address (local@domain.example)")
@@ -536,14 +532,11 @@ extension Payments {
         guard request.prime.hasPrefix("prm_"), FieldLimits.fits(request.prime, FieldLimits.prime) else {
             throw GatewayError(.primeNotFound, "no such prime", param: "prime")
         }
-        if let details = request.details, !FieldLimits.fits(details, FieldLimits.details) {
-            throw .invalid("details", "at most \(FieldLimits.details) characters")
-        }
+        try FieldLimits.checkText(request.details, atMost: FieldLimits.details, param: "details")
         if let number = request.orderNumber, !FieldLimits.fits(number, FieldLimits.orderNumber) {
             throw .invalid("order_number", "\(FieldLimits.text(FieldLimits.orderNumber)) characters")
         }
         try FieldLimits.checkCharacters(request.orderNumber, param: "order_number")
-        try FieldLimits.checkCharacters(request.details, param: "details")
         if let reference = request.bankTransactionID,
             !FieldLimits.fits(reference, FieldLimits.bankTransactionID)
                 || !FieldLimits.isPrintableASCII(reference)
@@ -616,7 +609,8 @@ extension Payments {
                 guard try tx.claimPrime(hash: primeHash, paymentID: paymentID, at: now) else {
                     throw GatewayError(.primeAlreadyUsed, "the prime was already used", param: "prime")
                 }
-                try gateway.apply(PaymentStateMachine.begin(payment, cause: .paidByPrime, cardData: kept), in: tx, at: now)
+                try gateway.apply(
+                    PaymentStateMachine.begin(payment, cause: .paidByPrime, cardData: kept), in: tx, at: now)
                 try scope.checkpoint("payment:\(paymentID)", in: tx)
                 return (payment, card)
             }

@@ -651,10 +651,7 @@ extension Refunds {
         idempotencyKey: String? = nil, scope requestScope: RequestScope = .unattributed
     ) throws(GatewayError) -> RefundResult {
         if let amount, amount <= 0 { throw .invalid("amount", "a positive number of minor units") }
-        if let reason, !FieldLimits.fits(reason, FieldLimits.refundReason) {
-            throw .invalid("reason", "at most \(FieldLimits.refundReason) characters")
-        }
-        try FieldLimits.checkCharacters(reason, param: "reason")
+        try FieldLimits.checkText(reason, atMost: FieldLimits.refundReason, param: "reason")
         _ = try read { try gateway.ownedPayment(merchant, paymentID, in: $0) }
         return try idempotent(
             merchant, key: idempotencyKey, operation: "refund",

@@ -89,12 +89,12 @@ enum GatewayWorkerCommand {
                     mint.currencyCode = "901"
                     mint.transactionIdentifier = Hex.encode(SHA256.hash(Array("harness-\(index)".utf8)))
                     let prime = try gateway.payments.tokenize(
-                        merchant: merchant, token: try minter.mint(mint), idempotencyKey: "tok-\(index)")
+                        merchant: merchant, token: try minter.mint(mint), idempotencyKey: "tok-\(index)", scope: scope)
                     let payment = try gateway.payments.payByPrime(
                         merchant: merchant,
                         PayByPrimeRequest(
                             prime: prime.prime, amount: amount, currency: "TWD", orderNumber: "h-\(index)"),
-                        idempotencyKey: "pay-\(index)")
+                        idempotencyKey: "pay-\(index)", scope: scope)
                     io.out("ACK \(index) \(payment.id) \(payment.status.rawValue)")
                     if index % 4 == 3, payment.status == .captured {
                         let refund = try gateway.refunds.refund(

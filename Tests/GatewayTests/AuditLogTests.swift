@@ -179,5 +179,16 @@ struct AuditLogTests {
         #expect(entries.first { $0.action == AuditLog.Action.merchantDisable }?.actor == .unknown)
         #expect(entries.first { $0.action == AuditLog.Action.merchantEnable }?.actor == scope.actor)
         #expect(!scope.replayed, "nothing idempotent ran with the scope")
+        // An idempotent operation reports its replay on the scope it was called with, and only there.
+        let first = RequestScope(actor: scope.actor)
+        let paid = try h.pay(captureMode: .manual)
+        let again = RequestScope(actor: scope.actor)
+        _ = try h.gateway.payments.capture(
+            merchant: h.merchant, paymentID: paid.id, idempotencyKey: "cap", scope: first)
+        #expect(!first.replayed)
+        _ = try h.gateway.payments.capture(
+            merchant: h.merchant, paymentID: paid.id, idempotencyKey: "cap", scope: again)
+        #expect(again.replayed)
+        #expect(!first.replayed)
     }
 }
