@@ -52,6 +52,10 @@ public struct SecureBytes: Sendable, CustomStringConvertible, CustomDebugStringC
         try body(UnsafeRawBufferPointer(rebasing: storage.buffer[0..<storage.count]))
     }
 
+    /// The whole allocation, past ``count`` once erased, for tests that check it was zeroed; valid while this
+    /// value (or a copy sharing its storage) lives.
+    package var allocation: UnsafeRawBufferPointer { UnsafeRawBufferPointer(storage.buffer) }
+
     /// A plain copy of the bytes, for APIs that need an array; zero it after use with ``zero(_:)``.
     public func copyBytes() -> [UInt8] { withUnsafeBytes { Array($0) } }
 

@@ -52,20 +52,25 @@ extension JSONValue {
     /// Parses `bytes` as one JSON value (RFC 8259), strictly and within `limits`: whitespace around it allowed,
     /// duplicate object names refused, `true`/`false` the only booleans, strings valid UTF-8 without control
     /// characters or lone surrogates, and every number within a 64-bit integer or a finite double.
+    ///
+    /// A string value of a member named in `opaqueKeys` (at any depth) is a secret the caller reads from the
+    /// bytes itself: it is checked (printable ASCII, well-formed escapes decoding to ASCII) but never made into
+    /// a `String`. It appears in the result as an empty string, and its member's ``JSONMember/valueRange``
+    /// locates its quoted text.
     public static func parse<B: Collection>(
-        _ bytes: B, limits: JSONLimitSet = JSONLimitSet()
+        _ bytes: B, limits: JSONLimitSet = JSONLimitSet(), opaqueKeys: Set<String> = []
     ) throws(JSONParseError) -> JSONValue where B.Element == UInt8 {
         // Contiguous input (Data, arrays) is read in place; anything else is copied once.
         let inPlace = bytes.withContiguousStorageIfAvailable { buffer in
             Result { () throws(JSONParseError) -> JSONValue in
-                var parser = JSONParser(bytes: buffer, limits: limits)
+                var parser = JSONParser(bytes: buffer, limits: limits, opaqueKeys: opaqueKeys)
                 return try parser.parseDocument()
             }
         }
         if let inPlace { return try inPlace.get() }
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { buffer throws(JSONParseError) in
-            var parser = JSONParser(bytes: buffer, limits: limits)
+            var parser = JSONParser(bytes: buffer, limits: limits, opaqueKeys: opaqueKeys)
             return try parser.parseDocument()
         }
     }
@@ -82,12 +87,15 @@ extension JSONValue {
 struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     let limits: JSONLimitSet
+    /// Names whose string values are checked but not decoded (``JSONValue/parse(_:limits:opaqueKeys:)``).
+    let opaqueKeys: Set<String>
     var index = 0
     var depth = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimitSet) {
+    init(bytes: UnsafeBufferPointer<UInt8>, limits: JSONLimitSet, opaqueKeys: Set<String> = []) {
         self.bytes = bytes
         self.limits = limits
+        self.opaqueKeys = opaqueKeys
     }
 
     private func invalid(_ message: String, at offset: Int? = nil) -> JSONParseError {
@@ -179,7 +187,13 @@ struct JSONParser {
             index += 1
             skipWhitespace()
             let valueStart = index
-            let value = try parseValue()
+            let value: JSONValue
+            if current == UInt8(ascii: "\""), !opaqueKeys.isEmpty, opaqueKeys.contains(key) {
+                try skipOpaqueString()
+                value = .string("")
+            } else {
+                value = try parseValue()
+            }
             members.append(JSONMember(key, value, range: valueStart..<index))
             guard try another(closing: "}") else { return .object(members) }
         }
@@ -305,6 +319,36 @@ struct JSONParser {
                 buffer.append(byte)
             }
             if buffer.count > limits.maxStringLength { throw tooLong(quote) }
+        }
+    }
+
+    /// Moves past a secret string without decoding it: printable ASCII, and escapes that decode to ASCII.
+    private mutating func skipOpaqueString() throws(JSONParseError) {
+        let quote = index
+        index += 1
+        var length = 0
+        while true {
+            guard let byte = current else { throw invalid("unterminated string") }
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard let escape = current else { throw invalid("unterminated string") }
+                if escape == UInt8(ascii: "u") {
+                    index += 1
+                    guard try hexQuad() < 0x80 else { throw invalid("a secret string that is not ASCII", at: quote) }
+                } else {
+                    guard JSONEscape.single(escape) != nil else { throw invalid("bad escape") }
+                    index += 1
+                }
+            case 0x00..<0x20: throw invalid("control character in string")
+            case 0x80...: throw invalid("a secret string that is not ASCII", at: quote)
+            default: index += 1
+            }
+            length += 1
+            if length > limits.maxStringLength { throw tooLong(quote) }
         }
     }
 

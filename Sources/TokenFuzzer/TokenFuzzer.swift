@@ -184,7 +184,7 @@ enum FuzzWorld {
             guard lane.sealed.contains(Sealed(keyMaterial: token.keyMaterial, ciphertext: token.ciphertext)) else {
                 fatalError("finding: a mutated ciphertext or key decrypted in lane \(lane.name)")
             }
-            precondition(payment.applicationPrimaryAccountNumber.allSatisfy(\.isNumber))
+            precondition(payment.primaryAccountNumberBytes.withUnsafeBytes { $0.allSatisfy { (0x30...0x39).contains($0) } })
             _ = payment.json(revealing: false)
             payment.erase()
             decrypted = true

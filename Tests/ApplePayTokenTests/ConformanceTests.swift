@@ -61,10 +61,10 @@ struct ConformanceTests {
         var expected = try Data(contentsOf: vector.url(vector.expected!))
         while expected.last == 0x0A || expected.last == 0x0D { expected.removeLast() }
         #expect(payment.json(revealing: true) == expected)
-        #expect(
-            !String(decoding: payment.json(revealing: false), as: UTF8.self).contains(
-                payment.applicationPrimaryAccountNumber))
-        #expect(!payment.description.contains(payment.applicationPrimaryAccountNumber))
+        let pan = String(decoding: payment.primaryAccountNumberBytes.copyBytes(), as: UTF8.self)
+        #expect(pan.count >= 12)
+        #expect(!String(decoding: payment.json(revealing: false), as: UTF8.self).contains(pan))
+        #expect(!payment.description.contains(pan))
     }
 
     @Test("every vector is rejected at today's date", arguments: Vectors.all)

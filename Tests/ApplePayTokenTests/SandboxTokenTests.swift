@@ -33,14 +33,14 @@ struct RoundTripTests {
         #expect(verification.signingTime == SandboxFixture.now)
         #expect(verification.signerSubject.contains("orchard-sandbox-smp-broker-sign"))
         let payment = try fixture.decryptor.decrypt(token, at: SandboxFixture.now)
-        #expect(payment.applicationPrimaryAccountNumber == "4111111111111111")
+        #expect(payment.primaryAccountNumberBytes == SecureBytes("4111111111111111".utf8))
         #expect(payment.maskedPAN == "411111******1111")
         #expect(payment.bin == "411111")
         #expect(payment.lastFour == "1111")
         #expect(payment.applicationExpirationDate == "291231")
         #expect(payment.transactionAmount == 123_456)
         #expect(payment.currencyCode == "901")
-        #expect(payment.onlinePaymentCryptogram == "AQIDBAUGBwgJCgsMDQ4PEBESExQ=")
+        #expect(payment.onlinePaymentCryptogramBytes == SecureBytes("AQIDBAUGBwgJCgsMDQ4PEBESExQ=".utf8))
         #expect(payment.eciIndicator == "05")
         #expect(payment.cardholderName == "Lin Mei")
         #expect(payment.paymentDataType == "3DSecure")
@@ -104,7 +104,7 @@ struct RoundTripTests {
         request.forceLeadingZeroSharedSecret = true
         let token = try fixture.mint(request)
         let payment = try fixture.decryptor.decrypt(token, at: SandboxFixture.now)
-        #expect(payment.applicationPrimaryAccountNumber == request.pan)
+        #expect(payment.primaryAccountNumberBytes == SecureBytes(request.pan.utf8))
     }
 
     @Test("key rotation: tokens for the old and the new certificate both decrypt with the key ring")
@@ -148,9 +148,9 @@ struct RoundTripTests {
         request.extraFields = ["merchantTokenIdentifier": "DNITHE000000000000000001"]
         let payment = try fixture.decryptor.decrypt(try fixture.mint(request), at: SandboxFixture.now)
         #expect(payment.paymentDataType == "EMV")
-        #expect(payment.emvData == "ZW12LWRhdGE=")
-        #expect(payment.encryptedPINData == "ABCDEF")
-        #expect(payment.onlinePaymentCryptogram == nil)
+        #expect(payment.emvDataBytes == SecureBytes("ZW12LWRhdGE=".utf8))
+        #expect(payment.encryptedPINDataBytes == SecureBytes("ABCDEF".utf8))
+        #expect(payment.onlinePaymentCryptogramBytes == nil)
         let revealed = String(decoding: payment.json(revealing: true), as: UTF8.self)
         #expect(revealed.contains("DNITHE000000000000000001"))
         #expect(revealed.contains(MintRequest.sandboxVisaPAN))
@@ -177,8 +177,8 @@ struct RoundTripTests {
         #expect(!String(decoding: payment.json(revealing: false), as: UTF8.self).contains("U0VDUkVUQ1JZUFRPR1JBTQ=="))
         payment.erase()
         #expect(payment.isErased)
-        #expect(payment.applicationPrimaryAccountNumber == "")
-        #expect(payment.onlinePaymentCryptogram == nil)
+        #expect(payment.primaryAccountNumberBytes.isEmpty)
+        #expect(payment.onlinePaymentCryptogramBytes == nil)
     }
 
     @Test(
