@@ -59,17 +59,53 @@ public struct PaymentToken: Sendable {
     package var transactionIdBytes: [UInt8]
     package var applicationDataBytes: [UInt8]
 
+    /// The bounds of a token's JSON.
+    private static let jsonLimits = JSONLimitSet(maxDepth: 8, maxNumberLength: 64)
+
     /// Parses token JSON.
     public init(json: Data) throws(PaymentTokenError) {
-        guard json.count <= Self.maximumSize else {
-            throw PaymentTokenError(.malformedToken, "token larger than \(Self.maximumSize) bytes")
-        }
+        try Self.checkSize(json.count)
         let root: JSONValue
         do {
-            root = try JSONValue.parse(json, limits: JSONLimitSet(maxDepth: 8, maxNumberLength: 64))
+            root = try JSONValue.parse(json, limits: Self.jsonLimits)
         } catch {
             throw PaymentTokenError(.malformedToken, "not JSON: \(error)")
         }
+        try self.init(root: root)
+    }
+
+    /// Reads a token from its JSON's parse made by the caller (the HTTP edge parses the request body once), its
+    /// text `byteCount` long: held to the same bounds as ``init(json:)``'s own parse.
+    public init(parsed root: JSONValue, byteCount: Int) throws(PaymentTokenError) {
+        try Self.checkSize(byteCount)
+        if let offset = Self.beyondLimits(root, depth: 0) {
+            throw PaymentTokenError(.malformedToken, "not JSON: \(offset)")
+        }
+        try self.init(root: root)
+    }
+
+    private static func checkSize(_ count: Int) throws(PaymentTokenError) {
+        guard count <= maximumSize else {
+            throw PaymentTokenError(.malformedToken, "token larger than \(maximumSize) bytes")
+        }
+    }
+
+    /// What in `value` a parse within ``jsonLimits`` would have refused, if anything.
+    private static func beyondLimits(_ value: JSONValue, depth: Int) -> String? {
+        switch value {
+        case .object(let members):
+            guard depth < jsonLimits.maxDepth else { return "nesting deeper than \(jsonLimits.maxDepth) levels" }
+            for member in members { if let found = beyondLimits(member.value, depth: depth + 1) { return found } }
+        case .array(let values):
+            guard depth < jsonLimits.maxDepth else { return "nesting deeper than \(jsonLimits.maxDepth) levels" }
+            for element in values { if let found = beyondLimits(element, depth: depth + 1) { return found } }
+        case .number(let text) where text.utf8.count > jsonLimits.maxNumberLength: return "number too long"
+        default: break
+        }
+        return nil
+    }
+
+    private init(root: JSONValue) throws(PaymentTokenError) {
         guard root.members != nil else { throw PaymentTokenError(.malformedToken, "the token is not a JSON object") }
         let paymentData: JSONValue
         if let nested = root["paymentData"] {

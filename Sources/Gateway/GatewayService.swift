@@ -196,7 +196,7 @@ public final class GatewayService: Sendable {
 
     /// Verifies and decrypts `token` with the merchant's active processing keys (`no_processing_key` without
     /// any); the caller erases the opened token when done.
-    func openToken(_ token: Data, for merchant: Merchant, at now: Date) throws(GatewayError) -> OpenedToken {
+    func openToken(_ token: SubmittedToken, for merchant: Merchant, at now: Date) throws(GatewayError) -> OpenedToken {
         let keys = try merchants.activeProcessingKeys(merchantID: merchant.id)
         guard !keys.isEmpty else { throw GatewayError(.noProcessingKey, "the merchant has no active processing key") }
         return try tokenOpener.open(token: token, environment: merchant.environment, keys: keys, at: now)
@@ -210,12 +210,6 @@ public final class GatewayService: Sendable {
     }
 
     // MARK: - Primes
-
-    /// `paymentData.header.transactionId` of a token, read without verifying it.
-    static func transactionID(of token: Data) -> String? {
-        let object = try? JSONValue.parse(token)
-        return object?["paymentData"]?["header"]?["transactionId"]?.string?.lowercased()
-    }
 
     /// Turns an opened token into a prime (replay check, card info, sealed storage), storing the result with
     /// the prime in one transaction.
@@ -493,11 +487,20 @@ extension Payments {
         throws(GatewayError) -> PrimeResult
     {
         try GatewayService.checkTokenSize(token)
-        // A token is identified by its header's transactionId (a retried request may carry a re-serialized copy).
-        let parts = [
-            GatewayService.transactionID(of: token) ?? Hex.encode(SHA256.hash([UInt8](token))),
-            Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data()))),
-        ]
+        return try tokenize(
+            merchant: merchant, submitted: SubmittedToken(token), paymentRequest: paymentRequest,
+            idempotencyKey: idempotencyKey, scope: requestScope)
+    }
+
+    /// ``tokenize(merchant:token:paymentRequest:idempotencyKey:scope:)`` for a token parsed by the caller.
+    public func tokenize(
+        merchant: Merchant, submitted token: SubmittedToken, paymentRequest: Data? = nil,
+        idempotencyKey: String? = nil, scope requestScope: RequestScope = .unattributed
+    )
+        throws(GatewayError) -> PrimeResult
+    {
+        try GatewayService.checkTokenSize(token.bytes)
+        let parts = [token.fingerprint, Hex.encode(SHA256.hash([UInt8](paymentRequest ?? Data())))]
         return try idempotent(
             merchant, key: idempotencyKey, operation: "tokenize", fingerprint: parts, claimInFirstWrite: true,
             requestScope: requestScope
@@ -732,9 +735,22 @@ extension OrderSessions {
         throws(GatewayError) -> Payment
     {
         try GatewayService.checkTokenSize(token)
-        let transactionIdentifier = (try? JSONValue.parse(token))?["transactionIdentifier"]?.string
+        return try pay(
+            merchant: merchant, orderToken: orderToken, submitted: SubmittedToken(token),
+            idempotencyKey: idempotencyKey, scope: requestScope)
+    }
+
+    /// ``pay(merchant:orderToken:token:idempotencyKey:scope:)`` for a token parsed by the caller.
+    public func pay(
+        merchant: Merchant, orderToken: String, submitted token: SubmittedToken, idempotencyKey: String? = nil,
+        scope requestScope: RequestScope = .unattributed
+    )
+        throws(GatewayError) -> Payment
+    {
+        try GatewayService.checkTokenSize(token.bytes)
+        let transactionIdentifier = token.parsed?["transactionIdentifier"]?.string
         let key = idempotencyKey ?? transactionIdentifier.map(GatewayService.transactionIdempotencyKey)
-        let parts = [orderToken, transactionIdentifier ?? Hex.encode(SHA256.hash([UInt8](token)))]
+        let parts = [orderToken, transactionIdentifier ?? Hex.encode(SHA256.hash([UInt8](token.bytes)))]
         return try idempotent(
             merchant, key: key, operation: "pay_session", fingerprint: parts, requestScope: requestScope
         ) { scope throws(GatewayError) in

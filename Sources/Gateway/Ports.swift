@@ -2,6 +2,7 @@ import ApplePayModel
 import OrchardBase
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 
 /// A Payment Processing key of a merchant: the private key (kept in secure memory; a stored key stays sealed
 /// until asked for) and its certificate.
@@ -130,13 +131,41 @@ public final class OpenedToken: Sendable, CustomStringConvertible, CustomDebugSt
     }
 }
 
+/// An Apple Pay token's JSON as it was sent, with its one parse: the HTTP edge hands over the value it parsed
+/// with the request body, and no later step parses the token again.
+public struct SubmittedToken: Sendable {
+    /// The token's JSON text, exactly as sent.
+    public let bytes: Data
+    /// The parse of ``bytes``; nil when they are not JSON (the opener then refuses them as a malformed token).
+    public let parsed: JSONValue?
+
+    /// A token whose parse the caller already has.
+    public init(bytes: Data, parsed: JSONValue) {
+        self.bytes = bytes
+        self.parsed = parsed
+    }
+
+    /// A token parsed here, once.
+    public init(_ bytes: Data) {
+        self.bytes = bytes
+        parsed = try? JSONValue.parse(bytes)
+    }
+
+    /// `paymentData.header.transactionId`, read without verifying it: what identifies a token (a retried request
+    /// may carry a re-serialized copy).
+    var transactionID: String? { parsed?["paymentData"]?["header"]?["transactionId"]?.string?.lowercased() }
+
+    /// What stands for the token in an idempotency fingerprint: its `transactionId`, else its bytes' digest.
+    var fingerprint: String { transactionID ?? Hex.encode(SHA256.hash([UInt8](bytes))) }
+}
+
 /// Verifies and decrypts Apple Pay tokens (the product's implementation is backed by ApplePayToken).
 public protocol PaymentTokenOpener: Sendable {
-    /// Verifies `token` (the `{paymentData, paymentMethod, transactionIdentifier}` JSON) against the
-    /// environment's trust anchor at `time` and decrypts it with whichever of `keys` it was encrypted for.
-    /// Token errors are thrown with ``GatewayError/token(code:reason:)``: the token library's code.
+    /// Verifies `token` (the `{paymentData, paymentMethod, transactionIdentifier}` JSON, with its parse)
+    /// against the environment's trust anchor at `time` and decrypts it with whichever of `keys` it was
+    /// encrypted for. Token errors are thrown with ``GatewayError/token(code:reason:)``: the token library's code.
     func open(
-        token: Data, environment: GatewayEnvironment, keys: [ProcessingKeyMaterial], at time: Date
+        token: SubmittedToken, environment: GatewayEnvironment, keys: [ProcessingKeyMaterial], at time: Date
     )
         throws(GatewayError) -> OpenedToken
 }

@@ -70,7 +70,7 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, Sendable {
     }
 
     public func open(
-        token: Data, environment: GatewayEnvironment, keys material: [ProcessingKeyMaterial], at time: Date
+        token: SubmittedToken, environment: GatewayEnvironment, keys material: [ProcessingKeyMaterial], at time: Date
     )
         throws(GatewayError) -> OpenedToken
     {
@@ -82,7 +82,13 @@ public final class ApplePayTokenOpener: PaymentTokenOpener, Sendable {
             decryptors.append(try decryptor(environment: environment, anchor: anchor, material: material))
         }
         do throws(PaymentTokenError) {
-            let parsed = try PaymentToken(json: token)
+            // The caller's parse when it has one; else the token library parses (and refuses) the text itself.
+            let parsed: PaymentToken
+            if let value = token.parsed {
+                parsed = try PaymentToken(parsed: value, byteCount: token.bytes.count)
+            } else {
+                parsed = try PaymentToken(json: token.bytes)
+            }
             var data: DecryptedPaymentData?
             var untrusted: PaymentTokenError?
             for decryptor in decryptors where data == nil {

@@ -90,10 +90,10 @@ extension GatewayAPI {
 
     func tokenize(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call, required: true)
-        guard let token = try body.json("token", required: true) else { throw body.missing("token") }
+        guard let token = try body.document("token", required: true) else { throw body.missing("token") }
         let paymentRequest = try body.json("payment_request")
         let prime = try gateway.payments.tokenize(
-            merchant: call.merchant, token: token, paymentRequest: paymentRequest, idempotencyKey: call.idempotencyKey,
+            merchant: call.merchant, submitted: token, paymentRequest: paymentRequest, idempotencyKey: call.idempotencyKey,
             scope: call.scope)
         return Self.recordedResponse(call) ?? Self.primeResponse(prime)
     }
@@ -248,10 +248,10 @@ extension GatewayAPI {
 
     func paySession(_ call: Call) throws -> HTTPResponse {
         let body = try RequestBody(call, required: true)
-        guard let token = try body.json("token", required: true) else { throw body.missing("token") }
+        guard let token = try body.document("token", required: true) else { throw body.missing("token") }
         let orderToken = try call.context.parameter("order_token")
         let payment = try gateway.sessions.pay(
-            merchant: call.merchant, orderToken: orderToken, token: token, idempotencyKey: call.idempotencyKey,
+            merchant: call.merchant, orderToken: orderToken, submitted: token, idempotencyKey: call.idempotencyKey,
             scope: call.scope)
         return Wire.response([
             "payment_id": payment.id, "status": payment.status.rawValue, "order_token": orderToken,

@@ -120,9 +120,14 @@ struct RequestBody {
     /// The JSON of a nested object (a token, a payment request) exactly as its bytes came in the body: never
     /// re-serialized, so what is verified is what was sent.
     func json(_ key: String, required: Bool = false) throws(GatewayAPIError) -> Data? {
+        try document(key, required: required)?.bytes
+    }
+
+    /// ``json(_:required:)`` with the body parse's value of it, so the domain does not parse it again.
+    func document(_ key: String, required: Bool = false) throws(GatewayAPIError) -> SubmittedToken? {
         guard try nested(key, required: required) != nil, let member = member(key) else { return nil }
         guard let data = source?.bytes(of: member) else { throw invalid(key, "must be a JSON object") }
-        return data
+        return SubmittedToken(bytes: data, parsed: member.value)
     }
 
     /// A currency code (upper-case ISO 4217).

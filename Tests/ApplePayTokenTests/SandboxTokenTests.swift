@@ -3,11 +3,37 @@ import ApplePayToken
 import COpenSSL
 import Foundation
 import OrchardCrypto
+import OrchardJSON
 import Testing
 
 @Suite("Minted tokens: round trips")
 struct RoundTripTests {
     let fixture = SandboxFixture.shared
+
+    @Test("a token read from the caller's parse equals one parsed from its text, and is held to the same bounds")
+    func fromTheCallersParse() throws {
+        let json = try TokenMinter(pki: fixture.pki).mint(fixture.request())
+        let fromParse = try PaymentToken(parsed: try JSONValue.parse(json), byteCount: json.count)
+        let fromText = try PaymentToken(json: json)
+        #expect(fromParse.transactionId == fromText.transactionId)
+        #expect(fromParse.ciphertext == fromText.ciphertext)
+        #expect(fromParse.signature == fromText.signature)
+        #expect(fromParse.keyMaterial == fromText.keyMaterial)
+        #expect(fromParse.paymentMethod == fromText.paymentMethod)
+        _ = try fixture.decryptor.decrypt(fromParse, at: SandboxFixture.now).erase()
+        // Nine levels, a 65-digit number, and a text too long: each refused both ways.
+        let nested = Data(#"{"paymentData":{"a":[[[[[[[[1]]]]]]]]}}"#.utf8)
+        let long = Data(("{\"paymentData\":{\"a\":" + String(repeating: "1", count: 65) + "}}").utf8)
+        for text in [nested, long] {
+            #expect(throws: PaymentTokenError(.malformedToken)) { try PaymentToken(json: text) }
+            #expect(throws: PaymentTokenError(.malformedToken)) {
+                try PaymentToken(parsed: try JSONValue.parse(text), byteCount: text.count)
+            }
+        }
+        #expect(throws: PaymentTokenError(.malformedToken)) {
+            try PaymentToken(parsed: try JSONValue.parse(json), byteCount: PaymentToken.maximumSize + 1)
+        }
+    }
 
     @Test(
         "EC_v1 and RSA_v1, with and without applicationData, decrypt to what was minted",

@@ -45,7 +45,7 @@ struct ProcessingKeyOpeningTests {
         for _ in 0..<3 {
             let token = h.token()
             let result = try h.tokenOpener.open(
-                token: token, environment: .sandbox, keys: counting(keys, opened), at: h.clock.now())
+                token: SubmittedToken(token), environment: .sandbox, keys: counting(keys, opened), at: h.clock.now())
             result.erase()
         }
         #expect(opened.current.isEmpty)
@@ -56,7 +56,7 @@ struct ProcessingKeyOpeningTests {
         }
         for _ in 0..<2 {
             let result = try h.tokenOpener.open(
-                token: h.token(), environment: .sandbox, keys: counting(keys + renamed, opened), at: h.clock.now())
+                token: SubmittedToken(h.token()), environment: .sandbox, keys: counting(keys + renamed, opened), at: h.clock.now())
             result.erase()
         }
         #expect(opened.current == ["pk_renamed": 1])
