@@ -6,7 +6,7 @@ import OrchardJSON
 /// The decrypted payment data of a token.
 ///
 /// The plaintext is parsed once, when the data is made. Its secrets (the DPAN, the online payment cryptogram, the
-/// EMV data and the encrypted PIN block) go from the plaintext straight into zeroing ``SecureBytes`` buffers:
+/// EMV data and the encrypted PIN block) go from the plaintext straight into zeroing `SecureBytes` buffers:
 /// no `String` and no `Data` ever holds them. The other fields are read into plain values. `description`,
 /// `debugDescription` and `dump` show the PAN only as BIN + last four and never the cryptogram. Call
 /// ``erase()`` once the cryptogram has been used: it zeros the plaintext and every secret.

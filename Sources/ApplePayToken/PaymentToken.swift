@@ -75,7 +75,7 @@ public struct PaymentToken: Sendable {
     }
 
     /// Reads a token from its JSON's parse made by the caller (the HTTP edge parses the request body once), its
-    /// text `byteCount` long: held to the same bounds as ``init(json:)``'s own parse.
+    /// text `byteCount` long: held to the same bounds as ``init(json:)-(Data)``'s own parse.
     public init(parsed root: JSONValue, byteCount: Int) throws(PaymentTokenError) {
         try Self.checkSize(byteCount)
         if let offset = Self.beyondLimits(root, depth: 0) {
